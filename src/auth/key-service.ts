@@ -1,0 +1,89 @@
+/**
+ * Creating, listing and revoking server keys (the operator side; spec: "the interface through which keys
+ * are created and revoked: not shown" — this project's answer is the operator CLI over these functions).
+ * Every create and revoke writes an audit row naming the key by prefix only.
+ */
+import argon2 from 'argon2';
+import type { Redis } from 'ioredis';
+import type { Db } from '../store/prisma';
+import { GlobalKeys } from '../store/keys';
+import { generateServerKey } from './server-key';
+import { isScope, type Scope } from './scopes';
+import { ValidationError, NotFoundError } from '../http/errors';
+
+export interface CreatedKey {
+  /** The full key `svc_live_<prefix>.<secret>`: returned once, never stored. */
+  key: string;
+  prefix: string;
+  id: string;
+  scopes: Scope[];
+}
+
+export interface KeyListing {
+  prefix: string;
+  scopes: string[];
+  createdAt: Date;
+  lastUsedAt: Date | null;
+  revokedAt: Date | null;
+}
+
+/** Parses a comma-separated scope list. @throws {ValidationError} on an unknown or empty list. */
+export function parseScopes(list: string): Scope[] {
+  const scopes = [...new Set(list.split(',').map((s) => s.trim()).filter(Boolean))];
+  const bad = scopes.filter((s) => !isScope(s));
+  if (bad.length) throw new ValidationError(`unknown scope(s): ${bad.join(', ')}`);
+  if (!scopes.length) throw new ValidationError('at least one scope is required');
+  return scopes as Scope[];
+}
+
+/**
+ * Creates a key for `gameId` with `scopes`; stores the prefix and the argon2id hash of the secret.
+ * @throws {NotFoundError} when the game does not exist.
+ */
+export async function createKey(db: Db, gameId: string, scopes: Scope[], actor = 'operator'): Promise<CreatedKey> {
+  const game = await db.game.findUnique({ where: { id: gameId } });
+  if (!game) throw new NotFoundError(`game ${gameId} not found`);
+  const { key, prefix, secret } = generateServerKey();
+  const secretHash = await argon2.hash(secret, { type: argon2.argon2id });
+  const row = await db.$transaction(async (tx) => {
+    const created = await tx.apiKey.create({ data: { gameId, prefix, secretHash, scopes } });
+    await tx.auditLog.create({
+      data: { workspaceId: game.workspaceId, gameId, actor, action: 'key.create', keyPrefix: prefix, detail: { scopes } },
+    });
+    return created;
+  });
+  return { key, prefix, id: row.id, scopes };
+}
+
+/** Lists the keys of a game, newest first; never returns secrets or hashes. */
+export async function listKeys(db: Db, gameId: string): Promise<KeyListing[]> {
+  return db.apiKey.findMany({
+    where: { gameId },
+    orderBy: { createdAt: 'desc' },
+    select: { prefix: true, scopes: true, createdAt: true, lastUsedAt: true, revokedAt: true },
+  });
+}
+
+/**
+ * Revokes the key with `prefix` and tells every API process (Redis pub/sub) to drop it from its
+ * verification cache at once. Revoking twice keeps the first revocation time.
+ * @throws {NotFoundError} when no key has that prefix.
+ */
+export async function revokeKey(db: Db, redis: Redis, redisPrefix: string, prefix: string, actor = 'operator'): Promise<{ prefix: string; revokedAt: Date }> {
+  const row = await db.apiKey.findUnique({ where: { prefix }, include: { game: true } });
+  if (!row) throw new NotFoundError(`no key with prefix ${prefix}`);
+  const revokedAt = row.revokedAt ?? new Date();
+  if (!row.revokedAt) {
+    await db.$transaction([
+      db.apiKey.update({ where: { prefix }, data: { revokedAt } }),
+      db.auditLog.create({ data: { workspaceId: row.game.workspaceId, gameId: row.gameId, actor, action: 'key.revoke', keyPrefix: prefix } }),
+    ]);
+  }
+  await publishInvalidation(redis, redisPrefix, `key:${prefix}`);
+  return { prefix, revokedAt };
+}
+
+/** Publishes `key:<prefix>` or `game:<gameId>` so every API process drops cached auth data for it. */
+export async function publishInvalidation(redis: Redis, redisPrefix: string, message: string): Promise<void> {
+  await redis.publish(new GlobalKeys(redisPrefix).authChannel(), message);
+}

@@ -1,0 +1,53 @@
+/**
+ * Workspaces and games, the operator side (spec: a game belongs to a workspace; its heartbeat interval is
+ * 15–60 s, default 20, and the response dictates it). Changing a game tells API processes to drop cached
+ * key data so the new interval is served at once.
+ */
+import type { Redis } from 'ioredis';
+import type { Db } from '../store/prisma';
+import { NotFoundError, ValidationError } from '../http/errors';
+import { publishInvalidation } from '../auth/key-service';
+
+export const MIN_INTERVAL_SECONDS = 15;
+export const MAX_INTERVAL_SECONDS = 60;
+export const DEFAULT_INTERVAL_SECONDS = 20;
+
+/** Creates a workspace; returns its id. @throws {ValidationError} on an empty name. */
+export async function createWorkspace(db: Db, name: string): Promise<{ id: string; name: string }> {
+  if (!name.trim()) throw new ValidationError('workspace name is required');
+  return db.workspace.create({ data: { name: name.trim() }, select: { id: true, name: true } });
+}
+
+/** @throws {ValidationError} unless 15 ≤ seconds ≤ 60 and an integer. */
+export function checkInterval(seconds: number): number {
+  if (!Number.isInteger(seconds) || seconds < MIN_INTERVAL_SECONDS || seconds > MAX_INTERVAL_SECONDS) {
+    throw new ValidationError(`heartbeat interval must be an integer from ${MIN_INTERVAL_SECONDS} to ${MAX_INTERVAL_SECONDS} seconds`);
+  }
+  return seconds;
+}
+
+/**
+ * Creates a game in `workspaceId` with a heartbeat interval in seconds (default 20).
+ * @throws {NotFoundError} unknown workspace. @throws {ValidationError} bad name or interval.
+ */
+export async function createGame(
+  db: Db,
+  input: { workspaceId: string; name: string; heartbeatIntervalSeconds?: number },
+): Promise<{ id: string; name: string; heartbeatIntervalSeconds: number }> {
+  if (!input.name.trim()) throw new ValidationError('game name is required');
+  const interval = checkInterval(input.heartbeatIntervalSeconds ?? DEFAULT_INTERVAL_SECONDS);
+  const ws = await db.workspace.findUnique({ where: { id: input.workspaceId } });
+  if (!ws) throw new NotFoundError(`workspace ${input.workspaceId} not found`);
+  return db.game.create({
+    data: { workspaceId: ws.id, name: input.name.trim(), heartbeatIntervalSeconds: interval },
+    select: { id: true, name: true, heartbeatIntervalSeconds: true },
+  });
+}
+
+/** Changes a game's heartbeat interval and invalidates cached key data on every API process. */
+export async function setHeartbeatInterval(db: Db, redis: Redis, redisPrefix: string, gameId: string, seconds: number): Promise<void> {
+  checkInterval(seconds);
+  const n = await db.game.updateMany({ where: { id: gameId }, data: { heartbeatIntervalSeconds: seconds } });
+  if (!n.count) throw new NotFoundError(`game ${gameId} not found`);
+  await publishInvalidation(redis, redisPrefix, `game:${gameId}`);
+}

@@ -1,0 +1,58 @@
+/**
+ * Request authentication shared by the five game endpoints (spec: Authentication rules 1–6):
+ * bearer key → signature over `timestamp + raw body` → ±300 s window. The replay check (rule 3) is done
+ * by the caller in the same Redis round trip as its work: the heartbeat script for heartbeats,
+ * {@link claimSignature} for the others.
+ */
+import type { Request } from 'express';
+import type { Redis } from 'ioredis';
+import { AuthError, ReplayError, ScopeError } from './errors';
+import { parseTimestamp, SIGNATURE_WINDOW_SECONDS, verifySignature } from '../auth/signature';
+import type { KeyVerifier, VerifiedKey } from '../auth/key-verifier';
+import type { Scope } from '../auth/scopes';
+import { GameKeys, REPLAY_TTL_SECONDS } from '../store/keys';
+
+export interface SignedRequest {
+  key: VerifiedKey;
+  /** The hex signature, the replay-cache key. */
+  signature: string;
+  /** Raw body bytes as received (empty for GET). */
+  raw: Buffer;
+}
+
+/**
+ * Authenticates `req` and checks its signature and timestamp; `nowMs` is server time.
+ * @throws {AuthError} 401 for a missing/malformed/unknown/revoked key, missing timestamp or signature,
+ *   or a signature that does not match. @throws {ReplayError} 409 `timestamp_out_of_window`.
+ */
+export async function authenticateRequest(req: Request, verifier: KeyVerifier, nowMs: number): Promise<SignedRequest> {
+  const key = await verifier.authenticate(req.get('authorization'));
+  const tsHeader = req.get('x-service-timestamp');
+  const ts = parseTimestamp(tsHeader);
+  if (ts === null) throw new AuthError('missing_timestamp', 'X-Service-Timestamp must be integer seconds since the Unix epoch');
+  const signature = (req.get('x-service-signature') ?? '').trim().toLowerCase();
+  if (!signature) throw new AuthError('missing_signature', 'X-Service-Signature is required');
+  const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+  if (!verifySignature(key.secret, tsHeader!, raw, signature)) {
+    throw new AuthError('bad_signature', 'signature does not match; sign timestamp + raw body with HMAC-SHA256 (hex)');
+  }
+  if (Math.abs(nowMs / 1000 - ts) > SIGNATURE_WINDOW_SECONDS) {
+    throw new ReplayError('timestamp_out_of_window', `timestamp is more than ${SIGNATURE_WINDOW_SECONDS} s from server time; check the clock against serverTime`);
+  }
+  return { key, signature, raw };
+}
+
+/** @throws {ScopeError} 403 `scope_missing` when `key` lacks `scope`. */
+export function requireScope(key: VerifiedKey, scope: Scope): void {
+  if (!key.scopes.has(scope)) throw new ScopeError(scope);
+}
+
+/**
+ * Records `signature` in the replay cache for endpoints other than the heartbeat.
+ * @throws {ReplayError} 409 `replayed_signature` when it was seen inside the window.
+ */
+export async function claimSignature(redis: Redis, redisPrefix: string, signed: SignedRequest): Promise<void> {
+  const keys = new GameKeys(redisPrefix, signed.key.gameId);
+  const ok = await redis.set(keys.replay(signed.key.keyId, signed.signature), '1', 'EX', REPLAY_TTL_SECONDS, 'NX');
+  if (ok !== 'OK') throw new ReplayError('replayed_signature', 'this signature was already used; re-sign with a fresh timestamp');
+}

@@ -1,0 +1,84 @@
+/**
+ * Applies one accepted heartbeat to the hot state in a single Redis round trip (the `heartbeat` Lua
+ * script): replay check, server refresh, roster reconciliation into session transitions, event
+ * buffering, acks/failures, and command delivery (spec: POST heartbeat, Events, Command lifecycle).
+ * When it returns, the request's events and roster are in Redis: the 200 promise of the spec.
+ */
+import type { AppRedis } from '../store/redis';
+import { GameKeys, GlobalKeys, REPLAY_TTL_SECONDS, SERVER_TTL_SECONDS } from '../store/keys';
+import { ReplayError } from '../http/errors';
+import type { HeartbeatRequest } from '../schemas/heartbeat';
+import { log } from '../log';
+
+export interface HeartbeatInput {
+  gameId: string;
+  keyId: string;
+  signature: string;
+  heartbeatIntervalSeconds: number;
+  /** Whether the key has the `commands` scope: without it no command is delivered (spec: Endpoints). */
+  deliverCommands: boolean;
+  body: HeartbeatRequest;
+  /** Server time in ms. */
+  nowMs: number;
+}
+
+export class HeartbeatService {
+  private readonly lastMarked = new Map<string, number>();
+  private readonly globalKeys: GlobalKeys;
+
+  constructor(private readonly redis: AppRedis, private readonly redisPrefix: string) {
+    this.globalKeys = new GlobalKeys(redisPrefix);
+  }
+
+  /**
+   * Records the heartbeat and returns the command entries to deliver, each already a JSON string (shape:
+   * `commandEntrySchema` in src/schemas/heartbeat.ts), oldest first.
+   * @throws {ReplayError} 409 when the signature was seen in the last {@link REPLAY_TTL_SECONDS} s.
+   */
+  async record(input: HeartbeatInput): Promise<string[]> {
+    const { body } = input;
+    const keys = new GameKeys(this.redisPrefix, input.gameId);
+    const meta = JSON.stringify({
+      scope: body.externalScopeId ?? null,
+      pc: body.playerCount,
+      mp: body.maxPlayers,
+      sdk: body.sdkVersion,
+      up: body.uptimeSeconds,
+      region: body.region ?? null,
+      iv: input.heartbeatIntervalSeconds,
+    });
+    const roster = JSON.stringify(body.players.map((p) => [p.externalId, p.username, p.team ?? null]));
+    const result = (await this.redis.runScript('heartbeat', [keys.server(body.externalServerId)], [
+      keys.base,
+      input.keyId,
+      input.signature,
+      REPLAY_TTL_SECONDS,
+      body.externalServerId,
+      input.nowMs,
+      meta,
+      roster,
+      body.events.length ? JSON.stringify(body.events) : '',
+      JSON.stringify(body.acks),
+      JSON.stringify(body.failures ?? []),
+      SERVER_TTL_SECONDS,
+      input.deliverCommands ? '1' : '0',
+    ])) as string[];
+    if (result[0] === 'replay') throw new ReplayError('replayed_signature', 'this signature was already used; re-sign with a fresh timestamp');
+    this.markActive(input.gameId, input.nowMs);
+    return result.slice(1);
+  }
+
+  /**
+   * Tells the flushers this game has fresh stream entries: at most once a second per game per process,
+   * off the request's critical path (the flushers also rescan every game periodically, so a lost mark
+   * only delays a flush).
+   */
+  private markActive(gameId: string, nowMs: number): void {
+    const last = this.lastMarked.get(gameId) ?? 0;
+    if (nowMs - last < 1000) return;
+    this.lastMarked.set(gameId, nowMs);
+    this.redis.zadd(this.globalKeys.activeGames(), nowMs, gameId).catch((err: unknown) => {
+      log.warn('could not mark game active', { gameId, err: String(err) });
+    });
+  }
+}

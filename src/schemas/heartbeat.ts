@@ -1,0 +1,151 @@
+/**
+ * JSON Schemas of the heartbeat (spec: Resources › Heartbeat request body / response body). The same
+ * objects feed ajv (src/schemas/validator.ts) and the OpenAPI document, so the two cannot drift.
+ *
+ * Project decisions where the spec says "not shown": identifiers, usernames, teams and event types are
+ * strings; timestamps are RFC 3339 strings; `payload` is any JSON value; array sizes are capped below.
+ * Unknown fields are ignored (spec: Versioning, rule 2), so no schema sets additionalProperties: false.
+ */
+
+/** Most players one roster may list. */
+export const MAX_ROSTER = 1000;
+/** Most events one heartbeat may carry (the envelope size limit usually binds first). */
+export const MAX_EVENTS = 2000;
+/** Most ids in `acks` or `failures`. */
+export const MAX_ACKS = 500;
+
+const id = (max = 128) => ({ type: 'string', minLength: 1, maxLength: max }) as const;
+
+export const playerEntrySchema = {
+  type: 'object',
+  required: ['externalId', 'username'],
+  properties: {
+    externalId: id(),
+    username: { type: 'string', maxLength: 128 },
+    team: { type: ['string', 'null'], maxLength: 128 },
+    joinedAt: { type: ['string', 'null'], format: 'date-time' },
+  },
+} as const;
+
+export const eventEntrySchema = {
+  type: 'object',
+  required: ['eventId', 'type', 'occurredAt'],
+  properties: {
+    eventId: id(),
+    type: id(64),
+    externalId: { type: ['string', 'null'], maxLength: 128 },
+    occurredAt: { type: 'string', format: 'date-time' },
+    payload: {},
+  },
+} as const;
+
+/** Additive request field (spec: Versioning rule 2): commands the integration could not carry out. */
+export const failureEntrySchema = {
+  type: 'object',
+  required: ['id', 'reason'],
+  properties: { id: id(64), reason: { type: 'string', maxLength: 500 } },
+} as const;
+
+export const heartbeatRequestSchema = {
+  $id: 'HeartbeatRequest',
+  type: 'object',
+  required: ['externalServerId', 'playerCount', 'maxPlayers', 'sdkVersion', 'uptimeSeconds', 'players', 'events', 'acks'],
+  properties: {
+    externalServerId: id(),
+    externalScopeId: { type: ['string', 'null'], maxLength: 128 },
+    playerCount: { type: 'integer', minimum: 0, maximum: 100000 },
+    maxPlayers: { type: 'integer', minimum: 0, maximum: 100000 },
+    sdkVersion: id(64),
+    uptimeSeconds: { type: 'number', minimum: 0 },
+    region: { type: ['string', 'null'], maxLength: 64 },
+    players: { type: 'array', maxItems: MAX_ROSTER, items: playerEntrySchema },
+    events: { type: 'array', maxItems: MAX_EVENTS, items: eventEntrySchema },
+    acks: { type: 'array', maxItems: MAX_ACKS, items: id(64) },
+    failures: { type: 'array', maxItems: MAX_ACKS, items: failureEntrySchema },
+  },
+} as const;
+
+export interface PlayerEntry {
+  externalId: string;
+  username: string;
+  team?: string | null;
+  joinedAt?: string | null;
+}
+
+export interface EventEntry {
+  eventId: string;
+  type: string;
+  externalId?: string | null;
+  occurredAt: string;
+  payload?: unknown;
+}
+
+export interface HeartbeatRequest {
+  externalServerId: string;
+  externalScopeId?: string | null;
+  playerCount: number;
+  maxPlayers: number;
+  sdkVersion: string;
+  uptimeSeconds: number;
+  region?: string | null;
+  players: PlayerEntry[];
+  events: EventEntry[];
+  acks: string[];
+  failures?: { id: string; reason: string }[];
+}
+
+/**
+ * A command entry in the heartbeat response (spec: "Shape of a command entry: not shown"; decided here).
+ * `target` names the server and, for user commands, the user; times are RFC 3339 UTC.
+ */
+export const commandEntrySchema = {
+  type: 'object',
+  required: ['id', 'type', 'payload', 'target', 'issuedAt', 'expiresAt'],
+  properties: {
+    id: { type: 'string', format: 'uuid' },
+    type: { type: 'string' },
+    payload: { type: 'object' },
+    target: {
+      type: 'object',
+      required: ['externalServerId'],
+      properties: { externalServerId: { type: 'string' }, externalId: { type: ['string', 'null'] } },
+    },
+    issuedAt: { type: 'string', format: 'date-time' },
+    expiresAt: { type: 'string', format: 'date-time' },
+  },
+} as const;
+
+/** `config` of the heartbeat response; later issues add fields (additive). */
+export const heartbeatConfigSchema = {
+  type: 'object',
+  required: ['heartbeatIntervalSeconds'],
+  properties: {
+    heartbeatIntervalSeconds: { type: 'integer', minimum: 15, maximum: 60 },
+  },
+} as const;
+
+export const heartbeatResponseSchema = {
+  $id: 'HeartbeatResponse',
+  type: 'object',
+  required: ['commands', 'config', 'serverTime'],
+  additionalProperties: false,
+  properties: {
+    commands: { type: 'array', items: commandEntrySchema },
+    config: heartbeatConfigSchema,
+    serverTime: { type: 'string', format: 'date-time' },
+  },
+} as const;
+
+export const errorEnvelopeSchema = {
+  $id: 'ErrorEnvelope',
+  type: 'object',
+  required: ['error', 'serverTime'],
+  properties: {
+    error: {
+      type: 'object',
+      required: ['code', 'message', 'requestId'],
+      properties: { code: { type: 'string' }, message: { type: 'string' }, requestId: { type: 'string' } },
+    },
+    serverTime: { type: 'string', format: 'date-time' },
+  },
+} as const;

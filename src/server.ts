@@ -1,0 +1,56 @@
+/**
+ * API process entry: `npm start`. Loads config, connects Redis and Postgres once, subscribes to key
+ * invalidations, serves the game listener, and shuts down gracefully on SIGTERM/SIGINT (stop accepting,
+ * finish in-flight requests, close connections).
+ */
+import { loadConfig, ConfigError } from './config';
+import { log, setLogLevel } from './log';
+import { createRedis } from './store/redis';
+import { createDb } from './store/prisma';
+import { GlobalKeys } from './store/keys';
+import { KeyVerifier } from './auth/key-verifier';
+import { createApp } from './app';
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  setLogLevel(config.logLevel);
+  const redis = createRedis(config.redisUrl, { name: 'api' });
+  const subscriber = createRedis(config.redisUrl, { name: 'api-sub', forWorker: true });
+  const db = createDb(config.databaseUrl, config.dbPoolSize);
+  const verifier = new KeyVerifier(db);
+  const channel = new GlobalKeys(config.redisPrefix).authChannel();
+  await subscriber.subscribe(channel);
+  subscriber.on('message', (_ch: string, message: string) => verifier.invalidate(message));
+  // A lost subscription could miss a revocation: after a reconnect, forget every cached key.
+  subscriber.on('ready', () => verifier.invalidate('all'));
+
+  const app = createApp({ config, redis, db, verifier });
+  const server = app.listen(config.port, config.host, () => {
+    log.info('game listener up', { port: config.port, host: config.host, pid: process.pid });
+  });
+  server.keepAliveTimeout = 65_000;
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info('shutting down', { signal });
+    server.close();
+    server.closeIdleConnections();
+    await new Promise((r) => setTimeout(r, 200));
+    server.closeAllConnections();
+    await Promise.allSettled([redis.quit(), subscriber.quit(), db.$disconnect()]);
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+main().catch((err: unknown) => {
+  if (err instanceof ConfigError) {
+    console.error(err.message);
+  } else {
+    log.error('API failed to start', { err: String(err) });
+  }
+  process.exit(1);
+});

@@ -1,0 +1,13 @@
+/**
+ * The Prisma client over the `pg` driver adapter (engineType "client": no native query engine; see the
+ * README on why). Each process creates one, with a bounded pool so API + workers fit Postgres.
+ */
+import { PrismaPg } from '@prisma/adapter-pg';
+import { PrismaClient } from '@prisma/client';
+
+export type Db = PrismaClient;
+
+/** Creates the process's Prisma client with at most `poolSize` connections. */
+export function createDb(databaseUrl: string, poolSize = 5): Db {
+  return new PrismaClient({ adapter: new PrismaPg({ connectionString: databaseUrl, max: poolSize }) });
+}

@@ -1,0 +1,47 @@
+/**
+ * Redis connections. One client per role per process, never per request. The heartbeat and sweep Lua
+ * scripts are registered once with `defineCommand` (EVALSHA after the first call).
+ */
+import { readFileSync } from 'node:fs';
+import { Redis, type RedisOptions } from 'ioredis';
+
+const luaDir = new URL('./lua/', import.meta.url);
+
+/** Lua scripts by command name: file `<name>.lua`, number of KEYS. */
+const SCRIPTS = { heartbeat: 1, sweepServer: 1 } as const;
+
+export type ScriptName = keyof typeof SCRIPTS;
+
+/** A Redis client with the project's Lua commands available as `runScript`. */
+export interface AppRedis extends Redis {
+  runScript(name: ScriptName, keys: string[], args: (string | number)[]): Promise<unknown>;
+}
+
+function fileName(name: string): string {
+  return name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+}
+
+/**
+ * Connects to `url`. `forWorker` sets `maxRetriesPerRequest: null` as BullMQ requires for blocking
+ * connections; API clients fail fast instead so a request never hangs on a dead Redis.
+ */
+export function createRedis(url: string, opts: { forWorker?: boolean; name?: string } = {}): AppRedis {
+  const options: RedisOptions = {
+    connectionName: opts.name,
+    maxRetriesPerRequest: opts.forWorker ? null : 2,
+    enableAutoPipelining: !opts.forWorker,
+    lazyConnect: false,
+  };
+  const client = new Redis(url, options) as AppRedis;
+  for (const [name, numberOfKeys] of Object.entries(SCRIPTS)) {
+    client.defineCommand(name, {
+      numberOfKeys,
+      lua: readFileSync(new URL(`${fileName(name)}.lua`, luaDir), 'utf8'),
+    });
+  }
+  client.runScript = function runScript(name, keys, args) {
+    const fn = (this as unknown as Record<string, (...a: (string | number)[]) => Promise<unknown>>)[name]!;
+    return fn.call(this, ...keys, ...args);
+  };
+  return client;
+}
