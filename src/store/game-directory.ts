@@ -1,0 +1,33 @@
+/**
+ * Which games the workers should look at. The API marks a game active (at most once a second per
+ * process); because that mark is a separate command from the heartbeat script, the directory also
+ * lists every game in Postgres every {@link FULL_SCAN_MS}, so a lost mark delays a flush but never
+ * loses one.
+ */
+import type { Redis } from 'ioredis';
+import type { Db } from './prisma';
+import { GlobalKeys } from './keys';
+
+export const FULL_SCAN_MS = 30_000;
+/** Active marks older than this are pruned (the full scan still covers those games). */
+const ACTIVE_WINDOW_MS = 10 * 60_000;
+
+export class GameDirectory {
+  private allGames: string[] = [];
+  private scannedAt = 0;
+  private readonly keys: GlobalKeys;
+
+  constructor(private readonly redis: Redis, private readonly db: Db, redisPrefix: string) {
+    this.keys = new GlobalKeys(redisPrefix);
+  }
+
+  /** Game ids to visit now: recently active ones, plus every game when a full scan is due. */
+  async gamesToVisit(nowMs = Date.now()): Promise<string[]> {
+    await this.redis.zremrangebyscore(this.keys.activeGames(), '-inf', String(nowMs - ACTIVE_WINDOW_MS));
+    const active = await this.redis.zrange(this.keys.activeGames(), '0', '-1');
+    if (nowMs - this.scannedAt < FULL_SCAN_MS) return active;
+    this.allGames = (await this.db.game.findMany({ select: { id: true } })).map((g) => g.id);
+    this.scannedAt = nowMs;
+    return [...new Set([...active, ...this.allGames])];
+  }
+}

@@ -1,0 +1,80 @@
+/**
+ * Consumer-group reading of the per-game Redis streams, shared by the flushers.
+ *
+ * Durability contract: an entry is XACKed and XDELeted only after its rows are committed in Postgres.
+ * A flusher killed in between leaves the entry pending; the next run claims it (XAUTOCLAIM after
+ * `minIdleMs`) and re-inserts, and the Postgres unique constraints turn the repeat into a no-op.
+ */
+import type { Redis } from 'ioredis';
+
+export interface StreamEntry {
+  id: string;
+  fields: Record<string, string>;
+}
+
+type RawEntry = [id: string, fields: string[]];
+
+function toEntry([id, flat]: RawEntry): StreamEntry {
+  const fields: Record<string, string> = {};
+  for (let i = 0; i + 1 < flat.length; i += 2) fields[flat[i]!] = flat[i + 1]!;
+  return { id, fields };
+}
+
+export class StreamConsumer {
+  private readonly groups = new Set<string>();
+
+  /**
+   * @param group consumer group name (one per flusher kind)
+   * @param consumer this process's consumer name (host-pid)
+   * @param minIdleMs how long an entry must sit unacked before another consumer takes it over (ms)
+   */
+  constructor(
+    private readonly redis: Redis,
+    readonly group: string,
+    readonly consumer: string,
+    private readonly minIdleMs = 15_000,
+  ) {}
+
+  /** Creates the group at the start of the stream (id 0, so nothing already there is skipped). */
+  private async ensureGroup(key: string): Promise<void> {
+    if (this.groups.has(key)) return;
+    try {
+      await this.redis.xgroup('CREATE', key, this.group, '0', 'MKSTREAM');
+    } catch (err) {
+      if (!String(err).includes('BUSYGROUP')) throw err;
+    }
+    this.groups.add(key);
+  }
+
+  /**
+   * Up to `count` entries of `key` for this consumer: first entries abandoned by a dead consumer, then
+   * new ones. Returns [] when there is nothing to do.
+   */
+  async read(key: string, count: number): Promise<StreamEntry[]> {
+    await this.ensureGroup(key);
+    try {
+      const claimed = (await this.redis.xautoclaim(key, this.group, this.consumer, this.minIdleMs, '0-0', 'COUNT', count)) as [string, RawEntry[]];
+      const stale = (claimed[1] ?? []).filter((e) => e && e[1]).map(toEntry);
+      if (stale.length) return stale;
+      const res = (await this.redis.xreadgroup('GROUP', this.group, this.consumer, 'COUNT', count, 'STREAMS', key, '>')) as [string, RawEntry[]][] | null;
+      return res?.[0]?.[1].map(toEntry) ?? [];
+    } catch (err) {
+      if (String(err).includes('NOGROUP')) {
+        this.groups.delete(key);
+        return [];
+      }
+      throw err;
+    }
+  }
+
+  /** Acknowledges and deletes entries whose rows are committed. */
+  async done(key: string, ids: string[]): Promise<void> {
+    if (!ids.length) return;
+    await this.redis.multi().xack(key, this.group, ...ids).xdel(key, ...ids).exec();
+  }
+
+  /** Entries in `key` not yet flushed (pending or unread). */
+  async backlog(key: string): Promise<number> {
+    return this.redis.xlen(key);
+  }
+}

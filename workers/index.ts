@@ -1,0 +1,74 @@
+/**
+ * Worker process entry: `npm run workers`. Runs the roles named by `WORKER_ROLES` (default `all`; split
+ * them across processes as load requires), each a BullMQ worker on its own queue fed by a job
+ * scheduler. SIGTERM/SIGINT: stop taking jobs, let the current ones finish, close connections.
+ */
+import { hostname } from 'node:os';
+import { Queue, Worker } from 'bullmq';
+import { loadConfig, ConfigError } from '../src/config';
+import { log, logContext, setLogLevel } from '../src/log';
+import { createRedis } from '../src/store/redis';
+import { createDb } from '../src/store/prisma';
+import { GameDirectory } from '../src/store/game-directory';
+import { GlobalKeys } from '../src/store/keys';
+import { JOB_OPTIONS, ROLES, resolveRoles, type RoleName } from './queues';
+import type { JobContext } from './jobs/context';
+import { flushCommandLogJob, flushEventsJob, flushSessionsJob } from './jobs/flush.job';
+import { sweepLivenessJob } from './jobs/sweep-liveness.job';
+
+const PROCESSORS: Record<RoleName, (ctx: JobContext) => () => Promise<unknown>> = {
+  'flush-events': flushEventsJob,
+  'flush-sessions': flushSessionsJob,
+  'flush-command-log': flushCommandLogJob,
+  'sweep-liveness': sweepLivenessJob,
+};
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  setLogLevel(config.logLevel);
+  const roles = resolveRoles(config.workerRoles);
+  const redis = createRedis(config.redisUrl, { name: 'worker' });
+  const bullConnection = createRedis(config.redisUrl, { name: 'worker-bull', forWorker: true });
+  const db = createDb(config.databaseUrl, config.dbPoolSize);
+  const ctx: JobContext = { config, redis, db, games: new GameDirectory(redis, db, config.redisPrefix), consumerName: `${hostname()}-${process.pid}` };
+  const prefix = new GlobalKeys(config.redisPrefix).bullPrefix();
+
+  const queues: Queue[] = [];
+  const workers: Worker[] = [];
+  for (const role of roles) {
+    const spec = ROLES[role];
+    const queue = new Queue(spec.queue, { connection: bullConnection, prefix });
+    await queue.upsertJobScheduler(spec.schedulerId, { every: spec.everyMs }, { name: role, opts: JOB_OPTIONS });
+    const run = PROCESSORS[role](ctx);
+    const worker = new Worker(spec.queue, (job) => logContext.run({ jobId: `${role}:${job.id}` }, run), {
+      connection: bullConnection,
+      prefix,
+      concurrency: 1,
+      removeOnComplete: { count: 0 },
+      removeOnFail: { count: 100 },
+    });
+    worker.on('failed', (job, err) => log.error('job failed', { role, jobId: job?.id, err: err.message }));
+    queues.push(queue);
+    workers.push(worker);
+  }
+  log.info('workers up', { roles, pid: process.pid });
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info('workers shutting down', { signal });
+    await Promise.allSettled(workers.map((w) => w.close()));
+    await Promise.allSettled(queues.map((q) => q.close()));
+    await Promise.allSettled([redis.quit(), bullConnection.quit(), db.$disconnect()]);
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+main().catch((err: unknown) => {
+  if (err instanceof ConfigError) console.error(err.message);
+  else log.error('workers failed to start', { err: String(err) });
+  process.exit(1);
+});

@@ -1,0 +1,17 @@
+/** What every job processor receives: one set of connections per worker process. */
+import type { Config } from '../../src/config';
+import type { Db } from '../../src/store/prisma';
+import type { AppRedis } from '../../src/store/redis';
+import type { GameDirectory } from '../../src/store/game-directory';
+
+export interface JobContext {
+  config: Readonly<Config>;
+  redis: AppRedis;
+  db: Db;
+  games: GameDirectory;
+  /** This process's stream consumer name (`<host>-<pid>`). */
+  consumerName: string;
+}
+
+/** Time budget of one scheduled flush job, ms: keeps a job well inside BullMQ's lock duration. */
+export const JOB_BUDGET_MS = 5_000;

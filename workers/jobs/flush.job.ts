@@ -1,0 +1,40 @@
+/**
+ * The three stream flushers as scheduled jobs: each run visits the games that may have entries and
+ * drains each game's stream in batches until it is empty or the run's budget is spent (the next run
+ * continues). Killing the process at any point loses and duplicates nothing (src/store/streams.ts).
+ */
+import { StreamConsumer } from '../../src/store/streams';
+import { flushEvents } from '../../src/events/event-flusher';
+import { flushSessions } from '../../src/presence/session-flusher';
+import { flushCommandLog } from '../../src/commands/command-log-flusher';
+import { log } from '../../src/log';
+import { JOB_BUDGET_MS, type JobContext } from './context';
+
+type FlushOne = (ctx: JobContext, consumer: StreamConsumer, gameId: string) => Promise<number>;
+
+function flushJob(group: string, flushOne: FlushOne) {
+  return (ctx: JobContext) => {
+    const consumer = new StreamConsumer(ctx.redis, group, ctx.consumerName);
+    return async (): Promise<{ entries: number }> => {
+      const deadline = Date.now() + JOB_BUDGET_MS;
+      let entries = 0;
+      for (const gameId of await ctx.games.gamesToVisit()) {
+        try {
+          for (let n = -1; n !== 0 && Date.now() < deadline; ) {
+            n = await flushOne(ctx, consumer, gameId);
+            entries += n;
+          }
+        } catch (err) {
+          // One game's failure must not starve the others; its entries stay pending and are retried.
+          log.error('flush failed', { group, gameId, err: String(err) });
+        }
+        if (Date.now() >= deadline) break;
+      }
+      return { entries };
+    };
+  };
+}
+
+export const flushEventsJob = flushJob('flush-events', async (ctx, c, gameId) => (await flushEvents(ctx.db, c, ctx.config.redisPrefix, gameId)).entries);
+export const flushSessionsJob = flushJob('flush-sessions', async (ctx, c, gameId) => (await flushSessions(ctx.db, c, ctx.config.redisPrefix, gameId)).entries);
+export const flushCommandLogJob = flushJob('flush-command-log', async (ctx, c, gameId) => (await flushCommandLog(ctx.db, c, ctx.config.redisPrefix, gameId)).entries);
