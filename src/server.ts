@@ -7,7 +7,7 @@ import { loadConfig, ConfigError } from './config';
 import { log, setLogLevel } from './log';
 import { createRedis } from './store/redis';
 import { createDb } from './store/prisma';
-import { GlobalKeys } from './store/keys';
+import { subscribeInvalidations } from './auth/invalidation';
 import { KeyVerifier } from './auth/key-verifier';
 import { createApp } from './app';
 
@@ -18,11 +18,7 @@ async function main(): Promise<void> {
   const subscriber = createRedis(config.redisUrl, { name: 'api-sub', forWorker: true });
   const db = createDb(config.databaseUrl, config.dbPoolSize);
   const verifier = new KeyVerifier(db);
-  const channel = new GlobalKeys(config.redisPrefix).authChannel();
-  await subscriber.subscribe(channel);
-  subscriber.on('message', (_ch: string, message: string) => verifier.invalidate(message));
-  // A lost subscription could miss a revocation: after a reconnect, forget every cached key.
-  subscriber.on('ready', () => verifier.invalidate('all'));
+  await subscribeInvalidations(subscriber, verifier, config.redisPrefix);
 
   const app = createApp({ config, redis, db, verifier });
   const server = app.listen(config.port, config.host, () => {

@@ -1,0 +1,40 @@
+/**
+ * Retry delays (spec: Errors, rows 429 and 5xx; Limits: "Clients base back-off on the status code, not a
+ * hardcoded number"): exponential backoff with jitter for 5xx and network errors, `Retry-After` in
+ * seconds for 429.
+ */
+
+/** Exponential backoff bounds, in milliseconds. */
+export interface BackoffOptions {
+  /** Delay ceiling of the first retry, ms (the actual delay is jittered below it). Default 1000. */
+  baseMs: number;
+  /** Largest delay ceiling, ms. Default 60 000 (the longest heartbeat interval the spec allows). */
+  maxMs: number;
+}
+
+export const DEFAULT_BACKOFF: Readonly<BackoffOptions> = Object.freeze({ baseMs: 1000, maxMs: 60_000 });
+
+/**
+ * Delay before retry number `attempt` (1 for the first retry), in ms: "equal jitter", a uniformly random
+ * value between half and all of `min(maxMs, baseMs × 2^(attempt−1))`, so a fleet that failed together
+ * does not retry together. `random` returns a number in [0, 1) (injectable for tests).
+ */
+export function backoffDelayMs(attempt: number, opts: BackoffOptions = DEFAULT_BACKOFF, random: () => number = Math.random): number {
+  const exponent = Math.min(Math.max(0, attempt - 1), 30);
+  const ceiling = Math.min(opts.maxMs, opts.baseMs * 2 ** exponent);
+  return Math.round(ceiling / 2 + random() * (ceiling / 2));
+}
+
+/**
+ * Parses a `Retry-After` header into milliseconds. The spec sends seconds (spec: Limits, "429 Retry-After:
+ * seconds"); an HTTP date is accepted too and measured against `nowMs`. Returns null when the header is
+ * missing or unusable, so the caller falls back to {@link backoffDelayMs}.
+ */
+export function parseRetryAfterMs(value: string | null | undefined, nowMs: number): number | null {
+  if (value === null || value === undefined) return null;
+  const trimmed = value.trim();
+  if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000);
+  const date = Date.parse(trimmed);
+  if (Number.isNaN(date)) return null;
+  return Math.max(0, date - nowMs);
+}

@@ -1,0 +1,52 @@
+/**
+ * Local queue of player events waiting for a 200 (spec: POST heartbeat, "the client keeps events in its
+ * local queue until a 200 is received; it drops them on success, not on send"). Events are taken from the
+ * front for a heartbeat with {@link EventQueue.peek} and removed with {@link EventQueue.confirm} only when
+ * that heartbeat got its 200; anything else leaves them queued, unchanged, eventIds included (Events rule 2).
+ */
+import type { EventEntry } from './client-types';
+
+export class EventQueue {
+  private items: EventEntry[] = [];
+
+  /**
+   * @param maxSize most events kept; beyond it the oldest are dropped (counted by the caller) so a long
+   *   outage cannot exhaust memory. Default 100 000.
+   */
+  constructor(private readonly maxSize = 100_000) {}
+
+  /** Events currently queued. */
+  get size(): number {
+    return this.items.length;
+  }
+
+  /** Appends `event`; returns how many of the oldest events were dropped to stay within `maxSize` (0 normally). */
+  push(event: EventEntry): number {
+    this.items.push(event);
+    const over = this.items.length - this.maxSize;
+    if (over > 0) this.items.splice(0, over);
+    return Math.max(0, over);
+  }
+
+  /** The oldest `n` events, in order, without removing them (a copy of the array, same entries). */
+  peek(n: number): EventEntry[] {
+    return this.items.slice(0, Math.max(0, n));
+  }
+
+  /** Removes the events that were carried by a heartbeat that got its 200; returns how many were removed. */
+  confirm(sent: readonly EventEntry[]): number {
+    if (!sent.length) return 0;
+    const ids = new Set(sent.map((e) => e.eventId));
+    const before = this.items.length;
+    this.items = this.items.filter((e) => !ids.has(e.eventId));
+    return before - this.items.length;
+  }
+
+  /** Removes one event by id (an event the service can never accept); true when it was queued. */
+  remove(eventId: string): boolean {
+    const i = this.items.findIndex((e) => e.eventId === eventId);
+    if (i < 0) return false;
+    this.items.splice(i, 1);
+    return true;
+  }
+}

@@ -1,0 +1,531 @@
+/**
+ * Reference client of the game surface (spec: the whole document; it is "only a client of" the HTTP API,
+ * with no privileged path). One instance per running game server. It owns the heartbeat loop and follows
+ * every client rule of the spec:
+ *
+ * - Heartbeat every `config.heartbeatIntervalSeconds` of the last 200 (not a local setting), first one at
+ *   `start()`. The body carries the full roster, queued events, acks and failure reports.
+ * - Events and acks stay queued until a heartbeat carrying them got its 200 (dropped on success, not on
+ *   send); eventIds are made when the event happens and never change.
+ * - 409: re-signed once after the next whole second (in {@link SignedTransport}). 413: events split in
+ *   halves, first half sent at once, the rest on later heartbeats. 429: `Retry-After` seconds, else
+ *   backoff. 5xx and network errors: exponential backoff with jitter. 400/401/403/404: setup error, the
+ *   loop stops (no unchanged retry) until `start()` is called again.
+ * - Commands: deduped by id, executed by the game's handler, acked only after the handler resolved,
+ *   failures reported in `failures`.
+ * - `nudge()`: one early heartbeat for any number of nudges before the next send (spec: Urgent nudge).
+ */
+import { randomUUID } from 'node:crypto';
+import { MAX_ACKS, MAX_EVENTS } from '../schemas/heartbeat';
+import { backoffDelayMs, DEFAULT_BACKOFF, parseRetryAfterMs, type BackoffOptions } from './backoff';
+import { systemClock, type Clock } from './clock';
+import { StatsRecorder, type ClientStats } from './client-stats';
+import { CommandTracker, type CommandResults } from './command-tracker';
+import { EventQueue } from './event-queue';
+import { SignedTransport, TransportError, type TransportResponse } from './http-transport';
+import { Roster } from './roster';
+import {
+  GAME_PATHS,
+  type CommandEntry,
+  type CommandHandler,
+  type CommandOutcome,
+  type EventEntry,
+  type HeartbeatRequest,
+  type HeartbeatResponse,
+  type HeartbeatSuccess,
+  type PlayerEntry,
+  type ProblemInfo,
+  type SetupErrorInfo,
+} from './client-types';
+
+/** `sdkVersion` reported when the game does not set one (spec: Versioning, rule 4). */
+export const DEFAULT_SDK_VERSION = 'gis-ts-reference/0.1.0';
+/** Interval used until the first 200 tells the real one, seconds (spec default). */
+export const DEFAULT_INITIAL_INTERVAL_SECONDS = 20;
+/** Command ids are remembered at least this long after their ack went out, ms. */
+export const MIN_ID_RETENTION_MS = 10 * 60_000;
+
+export interface GameClientOptions {
+  /** Service origin, e.g. `http://127.0.0.1:3000`. */
+  baseUrl: string;
+  /** Server key `svc_live_<prefix>.<secret>`; servers of one game share it. */
+  apiKey: string;
+  /** Identifier of this running instance (platform job id, server id, or a UUID made at boot). */
+  externalServerId: string;
+  /** Place, map or world of the instance. */
+  externalScopeId?: string;
+  /** Free-form region label. */
+  region?: string;
+  /** Configured capacity. */
+  maxPlayers: number;
+  /** Integration version reported on every heartbeat. Default {@link DEFAULT_SDK_VERSION}. */
+  sdkVersion?: string;
+  /** Executes commands; without one every command is reported failed ("no command handler"). */
+  onCommand?: CommandHandler;
+  /** A 400/401/403/404: the loop has stopped; fix the setup and call `start()` again. */
+  onSetupError?: (error: SetupErrorInfo) => void;
+  /** A transient problem the client is already handling (for logs). */
+  onProblem?: (problem: ProblemInfo) => void;
+  /** After every 200 heartbeat. */
+  onHeartbeat?: (success: HeartbeatSuccess) => void;
+  /** Interval until the first 200, seconds. Default 20. */
+  initialIntervalSeconds?: number;
+  /** Most events per heartbeat, before any 413 shrinking. Default 1000, at most 2000 (service limit). */
+  maxEventsPerHeartbeat?: number;
+  /** Most events queued locally; the oldest are dropped beyond it. Default 100 000. */
+  maxQueuedEvents?: number;
+  /** Minimum time handled command ids are remembered after their result went out, ms; the client uses
+   *  max(this, 3 heartbeat intervals). Default 10 minutes. */
+  idRetentionMs?: number;
+  /** Backoff for 5xx, network errors and 429 without Retry-After. Default 1 s doubling up to 60 s. */
+  backoff?: BackoffOptions;
+  /** Least time between a heartbeat and a nudged one, ms. Default 1000. */
+  minNudgeGapMs?: number;
+  /** Per-attempt HTTP timeout, ms. Default 10 000. */
+  requestTimeoutMs?: number;
+  /** When the instance booted, epoch ms (for `uptimeSeconds`). Default: construction time. */
+  bootTimeMs?: number;
+  clock?: Clock;
+  /** Random source in [0, 1) for jitter. */
+  random?: () => number;
+  fetch?: typeof fetch;
+}
+
+/** Input of {@link GameClient.track}. */
+export interface TrackInput {
+  /** join, leave, team_change, death, spawn, or a workspace-defined custom type. */
+  type: string;
+  /** The user the event is about. */
+  externalId?: string | null;
+  /** Custom structure (any JSON value). */
+  payload?: unknown;
+  /** When it happened; default now. */
+  occurredAt?: Date | string;
+  /** A deterministic id (spec: Events rule 3); default a fresh UUID. */
+  eventId?: string;
+}
+
+/** What one heartbeat attempt cycle decided about the next one. */
+type Cycle = { kind: 'ok'; delayMs: number } | { kind: 'retry'; delayMs: number } | { kind: 'halt' };
+
+const SETUP_HINTS: Record<number, string> = {
+  400: 'fix the payload; the request is not retried unchanged',
+  401: 'check the key (missing, malformed, revoked) and the signature; the request is not retried',
+  403: 'check the key scopes first, then the platform outbound HTTP setting',
+  404: 'unknown game or server; the request is not retried',
+};
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** One game server's connection to the service. See the module comment for the rules it follows. */
+export class GameClient {
+  readonly externalServerId: string;
+  /** Who is on the server now; sent whole on every heartbeat. */
+  readonly roster = new Roster();
+
+  private readonly opts: GameClientOptions;
+  private readonly transport: SignedTransport;
+  private readonly clock: Clock;
+  private readonly random: () => number;
+  private readonly events: EventQueue;
+  private readonly commands = new CommandTracker();
+  private readonly recorder = new StatsRecorder();
+  private readonly handlers = new Set<Promise<void>>();
+  private readonly bootMs: number;
+  private readonly maxEventsPerHeartbeat: number;
+
+  private interval: number;
+  private batchLimit: number;
+  private failureStreak = 0;
+  private running = false;
+  private stopping = false;
+  private halted: SetupErrorInfo | undefined;
+  private stopCtl: AbortController | null = null;
+  private wakeCtl: AbortController | null = null;
+  private nudgePending = false;
+  private lastSendAt = Number.NEGATIVE_INFINITY;
+  private loopDone: Promise<void> | null = null;
+
+  /** @throws {KeyFormatError} when `apiKey` is not `svc_live_<prefix>.<secret>`. */
+  constructor(opts: GameClientOptions) {
+    this.opts = opts;
+    this.externalServerId = opts.externalServerId;
+    this.clock = opts.clock ?? systemClock;
+    this.random = opts.random ?? Math.random;
+    this.bootMs = opts.bootTimeMs ?? this.clock.now();
+    this.interval = opts.initialIntervalSeconds ?? DEFAULT_INITIAL_INTERVAL_SECONDS;
+    this.maxEventsPerHeartbeat = Math.max(1, Math.min(MAX_EVENTS, opts.maxEventsPerHeartbeat ?? 1000));
+    this.batchLimit = this.maxEventsPerHeartbeat;
+    this.events = new EventQueue(opts.maxQueuedEvents);
+    this.transport = new SignedTransport({
+      baseUrl: opts.baseUrl,
+      apiKey: opts.apiKey,
+      clock: this.clock,
+      requestTimeoutMs: opts.requestTimeoutMs,
+      userAgent: opts.sdkVersion ?? DEFAULT_SDK_VERSION,
+      fetch: opts.fetch,
+      onAttempt: (a) => {
+        if (a.path === GAME_PATHS.heartbeat) this.recorder.attempt(a.outcome, a.latencyMs);
+      },
+    });
+  }
+
+  /** The heartbeat interval in force, seconds: the last one a 200 returned, else the initial one. */
+  get intervalSeconds(): number {
+    return this.interval;
+  }
+
+  /** True while the heartbeat loop runs. */
+  get isRunning(): boolean {
+    return this.running;
+  }
+
+  /** The setup error that stopped the loop, if any (cleared by `start()`). */
+  get setupError(): SetupErrorInfo | undefined {
+    return this.halted;
+  }
+
+  /** Last measured clock skew, ms: server time minus local time (spec: Authentication rule 6). */
+  get clockSkewMs(): number {
+    return this.transport.clockSkewMs;
+  }
+
+  /** A copy of the counters (see {@link ClientStats}). */
+  stats(): ClientStats {
+    return this.recorder.snapshot(this.events.size);
+  }
+
+  /**
+   * Starts the heartbeat loop; the first heartbeat goes out at once (the server registers on its first
+   * heartbeat). No-op while running. After a setup error, clears it and starts again.
+   */
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.stopping = false;
+    this.halted = undefined;
+    const ctl = new AbortController();
+    this.stopCtl = ctl;
+    const previous = this.loopDone ?? Promise.resolve();
+    this.loopDone = previous.then(() => this.loop(ctl.signal)).catch((err: unknown) => {
+      this.running = false;
+      this.problem({ kind: 'handler_error', message: `heartbeat loop crashed: ${err instanceof Error ? err.message : String(err)}` });
+    });
+  }
+
+  /**
+   * Stops the loop. With `flush` (default true) it then waits for running command handlers and sends
+   * final heartbeats until every queued event, ack and failure got a 200, or `timeoutMs` (default 10 000
+   * ms) passed, or a setup error occurred; the last roster is reported by that final heartbeat.
+   * Commands arriving in the final responses are not executed. Resolves when done; never rejects.
+   */
+  async stop(opts: { flush?: boolean; timeoutMs?: number } = {}): Promise<void> {
+    const flush = opts.flush ?? true;
+    const deadline = this.clock.now() + (opts.timeoutMs ?? 10_000);
+    this.stopping = true;
+    this.running = false;
+    this.stopCtl?.abort();
+    this.wakeCtl?.abort();
+    await this.loopDone;
+    this.loopDone = null;
+    if (!flush || this.halted) return;
+
+    if (this.handlers.size) {
+      const cancel = new AbortController();
+      await Promise.race([Promise.allSettled([...this.handlers]), this.clock.sleep(Math.max(0, deadline - this.clock.now()), cancel.signal)]);
+      cancel.abort();
+    }
+    for (;;) {
+      const out = await this.cycle();
+      if (out.kind === 'halt') return;
+      if (out.kind === 'ok' && this.events.size === 0 && this.commands.pendingResults === 0) return;
+      const left = deadline - this.clock.now();
+      if (left <= 0) return;
+      if (out.kind === 'retry') await this.clock.sleep(Math.min(out.delayMs, left));
+    }
+  }
+
+  /**
+   * Asks for an early heartbeat (spec: Events › Urgent nudge). Any number of nudges before the next send
+   * cause one early heartbeat, no sooner than `minNudgeGapMs` after the previous one. A nudge during a
+   * backoff does not shorten it.
+   */
+  nudge(): void {
+    this.nudgePending = true;
+    this.wakeCtl?.abort();
+  }
+
+  /**
+   * Records a player event now: the eventId (UUID unless given) and `occurredAt` (RFC 3339, now unless
+   * given) are fixed here, when the event happens, and stay the same on every retry (spec: Events rules
+   * 1–2). The event goes out with the next heartbeat and stays queued until one got a 200.
+   * @returns the queued entry. @throws {TypeError} when `type` is empty.
+   */
+  track(input: TrackInput): EventEntry {
+    if (typeof input.type !== 'string' || !input.type) throw new TypeError('event type must be a non-empty string');
+    const occurredAt =
+      input.occurredAt === undefined
+        ? new Date(this.clock.now()).toISOString()
+        : typeof input.occurredAt === 'string'
+          ? input.occurredAt
+          : input.occurredAt.toISOString();
+    const entry: EventEntry = { eventId: input.eventId ?? randomUUID(), type: input.type, occurredAt };
+    if (input.externalId !== undefined && input.externalId !== null) entry.externalId = input.externalId;
+    if (input.payload !== undefined) entry.payload = input.payload;
+    this.recorder.counters.eventsTracked++;
+    const dropped = this.events.push(entry);
+    if (dropped) {
+      this.recorder.counters.eventsDropped += dropped;
+      this.problem({ kind: 'event_queue_overflow', message: `local event queue full: dropped ${dropped} oldest event(s)` });
+    }
+    return entry;
+  }
+
+  /** Replaces the roster (spec: `players` is the full roster). Same as `roster.set(players)`. */
+  setRoster(players: readonly PlayerEntry[]): void {
+    this.roster.set(players);
+  }
+
+  /**
+   * Generic signed request, the extension point for doors/check, doors/bulk, doors/manifest (GET, empty
+   * body) and bans/check (paths in {@link GAME_PATHS}). Signs the exact bytes, retries a 409 once after the
+   * next whole second with a fresh timestamp (two servers sharing the key may sign the same empty manifest
+   * body in the same second), and returns every other status to the caller.
+   * @throws {TransportError} when no HTTP response arrived.
+   */
+  request(method: string, path: string, body?: unknown): Promise<TransportResponse> {
+    return this.transport.request(method, path, body);
+  }
+
+  // ------------------------------------------------------------------------------------------------
+
+  private async loop(stop: AbortSignal): Promise<void> {
+    let next: Cycle = { kind: 'ok', delayMs: 0 };
+    while (!stop.aborted) {
+      if (next.kind !== 'halt' && next.delayMs > 0) await this.wait(next.delayMs, next.kind === 'ok', stop);
+      if (stop.aborted) return;
+      next = await this.cycle();
+      if (next.kind === 'halt') {
+        this.running = false;
+        return;
+      }
+    }
+  }
+
+  /** Waits `ms`; a nudge cuts a regular wait short (respecting the minimum gap); `stop` ends any wait. */
+  private async wait(ms: number, nudgeable: boolean, stop: AbortSignal): Promise<void> {
+    if (!nudgeable) {
+      await this.clock.sleep(ms, stop);
+      return;
+    }
+    if (!this.nudgePending) {
+      const wake = new AbortController();
+      this.wakeCtl = wake;
+      await this.clock.sleep(ms, wake.signal);
+      this.wakeCtl = null;
+    }
+    if (stop.aborted || !this.nudgePending) return;
+    const gapLeft = this.lastSendAt + (this.opts.minNudgeGapMs ?? 1000) - this.clock.now();
+    if (gapLeft > 0) await this.clock.sleep(gapLeft, stop);
+  }
+
+  private retentionMs(): number {
+    return Math.max(this.opts.idRetentionMs ?? MIN_ID_RETENTION_MS, 3 * this.interval * 1000);
+  }
+
+  private buildRequest(events: EventEntry[], results: CommandResults): HeartbeatRequest {
+    const players = this.roster.list();
+    const body: HeartbeatRequest = { externalServerId: this.externalServerId };
+    if (this.opts.externalScopeId !== undefined) body.externalScopeId = this.opts.externalScopeId;
+    Object.assign(body, {
+      playerCount: players.length,
+      maxPlayers: this.opts.maxPlayers,
+      sdkVersion: this.opts.sdkVersion ?? DEFAULT_SDK_VERSION,
+      uptimeSeconds: Math.max(0, Math.floor((this.clock.now() - this.bootMs) / 1000)),
+    });
+    if (this.opts.region !== undefined) body.region = this.opts.region;
+    body.players = players;
+    body.events = events;
+    body.acks = results.acks;
+    if (results.failures.length) body.failures = results.failures;
+    return body;
+  }
+
+  /**
+   * One heartbeat, including the immediate re-sends a 413 calls for. Returns when the next one is due.
+   * Never throws for HTTP or network outcomes.
+   */
+  private async cycle(): Promise<Cycle> {
+    for (;;) {
+      const events = this.events.peek(this.batchLimit);
+      const results = this.commands.outgoing(MAX_ACKS);
+      const request = this.buildRequest(events, results);
+      this.nudgePending = false;
+      this.lastSendAt = this.clock.now();
+      let res: TransportResponse;
+      try {
+        res = await this.transport.request('POST', GAME_PATHS.heartbeat, request);
+      } catch (err) {
+        if (!(err instanceof TransportError)) throw err;
+        return this.retryLater('network', err.message);
+      }
+      if (res.timestamps.length > 1) this.recorder.counters.retries409++;
+      const { status } = res;
+      if (status === 200) return this.accepted(request, events, results, res);
+      if (status === 413) {
+        if (events.length > 1) {
+          // Spec: "split events across two heartbeats": first half now, the rest next time (recursively).
+          this.batchLimit = Math.max(1, Math.floor(events.length / 2));
+          this.recorder.counters.splits413++;
+          this.problem({ kind: 'envelope_too_large', status, message: `413 with ${events.length} events; resending ${this.batchLimit}`, delayMs: 0 });
+          continue;
+        }
+        if (events.length === 1) {
+          // One event alone is over the limit: it can never be accepted, and would block the queue forever.
+          this.events.remove(events[0]!.eventId);
+          this.recorder.counters.eventsRejected++;
+          this.problem({ kind: 'event_rejected', status, message: `event ${events[0]!.eventId} (${events[0]!.type}) alone exceeds the envelope limit; dropped` });
+          continue;
+        }
+        return this.retryLater('envelope_too_large', 'heartbeat without events exceeds the envelope limit (roster or acks too large)', status);
+      }
+      if (status === 429) {
+        const retryAfter = parseRetryAfterMs(res.headers.get('retry-after'), this.clock.now());
+        return this.retryLater('rate_limited', `429 ${res.errorCode ?? ''}`.trim(), status, retryAfter ?? undefined);
+      }
+      if (status === 409) {
+        return this.retryLater(
+          'replay_rejected',
+          `409 ${res.errorCode ?? ''} after one re-signed retry; clock skew vs serverTime ${this.transport.clockSkewMs} ms`,
+          status,
+        );
+      }
+      if (status >= 500 || status === 408 || status < 400) {
+        return this.retryLater('server_error', `${status} ${res.errorCode ?? ''}`.trim(), status);
+      }
+      return this.setupFailure(res, GAME_PATHS.heartbeat);
+    }
+  }
+
+  private accepted(request: HeartbeatRequest, events: EventEntry[], results: CommandResults, res: TransportResponse): Cycle {
+    const now = this.clock.now();
+    this.events.confirm(events);
+    this.recorder.counters.heartbeatsOk++;
+    this.recorder.counters.eventsAcked += events.length;
+    const confirmed = this.commands.confirm(results, now, this.retentionMs());
+    this.recorder.counters.commandsAcked += confirmed.acked;
+    this.recorder.counters.commandsFailed += confirmed.failed;
+    this.commands.prune(now);
+    this.failureStreak = 0;
+    this.batchLimit = Math.min(this.maxEventsPerHeartbeat, this.batchLimit * 2);
+
+    const response = parseHeartbeatResponse(res.json);
+    if (!response) {
+      this.problem({ kind: 'bad_response', status: 200, message: 'heartbeat 200 without a readable body; keeping the current interval' });
+      return { kind: 'ok', delayMs: this.interval * 1000 };
+    }
+    const iv = response.config.heartbeatIntervalSeconds;
+    if (Number.isFinite(iv) && iv > 0) this.interval = Math.min(3600, Math.max(1, iv));
+    for (const command of response.commands) this.dispatch(command);
+    if (this.opts.onHeartbeat) {
+      try {
+        this.opts.onHeartbeat({ request, response, latencyMs: res.attemptLatenciesMs.at(-1) ?? 0 });
+      } catch (err) {
+        this.problem({ kind: 'handler_error', message: `onHeartbeat threw: ${err instanceof Error ? err.message : String(err)}` });
+      }
+    }
+    return { kind: 'ok', delayMs: this.interval * 1000 };
+  }
+
+  private retryLater(kind: ProblemInfo['kind'], message: string, status?: number, delayMs?: number): Cycle {
+    this.failureStreak++;
+    const delay = delayMs ?? backoffDelayMs(this.failureStreak, this.opts.backoff ?? DEFAULT_BACKOFF, this.random);
+    this.problem({ kind, message, status, delayMs: delay });
+    return { kind: 'retry', delayMs: delay };
+  }
+
+  private setupFailure(res: TransportResponse, path: string): Cycle {
+    const info: SetupErrorInfo = {
+      status: res.status,
+      code: res.errorCode ?? 'unknown',
+      message: res.errorMessage ?? res.text.slice(0, 300),
+      requestId: res.requestId,
+      path,
+      hint: SETUP_HINTS[res.status] ?? 'client error; the request is not retried unchanged',
+    };
+    this.halted = info;
+    this.running = false;
+    try {
+      this.opts.onSetupError?.(info);
+    } catch {
+      // a throwing callback must not break the client
+    }
+    return { kind: 'halt' };
+  }
+
+  private dispatch(raw: unknown): void {
+    if (!isRecord(raw) || typeof raw.id !== 'string' || !raw.id || typeof raw.type !== 'string') {
+      this.problem({ kind: 'bad_response', message: 'command entry without a string id and type; ignored' });
+      return;
+    }
+    if (this.stopping) return; // shutting down: leave it unacked; the service expires or re-delivers it
+    if (!this.commands.claim(raw.id)) {
+      this.recorder.counters.commandsDuplicate++;
+      return;
+    }
+    this.recorder.counters.commandsReceived++;
+    const target = isRecord(raw.target) ? raw.target : {};
+    const command: CommandEntry = {
+      id: raw.id,
+      type: raw.type,
+      payload: isRecord(raw.payload) ? raw.payload : {},
+      target: {
+        externalServerId: typeof target.externalServerId === 'string' ? target.externalServerId : this.externalServerId,
+        externalId: typeof target.externalId === 'string' ? target.externalId : null,
+      },
+      issuedAt: typeof raw.issuedAt === 'string' ? raw.issuedAt : '',
+      expiresAt: typeof raw.expiresAt === 'string' ? raw.expiresAt : '',
+    };
+    const expires = Date.parse(command.expiresAt);
+    if (Number.isFinite(expires) && expires <= this.transport.serverNow()) {
+      this.commands.complete(command.id, false, 'expired before execution');
+      return;
+    }
+    const run = this.execute(command);
+    this.handlers.add(run);
+    void run.finally(() => this.handlers.delete(run));
+  }
+
+  private async execute(command: CommandEntry): Promise<void> {
+    let outcome: CommandOutcome;
+    try {
+      outcome = this.opts.onCommand ? ((await this.opts.onCommand(command)) ?? { ok: true }) : { ok: false, reason: 'no command handler' };
+    } catch (err) {
+      outcome = { ok: false, reason: err instanceof Error ? err.message : String(err) };
+    }
+    if (outcome.ok) this.recorder.counters.commandsExecuted++;
+    this.commands.complete(command.id, outcome.ok, outcome.ok ? '' : outcome.reason);
+  }
+
+  private problem(p: ProblemInfo): void {
+    try {
+      this.opts.onProblem?.(p);
+    } catch {
+      // a throwing callback must not break the client
+    }
+  }
+}
+
+/** Reads a 200 heartbeat body leniently (unknown fields ignored); null when it is not an object. */
+export function parseHeartbeatResponse(json: unknown): HeartbeatResponse | null {
+  if (!isRecord(json)) return null;
+  const config = isRecord(json.config) ? json.config : {};
+  const iv = typeof config.heartbeatIntervalSeconds === 'number' ? config.heartbeatIntervalSeconds : Number.NaN;
+  return {
+    commands: Array.isArray(json.commands) ? (json.commands as CommandEntry[]) : [],
+    config: { ...config, heartbeatIntervalSeconds: iv },
+    serverTime: typeof json.serverTime === 'string' ? json.serverTime : '',
+  };
+}

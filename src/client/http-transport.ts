@@ -1,0 +1,270 @@
+/**
+ * Signed HTTP transport for the game surface (spec: Authentication). Every request carries
+ * `Authorization: Bearer <key>`, `X-Service-Timestamp` (integer seconds), `X-Service-Signature` (lowercase
+ * hex HMAC-SHA256 keyed with the key secret over the timestamp string followed by the raw body bytes) and
+ * `Content-Type: application/json`. The body is serialised once and the very same bytes are signed and
+ * sent (rule 1).
+ *
+ * A 409 (timestamp outside the window, or replayed signature) is retried exactly once: wait for the next
+ * whole second, re-sign with the fresh timestamp, send again (rule 3; Errors, 409). Two servers of one
+ * game share a key, so two of them signing the same body in the same second (an empty-body GET of the
+ * door manifest) collide on the replay cache; this retry resolves that too.
+ *
+ * Uses Node's global fetch (undici), whose default dispatcher keeps connections alive between requests.
+ */
+import { sign } from '../auth/signature';
+import { systemClock, type Clock } from './clock';
+
+/** Thrown by the constructor when the key is not `svc_live_<prefix>.<secret>`. */
+export class KeyFormatError extends Error {
+  constructor() {
+    super('API key must look like svc_live_<prefix>.<secret>');
+    this.name = 'KeyFormatError';
+  }
+}
+
+/** A request that got no HTTP response: connection refused/reset, DNS, or the request timeout. */
+export class TransportError extends Error {
+  constructor(
+    readonly kind: 'network' | 'timeout',
+    message: string,
+    /** Latency until the failure, ms. */
+    readonly latencyMs: number,
+  ) {
+    super(message);
+    this.name = 'TransportError';
+  }
+}
+
+export interface TransportOptions {
+  /** Service origin, e.g. `http://127.0.0.1:3000` (a trailing slash is ignored); paths are appended. */
+  baseUrl: string;
+  /** Full server key `svc_live_<prefix>.<secret>`. */
+  apiKey: string;
+  clock?: Clock;
+  /** Per-attempt timeout in ms (connect + response body). Default 10 000. */
+  requestTimeoutMs?: number;
+  /** `User-Agent` header. */
+  userAgent?: string;
+  /**
+   * Clock skew (|serverTime − local time|, ms) above which timestamps are corrected by the measured skew.
+   * Default 30 000: well inside the ±300 s window, far above network jitter. `Infinity` disables it.
+   */
+  skewToleranceMs?: number;
+  /** fetch implementation; default the global one. */
+  fetch?: typeof fetch;
+  /** Called after every HTTP attempt (a 409 retry is a second attempt), e.g. to record latency. */
+  onAttempt?: (attempt: AttemptInfo) => void;
+}
+
+/** One HTTP attempt as reported to {@link TransportOptions.onAttempt}. */
+export interface AttemptInfo {
+  method: string;
+  /** Path as requested, e.g. `/api/v1/game/heartbeat`. */
+  path: string;
+  /** HTTP status as a string (`'200'`, `'409'`), or `'network'` / `'timeout'` when no response arrived. */
+  outcome: string;
+  /** Real milliseconds from sending to the end of the response body (or to the failure). */
+  latencyMs: number;
+}
+
+/** One HTTP exchange, after the optional 409 retry. */
+export interface TransportResponse {
+  /** HTTP status of the last attempt. */
+  status: number;
+  headers: Headers;
+  /** Response body as text. */
+  text: string;
+  /** Body parsed as JSON, or undefined when it is not JSON. */
+  json: unknown;
+  /** `error.code` of an error envelope, for logs only (clients branch on the status). */
+  errorCode?: string;
+  errorMessage?: string;
+  requestId?: string;
+  /** `serverTime` of the body as epoch ms, when present (spec: every response carries it). */
+  serverTimeMs?: number;
+  /** Latency of each attempt in ms (one entry, or two after a 409 retry). */
+  attemptLatenciesMs: number[];
+  /** `X-Service-Timestamp` of each attempt, seconds. */
+  timestamps: number[];
+  /** The exact body bytes that were signed and sent. */
+  body: Buffer;
+}
+
+const KEY_PREFIX = 'svc_live_';
+
+/**
+ * Serialises a request body once: `undefined` → empty; a string or bytes are taken as already serialised;
+ * anything else goes through `JSON.stringify`.
+ */
+export function encodeBody(body: unknown): Buffer {
+  if (body === undefined || body === null) return Buffer.alloc(0);
+  if (typeof body === 'string') return Buffer.from(body, 'utf8');
+  if (body instanceof Uint8Array) return Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  return Buffer.from(JSON.stringify(body), 'utf8');
+}
+
+/** Signs and sends requests for one key. One instance per game server; safe for concurrent use. */
+export class SignedTransport {
+  private readonly baseUrl: string;
+  private readonly apiKey: string;
+  private readonly secret: string;
+  private readonly clock: Clock;
+  private readonly timeoutMs: number;
+  private readonly userAgent: string;
+  private readonly skewToleranceMs: number;
+  private readonly fetchImpl: typeof fetch;
+  private readonly onAttempt: ((attempt: AttemptInfo) => void) | undefined;
+  private measuredSkewMs = 0;
+  private appliedOffsetMs = 0;
+
+  /** @throws {KeyFormatError} when `apiKey` is not `svc_live_<prefix>.<secret>`. */
+  constructor(opts: TransportOptions) {
+    const dot = opts.apiKey.indexOf('.');
+    if (!opts.apiKey.startsWith(KEY_PREFIX) || dot <= KEY_PREFIX.length || dot === opts.apiKey.length - 1) {
+      throw new KeyFormatError();
+    }
+    this.apiKey = opts.apiKey;
+    this.secret = opts.apiKey.slice(dot + 1);
+    this.baseUrl = opts.baseUrl.replace(/\/+$/, '');
+    this.clock = opts.clock ?? systemClock;
+    this.timeoutMs = opts.requestTimeoutMs ?? 10_000;
+    this.userAgent = opts.userAgent ?? 'gis-reference-client';
+    this.skewToleranceMs = opts.skewToleranceMs ?? 30_000;
+    this.fetchImpl = opts.fetch ?? fetch;
+    this.onAttempt = opts.onAttempt;
+  }
+
+  /** The public key prefix (safe to log). */
+  get keyPrefix(): string {
+    return this.apiKey.slice(KEY_PREFIX.length, this.apiKey.indexOf('.'));
+  }
+
+  /**
+   * Last measured skew, ms: server time minus local time at the middle of the request (spec:
+   * Authentication rule 6). Positive when the local clock is behind.
+   */
+  get clockSkewMs(): number {
+    return this.measuredSkewMs;
+  }
+
+  /** Estimate of server time, ms since the epoch: local time plus the last measured skew. */
+  serverNow(): number {
+    return this.clock.now() + this.measuredSkewMs;
+  }
+
+  /** The `X-Service-Timestamp` value for now: integer seconds, skew-corrected only beyond the tolerance. */
+  timestamp(): number {
+    return Math.floor((this.clock.now() + this.appliedOffsetMs) / 1000);
+  }
+
+  /**
+   * Sends one signed request to `path` (e.g. `/api/v1/game/heartbeat`). `body` is serialised once
+   * ({@link encodeBody}); GET and HEAD send no body and sign the timestamp alone. A 409 is retried once
+   * after the next whole second with a fresh timestamp; every other status is returned to the caller,
+   * which decides (spec: Errors).
+   * @throws {TransportError} when no HTTP response arrives (network error or timeout).
+   */
+  async request(method: string, path: string, body?: unknown): Promise<TransportResponse> {
+    const upper = method.toUpperCase();
+    const bytes = upper === 'GET' || upper === 'HEAD' ? Buffer.alloc(0) : encodeBody(body);
+    const fullPath = path.startsWith('/') ? path : `/${path}`;
+    const url = `${this.baseUrl}${fullPath}`;
+    const latencies: number[] = [];
+    const timestamps: number[] = [];
+
+    let ts = this.timestamp();
+    let res = await this.attempt(upper, fullPath, url, bytes, ts, latencies);
+    timestamps.push(ts);
+    if (res.status === 409) {
+      // Spec: Errors, 409: re-sign with a fresh timestamp and retry once; a fresh timestamp means the next
+      // whole second, so the signature differs from the rejected one even for an identical body.
+      ts = await this.nextSecond(ts);
+      res = await this.attempt(upper, fullPath, url, bytes, ts, latencies);
+      timestamps.push(ts);
+    }
+    return { ...res, attemptLatenciesMs: latencies, timestamps, body: bytes };
+  }
+
+  /** Waits until {@link timestamp} is past `previous`; returns the new timestamp. */
+  private async nextSecond(previous: number): Promise<number> {
+    for (let i = 0; i < 5; i++) {
+      const ts = this.timestamp();
+      if (ts > previous) return ts;
+      const msIntoSecond = (this.clock.now() + this.appliedOffsetMs) % 1000;
+      await this.clock.sleep(1000 - msIntoSecond + 1);
+    }
+    return Math.max(this.timestamp(), previous + 1);
+  }
+
+  private async attempt(
+    method: string,
+    path: string,
+    url: string,
+    bytes: Buffer,
+    ts: number,
+    latencies: number[],
+  ): Promise<Omit<TransportResponse, 'attemptLatenciesMs' | 'timestamps' | 'body'>> {
+    const tsString = String(ts);
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${this.apiKey}`,
+      'x-service-timestamp': tsString,
+      'x-service-signature': sign(this.secret, tsString, bytes),
+      'content-type': 'application/json',
+      accept: 'application/json',
+      'user-agent': this.userAgent,
+    };
+    const localStart = this.clock.now();
+    const started = performance.now();
+    let response: Response;
+    let text: string;
+    try {
+      response = await this.fetchImpl(url, {
+        method,
+        headers,
+        body: method === 'GET' || method === 'HEAD' ? undefined : bytes,
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
+      text = await response.text();
+    } catch (err) {
+      const latency = performance.now() - started;
+      latencies.push(latency);
+      const e = err as Error;
+      const timeout = e.name === 'TimeoutError' || e.name === 'AbortError';
+      this.onAttempt?.({ method, path, outcome: timeout ? 'timeout' : 'network', latencyMs: latency });
+      const cause = (e as { cause?: { code?: string; message?: string } }).cause;
+      const detail = cause?.code ?? cause?.message ?? e.message;
+      throw new TransportError(timeout ? 'timeout' : 'network', `${method} ${url}: ${timeout ? `no response within ${this.timeoutMs} ms` : detail}`, latency);
+    }
+    const latency = performance.now() - started;
+    latencies.push(latency);
+    this.onAttempt?.({ method, path, outcome: String(response.status), latencyMs: latency });
+
+    let json: unknown;
+    try {
+      json = text ? JSON.parse(text) : undefined;
+    } catch {
+      json = undefined;
+    }
+    const obj = (json && typeof json === 'object' ? json : {}) as { serverTime?: unknown; error?: { code?: unknown; message?: unknown; requestId?: unknown } };
+    const serverTimeMs = typeof obj.serverTime === 'string' ? Date.parse(obj.serverTime) : Number.NaN;
+    if (Number.isFinite(serverTimeMs)) this.observeSkew(serverTimeMs, localStart, this.clock.now());
+    const err = obj.error && typeof obj.error === 'object' ? obj.error : undefined;
+    return {
+      status: response.status,
+      headers: response.headers,
+      text,
+      json,
+      errorCode: typeof err?.code === 'string' ? err.code : undefined,
+      errorMessage: typeof err?.message === 'string' ? err.message : undefined,
+      requestId: typeof err?.requestId === 'string' ? err.requestId : undefined,
+      serverTimeMs: Number.isFinite(serverTimeMs) ? serverTimeMs : undefined,
+    };
+  }
+
+  /** Spec: Authentication rule 6, compare the local clock with serverTime; correct only large skews. */
+  private observeSkew(serverMs: number, localStart: number, localEnd: number): void {
+    this.measuredSkewMs = Math.round(serverMs - (localStart + localEnd) / 2);
+    this.appliedOffsetMs = Math.abs(this.measuredSkewMs) > this.skewToleranceMs ? this.measuredSkewMs : 0;
+  }
+}

@@ -1,0 +1,130 @@
+/**
+ * Spec: What the service does item 2 (sessions from the roster; an orphaned session closes at the last
+ * heartbeat in which it appeared), Heartbeat (full roster, lost heartbeats self-correct), States.
+ */
+import { expect } from 'chai';
+import { Harness, heartbeatBody, type TestGame } from '../support/harness';
+import { GameKeys } from '../../src/store/keys';
+import { sweepGame } from '../../src/presence/liveness-sweep';
+
+async function hbAt(h: Harness, g: TestGame, players: string[], sid = 'srv-a') {
+  const res = await h.heartbeat(g, heartbeatBody(players, { externalServerId: sid }));
+  expect(res.status).to.equal(200);
+  return Date.parse(res.body.serverTime);
+}
+
+describe('roster reconciliation and sessions', () => {
+  const h = new Harness();
+  after(() => h.close());
+
+  it('registers the server on its first heartbeat and refreshes it later', async () => {
+    const g = await h.game();
+    const keys = new GameKeys(h.config.redisPrefix, g.gameId);
+    const t1 = await hbAt(h, g, ['a']);
+    expect(await h.redis.hget(keys.server('srv-a'), 'first')).to.equal(String(t1));
+    await new Promise((r) => setTimeout(r, 5));
+    const t2 = await hbAt(h, g, ['a']);
+    expect(await h.redis.hget(keys.server('srv-a'), 'first')).to.equal(String(t1));
+    expect(Number(await h.redis.zscore(keys.servers(), 'srv-a'))).to.equal(t2);
+    await h.flush(g.gameId);
+    const row = await h.db.gameServer.findUniqueOrThrow({ where: { gameId_externalServerId: { gameId: g.gameId, externalServerId: 'srv-a' } } });
+    expect(row).to.include({ externalScopeId: 'place-1', region: 'eu-west', sdkVersion: '1.0.0', maxPlayers: 50, goneAt: null });
+    expect(row.firstSeenAt.getTime()).to.equal(t1);
+  });
+
+  it('opens a session at first appearance and closes it at the last heartbeat the user appeared in', async () => {
+    const g = await h.game();
+    const t1 = await hbAt(h, g, ['a', 'b']);
+    const t2 = await hbAt(h, g, ['a', 'b']);
+    const t3 = await hbAt(h, g, ['a', 'c']); // b left: closes at t2, not t3; c opens at t3
+    await h.flush(g.gameId);
+    const sessions = await h.db.session.findMany({ where: { gameId: g.gameId }, orderBy: { externalId: 'asc' } });
+    expect(sessions.map((s) => [s.externalId, s.openedAt.getTime(), s.closedAt?.getTime() ?? null, s.closeReason])).to.deep.equal([
+      ['a', t1, null, null],
+      ['b', t1, t2, 'left'],
+      ['c', t3, null, null],
+    ]);
+    expect(sessions[0]).to.include({ username: 'user_a', externalServerId: 'srv-a', externalScopeId: 'place-1' });
+  });
+
+  it('self-corrects after a lost heartbeat (presence by state, not delta)', async () => {
+    const g = await h.game();
+    await hbAt(h, g, ['a']);
+    // the heartbeat that said "b joined" is lost; the next one already has b and not a
+    const t2 = await hbAt(h, g, ['b']);
+    await h.flush(g.gameId);
+    const byUser = Object.fromEntries((await h.db.session.findMany({ where: { gameId: g.gameId } })).map((s) => [s.externalId, s]));
+    expect(byUser.a!.closedAt).to.not.equal(null);
+    expect(byUser.b!.openedAt.getTime()).to.equal(t2);
+    expect(byUser.b!.closedAt).to.equal(null);
+  });
+
+  it('keeps the user-location map in step for command routing, across servers', async () => {
+    const g = await h.game();
+    const keys = new GameKeys(h.config.redisPrefix, g.gameId);
+    await hbAt(h, g, ['m'], 'srv-1');
+    expect(await h.redis.hget(keys.where(), 'm')).to.equal('srv-1');
+    await hbAt(h, g, ['m'], 'srv-2'); // moved: appears on srv-2 before srv-1 reports the leave
+    expect(await h.redis.hget(keys.where(), 'm')).to.equal('srv-2');
+    await hbAt(h, g, [], 'srv-1');
+    expect(await h.redis.hget(keys.where(), 'm')).to.equal('srv-2');
+    await hbAt(h, g, [], 'srv-2');
+    expect(await h.redis.hexists(keys.where(), 'm')).to.equal(0);
+  });
+
+  it('ignores a duplicated externalId inside one roster', async () => {
+    const g = await h.game();
+    await h.heartbeat(g, heartbeatBody([], { players: [{ externalId: 'd', username: 'one' }, { externalId: 'd', username: 'two' }] }));
+    await h.flush(g.gameId);
+    expect(await h.db.session.count({ where: { gameId: g.gameId } })).to.equal(1);
+  });
+
+  it('declares a silent server gone after the documented missed intervals and closes its sessions at its last heartbeat', async () => {
+    const g = await h.game(undefined, 20);
+    const keys = new GameKeys(h.config.redisPrefix, g.gameId);
+    await hbAt(h, g, ['x', 'y'], 'crashy');
+    const last = await hbAt(h, g, ['x', 'y'], 'crashy');
+    await hbAt(h, g, ['z'], 'healthy');
+    const missed = h.config.goneAfterMissedIntervals;
+    // not yet: just under the threshold
+    let r = await sweepGame(h.redis, h.db, h.config.redisPrefix, g.gameId, missed, last + missed * 20_000 - 1);
+    expect(r.gone).to.deep.equal([]);
+    // noticed much later than the threshold: closing time is still the last heartbeat
+    r = await sweepGame(h.redis, h.db, h.config.redisPrefix, g.gameId, missed, last + 10 * 60_000);
+    expect(r.gone.sort()).to.deep.equal(['crashy', 'healthy']);
+    await h.flush(g.gameId);
+    const sessions = await h.db.session.findMany({ where: { gameId: g.gameId, externalServerId: 'crashy' } });
+    expect(sessions).to.have.length(2);
+    for (const s of sessions) {
+      expect(s.closedAt!.getTime()).to.equal(last);
+      expect(s.closeReason).to.equal('server_gone');
+    }
+    const server = await h.db.gameServer.findFirstOrThrow({ where: { gameId: g.gameId, externalServerId: 'crashy' } });
+    expect(server.goneAt!.getTime()).to.equal(last);
+    expect(await h.redis.exists(keys.server('crashy'), keys.roster('crashy'))).to.equal(0);
+    expect(await h.redis.hexists(keys.where(), 'x')).to.equal(0);
+    // a second sweep changes nothing
+    r = await sweepGame(h.redis, h.db, h.config.redisPrefix, g.gameId, missed, last + 20 * 60_000);
+    expect(r.gone).to.deep.equal([]);
+  });
+
+  it('lets a server that comes back register again with fresh sessions', async () => {
+    const g = await h.game();
+    const t1 = await hbAt(h, g, ['x'], 'phoenix');
+    await sweepGame(h.redis, h.db, h.config.redisPrefix, g.gameId, 3, t1 + 3_600_000);
+    const t2 = await hbAt(h, g, ['x'], 'phoenix');
+    await h.flush(g.gameId);
+    const sessions = await h.db.session.findMany({ where: { gameId: g.gameId }, orderBy: { openedAt: 'asc' } });
+    expect(sessions.map((s) => [s.openedAt.getTime(), s.closedAt?.getTime() ?? null])).to.deep.equal([[t1, t1], [t2, null]]);
+    const server = await h.db.gameServer.findFirstOrThrow({ where: { gameId: g.gameId, externalServerId: 'phoenix' } });
+    expect(server.goneAt).to.equal(null);
+  });
+
+  it('copies the last use of a key to Postgres during the sweep', async () => {
+    const g = await h.game();
+    const t = await hbAt(h, g, []);
+    await sweepGame(h.redis, h.db, h.config.redisPrefix, g.gameId, 3, t + 1000);
+    const key = await h.db.apiKey.findUniqueOrThrow({ where: { prefix: g.keyPrefix } });
+    expect(key.lastUsedAt!.getTime()).to.equal(t);
+  });
+});

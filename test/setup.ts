@@ -1,0 +1,25 @@
+/**
+ * Mocha root hooks: every test process talks to the test database (TEST_DATABASE_URL, default
+ * postgresql://postgres@127.0.0.1:5432/gis_test, migrated by `npm test`'s pretest step) and to Redis
+ * under a random key prefix, so tests never touch dev data. The prefix's keys are deleted afterwards;
+ * each test file removes the workspaces it created (cascading to everything under them).
+ */
+import { randomBytes } from 'node:crypto';
+
+process.env.DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/gis_test';
+process.env.REDIS_PREFIX = `gistest-${randomBytes(4).toString('hex')}`;
+process.env.LOG_LEVEL = process.env.TEST_LOG_LEVEL ?? 'error';
+
+export const mochaHooks = {
+  async afterAll(): Promise<void> {
+    const { Redis } = await import('ioredis');
+    const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${process.env.REDIS_PREFIX}:*`, 'COUNT', 1000);
+      if (keys.length) await redis.del(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+    await redis.quit();
+  },
+};

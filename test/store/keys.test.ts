@@ -1,0 +1,33 @@
+/** Every key of one game shares the `{g:<gameId>}` hash tag (Redis Cluster readiness). */
+import { expect } from 'chai';
+import { Harness, heartbeatBody, event } from '../support/harness';
+import { GameKeys, GlobalKeys } from '../../src/store/keys';
+
+describe('redis key families', () => {
+  const h = new Harness();
+  after(() => h.close());
+
+  it('builds every per-game key under the game hash tag', () => {
+    const k = new GameKeys('p', 'G1');
+    const names = [k.replay('kid', 'sig'), k.server('s'), k.servers(), k.roster('s'), k.where(), k.eventStream(), k.sessionStream(), k.commandLog(), k.command('c'), k.pendingCommands('s'), k.dispatchedCommands('s'), k.userCommands('u'), k.keysUsed()];
+    for (const n of names) expect(n.startsWith('p:{g:G1}:')).to.equal(true, n);
+    expect(new Set(names).size).to.equal(names.length);
+    expect(new GlobalKeys('p').activeGames()).to.equal('p:active-games');
+  });
+
+  it('the heartbeat script writes only keys under the game tag', async () => {
+    const g = await h.game();
+    await h.heartbeat(g, heartbeatBody(['a', 'b'], { events: [event('join')] }));
+    await h.heartbeat(g, heartbeatBody(['a']));
+    const found: string[] = [];
+    let cursor = '0';
+    do {
+      const [next, keys] = await h.redis.scan(cursor, 'MATCH', `${h.config.redisPrefix}:*${g.gameId}*`, 'COUNT', 1000);
+      found.push(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+    const base = new GameKeys(h.config.redisPrefix, g.gameId).base;
+    expect(found.length).to.be.greaterThan(5);
+    for (const key of found) expect(key.startsWith(`${base}:`)).to.equal(true, key);
+  });
+});
