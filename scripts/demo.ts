@@ -1,0 +1,90 @@
+/**
+ * The main job on real input, for the README quick start (`npm run demo`): makes Redis and Postgres
+ * reachable (scripts/services.ts), starts one API process and one worker process, waits for /readyz,
+ * runs the simulated fleet against them (scripts/simulate.ts) and stops everything. Exit code is the
+ * simulator's (non-zero when events sent and rows in Postgres differ).
+ * Flags: --servers N (default 10) --players M (default 12) --duration S (default 30).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { parseArgs } from 'node:util';
+
+const { values } = parseArgs({
+  options: {
+    servers: { type: 'string', default: '10' },
+    players: { type: 'string', default: '12' },
+    duration: { type: 'string', default: '30' },
+  },
+});
+
+const tsx = new URL('../node_modules/.bin/tsx', import.meta.url).pathname;
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer().listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+function run(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  return new Promise((resolve) => {
+    spawn(tsx, args, { stdio: 'inherit', env }).on('exit', (code) => resolve(code ?? 1));
+  });
+}
+
+/** Starts a long-running child whose log lines are prefixed with `label`. */
+function start(label: string, args: string[], env: NodeJS.ProcessEnv): ChildProcess {
+  const child = spawn(tsx, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const prefix = (chunk: Buffer) => {
+    for (const line of chunk.toString().split('\n')) if (line.trim()) process.stderr.write(`[${label}] ${line}\n`);
+  };
+  child.stdout!.on('data', prefix);
+  child.stderr!.on('data', prefix);
+  return child;
+}
+
+async function waitReady(url: string, timeoutMs = 30_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    const ok = await fetch(`${url}/readyz`).then((r) => r.ok, () => false);
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`API not ready at ${url} after ${timeoutMs} ms`);
+}
+
+function stop(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+    setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
+  });
+}
+
+async function main(): Promise<number> {
+  console.log('== 1/4 services: Redis and PostgreSQL, migrations');
+  if ((await run(['scripts/services.ts', 'up'])) !== 0) return 1;
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const env = { ...process.env, PORT: String(port), LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' };
+  console.log(`== 2/4 starting the API on ${url} and the workers`);
+  const api = start('api', ['src/server.ts'], env);
+  const workers = start('workers', ['workers/index.ts'], env);
+  try {
+    await waitReady(url);
+    console.log(`== 3/4 simulated fleet: ${values.servers} servers × ~${values.players} players for ${values.duration} s`);
+    const code = await run(['scripts/simulate.ts', '--url', url, '--servers', values.servers!, '--players', values.players!, '--duration', values.duration!], env);
+    console.log(code === 0 ? '== 4/4 done: every event sent is in Postgres' : `== 4/4 simulator exited with ${code}`);
+    return code;
+  } finally {
+    await Promise.all([stop(api), stop(workers)]);
+  }
+}
+
+main().then((code) => process.exit(code), (err: unknown) => {
+  console.error(String(err));
+  process.exit(1);
+});
