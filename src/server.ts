@@ -31,9 +31,11 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     log.info('shutting down', { signal });
-    server.close();
+    // Stop accepting, let in-flight requests finish (their Lua scripts are atomic either way), then
+    // cut whatever keep-alive connections remain after a bounded wait.
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();
-    await new Promise((r) => setTimeout(r, 200));
+    await Promise.race([closed, new Promise((r) => setTimeout(r, 10_000))]);
     server.closeAllConnections();
     await Promise.allSettled([redis.quit(), subscriber.quit(), db.$disconnect()]);
     process.exit(0);
