@@ -72,12 +72,16 @@ export async function listKeys(db: Db, gameId: string): Promise<KeyListing[]> {
 export async function revokeKey(db: Db, redis: Redis, redisPrefix: string, prefix: string, actor = 'operator'): Promise<{ prefix: string; revokedAt: Date }> {
   const row = await db.apiKey.findUnique({ where: { prefix }, include: { game: true } });
   if (!row) throw new NotFoundError(`no key with prefix ${prefix}`);
-  const revokedAt = row.revokedAt ?? new Date();
-  if (!row.revokedAt) {
-    await db.$transaction([
-      db.apiKey.update({ where: { prefix }, data: { revokedAt } }),
-      db.auditLog.create({ data: { workspaceId: row.game.workspaceId, gameId: row.gameId, actor, action: 'key.revoke', keyPrefix: prefix } }),
-    ]);
+  let revokedAt = row.revokedAt;
+  if (!revokedAt) {
+    const now = new Date();
+    // Conditional update: of two concurrent revokes only one changes the row and writes the audit.
+    const won = await db.$transaction(async (tx) => {
+      const n = await tx.apiKey.updateMany({ where: { prefix, revokedAt: null }, data: { revokedAt: now } });
+      if (n.count) await tx.auditLog.create({ data: { workspaceId: row.game.workspaceId, gameId: row.gameId, actor, action: 'key.revoke', keyPrefix: prefix } });
+      return n.count === 1;
+    });
+    revokedAt = won ? now : (await db.apiKey.findUniqueOrThrow({ where: { prefix } })).revokedAt!;
   }
   await publishInvalidation(redis, redisPrefix, `key:${prefix}`);
   return { prefix, revokedAt };

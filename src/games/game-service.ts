@@ -33,21 +33,33 @@ export function checkInterval(seconds: number): number {
 export async function createGame(
   db: Db,
   input: { workspaceId: string; name: string; heartbeatIntervalSeconds?: number },
+  actor = 'operator',
 ): Promise<{ id: string; name: string; heartbeatIntervalSeconds: number }> {
   if (!input.name.trim()) throw new ValidationError('game name is required');
   const interval = checkInterval(input.heartbeatIntervalSeconds ?? DEFAULT_INTERVAL_SECONDS);
   const ws = await db.workspace.findUnique({ where: { id: input.workspaceId } });
   if (!ws) throw new NotFoundError(`workspace ${input.workspaceId} not found`);
-  return db.game.create({
-    data: { workspaceId: ws.id, name: input.name.trim(), heartbeatIntervalSeconds: interval },
-    select: { id: true, name: true, heartbeatIntervalSeconds: true },
+  return db.$transaction(async (tx) => {
+    const game = await tx.game.create({
+      data: { workspaceId: ws.id, name: input.name.trim(), heartbeatIntervalSeconds: interval },
+      select: { id: true, name: true, heartbeatIntervalSeconds: true },
+    });
+    await tx.auditLog.create({ data: { workspaceId: ws.id, gameId: game.id, actor, action: 'game.create', detail: { name: game.name, heartbeatIntervalSeconds: interval } } });
+    return game;
   });
 }
 
-/** Changes a game's heartbeat interval and invalidates cached key data on every API process. */
-export async function setHeartbeatInterval(db: Db, redis: Redis, redisPrefix: string, gameId: string, seconds: number): Promise<void> {
+/**
+ * Changes a game's heartbeat interval (seconds), audits it, and invalidates cached key data on every API
+ * process. @throws {NotFoundError} unknown game. @throws {ValidationError} interval outside 15–60.
+ */
+export async function setHeartbeatInterval(db: Db, redis: Redis, redisPrefix: string, gameId: string, seconds: number, actor = 'operator'): Promise<void> {
   checkInterval(seconds);
-  const n = await db.game.updateMany({ where: { id: gameId }, data: { heartbeatIntervalSeconds: seconds } });
-  if (!n.count) throw new NotFoundError(`game ${gameId} not found`);
+  const game = await db.game.findUnique({ where: { id: gameId } });
+  if (!game) throw new NotFoundError(`game ${gameId} not found`);
+  await db.$transaction([
+    db.game.update({ where: { id: gameId }, data: { heartbeatIntervalSeconds: seconds } }),
+    db.auditLog.create({ data: { workspaceId: game.workspaceId, gameId, actor, action: 'game.set-interval', detail: { from: game.heartbeatIntervalSeconds, to: seconds } } }),
+  ]);
   await publishInvalidation(redis, redisPrefix, `game:${gameId}`);
 }

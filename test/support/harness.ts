@@ -93,7 +93,10 @@ export class Harness {
 
   /** Deletes the workspaces this harness created (cascade) and closes connections. */
   async close(): Promise<void> {
-    if (this.workspaces.length) await this.db.workspace.deleteMany({ where: { id: { in: this.workspaces } } });
+    if (this.workspaces.length) {
+      await this.db.auditLog.deleteMany({ where: { workspaceId: { in: this.workspaces } } });
+      await this.db.workspace.deleteMany({ where: { id: { in: this.workspaces } } });
+    }
     await this.redis.quit();
     await this.db.$disconnect();
   }

@@ -1,0 +1,251 @@
+/**
+ * The operator CLI: `npm run admin -- <group> <command> [options] [--json]` (entry: scripts/admin.ts;
+ * the commands are registered in `commands/index.ts`).
+ *
+ * Output contract:
+ * - success: with `--json`, exactly one JSON object on stdout and nothing else; without it, readable
+ *   text. Notices for humans (and logs, which winston writes to stderr) go to stderr.
+ * - failure: stdout stays empty; one line `error: ...` on stderr; exit 2 for usage errors (unknown
+ *   command or option, missing or malformed value), 1 for everything else (domain errors such as an
+ *   unknown game or an out-of-range interval print their message, never a stack trace).
+ *
+ * Connections to Postgres and Redis are opened on first use, once per process, and closed before exit.
+ */
+import { userInfo } from 'node:os';
+import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
+import { ConfigError, type Config } from '../config';
+import { AppError } from '../http/errors';
+import { log, setLogLevel } from '../log';
+import { createDb, type Db } from '../store/prisma';
+import { createRedis, type AppRedis } from '../store/redis';
+import { ArgReader, UsageError, type AdminCommand, type CommandContext } from './command';
+
+export const EXIT_OK = 0;
+export const EXIT_FAILURE = 1;
+export const EXIT_USAGE = 2;
+
+/** Postgres connections the CLI may hold: it runs one command at a time. */
+const CLI_DB_POOL = 2;
+/** How long closing Redis may take before the connection is dropped. */
+const CLOSE_TIMEOUT_MS = 2000;
+
+/** What {@link runCli} needs; everything process-wide is passed in so the entry stays the only global user. */
+export interface CliDeps {
+  commands: readonly AdminCommand[];
+  /** Called once a command is known (so `--help` works without a valid environment). */
+  loadConfig: () => Readonly<Config>;
+  stdout?: NodeJS.WritableStream;
+  stderr?: NodeJS.WritableStream;
+  /** Server time in ms; default Date.now. */
+  now?: () => number;
+}
+
+/** Opens each connection on first use and closes whatever was opened. */
+class Connections {
+  private dbClient?: Db;
+  private redisClient?: AppRedis;
+  /** The last connection error Redis reported (commands only say "max retries reached"). */
+  lastRedisError?: string;
+
+  constructor(private readonly config: Readonly<Config>) {}
+
+  db(): Db {
+    this.dbClient ??= createDb(this.config.databaseUrl, CLI_DB_POOL);
+    return this.dbClient;
+  }
+
+  redis(): AppRedis {
+    if (!this.redisClient) {
+      const client = createRedis(this.config.redisUrl, { name: 'admin-cli' });
+      // Command promises reject with the cause; without a listener ioredis prints every retry to stderr.
+      client.on('error', (err: Error) => {
+        this.lastRedisError = err.message;
+        log.debug('redis connection error', { err: err.message });
+      });
+      this.redisClient = client;
+    }
+    return this.redisClient;
+  }
+
+  async close(): Promise<void> {
+    const redis = this.redisClient;
+    await Promise.allSettled([
+      this.dbClient?.$disconnect(),
+      redis &&
+        Promise.race([redis.quit(), new Promise((r) => setTimeout(r, CLOSE_TIMEOUT_MS).unref())]).finally(() => redis.disconnect()),
+    ]);
+  }
+}
+
+function write(stream: NodeJS.WritableStream, text: string): Promise<void> {
+  if (!text) return Promise.resolve();
+  return new Promise((resolve) => {
+    stream.write(text.endsWith('\n') ? text : `${text}\n`, () => resolve());
+  });
+}
+
+/** JSON.stringify that prints bigints (e.g. AuditLog ids) as decimal strings. */
+export function toJson(value: unknown): string {
+  return JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
+}
+
+/** The one-line, stack-free description of a failure and the exit code it implies. */
+export function describeError(err: unknown): { line: string; exitCode: number } {
+  if (err instanceof UsageError) return { line: `error: ${err.message}`, exitCode: EXIT_USAGE };
+  if (err instanceof AppError) return { line: `error: ${oneLine(err.message)} [${err.code}]`, exitCode: EXIT_FAILURE };
+  if (err instanceof ConfigError) return { line: `error: invalid configuration: ${err.problems.join('; ')}`, exitCode: EXIT_FAILURE };
+  if (err instanceof Error) {
+    // Prisma puts the invocation first and the cause on the last line.
+    const lines = err.message.split('\n').map((l) => l.trim()).filter(Boolean);
+    const text = err.name.startsWith('PrismaClient') ? (lines.at(-1) ?? err.name) : lines.join(' ');
+    return { line: `error: ${oneLine(text || err.name)}`, exitCode: EXIT_FAILURE };
+  }
+  return { line: `error: ${oneLine(String(err))}`, exitCode: EXIT_FAILURE };
+}
+
+function oneLine(text: string): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > 500 ? `${flat.slice(0, 497)}...` : flat;
+}
+
+function operatorName(): string {
+  try {
+    return `cli:${userInfo().username}`;
+  } catch {
+    return 'cli';
+  }
+}
+
+function optionUsage(name: string, spec: AdminCommand['options'][string]): string {
+  const text = spec.type === 'string' ? `--${name} ${spec.valueName ?? 'VALUE'}` : `--${name}`;
+  return spec.required ? text : `[${text}]`;
+}
+
+/** `admin <group> <name> --opt V [--flag] [--json]`. */
+export function commandUsage(cmd: AdminCommand): string {
+  const opts = Object.entries(cmd.options).map(([n, s]) => optionUsage(n, s));
+  return ['admin', cmd.group, cmd.name, ...opts, '[--json]'].join(' ');
+}
+
+function commandHelp(cmd: AdminCommand): string {
+  const rows = Object.entries(cmd.options).map(([n, s]) => [optionUsage(n, s).replace(/^\[|\]$/g, ''), s.description]);
+  rows.push(['--json', 'print exactly one JSON object on stdout']);
+  const width = Math.max(...rows.map(([u]) => u!.length));
+  return [`usage: ${commandUsage(cmd)}`, '', cmd.summary, '', 'options:', ...rows.map(([u, d]) => `  ${u!.padEnd(width)}  ${d}`)].join('\n');
+}
+
+function overallHelp(commands: readonly AdminCommand[], group?: string): string {
+  const shown = commands.filter((c) => !group || c.group === group);
+  const width = Math.max(...shown.map((c) => `${c.group} ${c.name}`.length));
+  return [
+    'usage: admin <group> <command> [options] [--json]',
+    '',
+    ...shown.map((c) => `  ${`${c.group} ${c.name}`.padEnd(width)}  ${c.summary}`),
+    '',
+    'Run `admin <group> <command> --help` for the options of one command.',
+  ].join('\n');
+}
+
+function parseCommandArgs(cmd: AdminCommand, args: string[]): Record<string, string | boolean | undefined> {
+  const options: ParseArgsOptionsConfig = { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } };
+  for (const [name, spec] of Object.entries(cmd.options)) options[name] = { type: spec.type };
+  try {
+    const { values } = parseArgs({ args, options, strict: true, allowPositionals: false });
+    // No option is declared `multiple`, so no value is an array.
+    return values as Record<string, string | boolean | undefined>;
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS')) throw new UsageError((err as Error).message);
+    throw err;
+  }
+}
+
+type Resolved = { kind: 'help'; text: string } | { kind: 'run'; cmd: AdminCommand; values: Record<string, string | boolean | undefined>; json: boolean };
+
+/** Finds the command and parses its options. @throws {UsageError} */
+function resolve(argv: string[], commands: readonly AdminCommand[]): Resolved {
+  let i = 0;
+  let json = false;
+  let help = false;
+  for (; i < argv.length && argv[i]!.startsWith('-'); i++) {
+    const t = argv[i];
+    if (t === '--json') json = true;
+    else if (t === '--help' || t === '-h') help = true;
+    else throw new UsageError(`unexpected option ${t} before the command; run admin --help`);
+  }
+  const group = argv[i];
+  if (group === undefined || group === 'help') {
+    if (help || group === 'help') return { kind: 'help', text: overallHelp(commands) };
+    throw new UsageError('no command given; run admin --help for the list');
+  }
+  const inGroup = commands.filter((c) => c.group === group);
+  if (!inGroup.length) {
+    const groups = [...new Set(commands.map((c) => c.group))].join(', ');
+    throw new UsageError(`unknown command group "${group}" (one of: ${groups})`);
+  }
+  const name = argv[i + 1];
+  const names = inGroup.map((c) => c.name).join(', ');
+  if (name === undefined || name.startsWith('-')) {
+    if (help || name === '--help' || name === '-h') return { kind: 'help', text: overallHelp(commands, group) };
+    throw new UsageError(`"${group}" needs a command (one of: ${names})`);
+  }
+  const cmd = inGroup.find((c) => c.name === name);
+  if (!cmd) throw new UsageError(`unknown command "${group} ${name}" (one of: ${names})`);
+  const values = parseCommandArgs(cmd, argv.slice(i + 2));
+  if (help || values.help) return { kind: 'help', text: commandHelp(cmd) };
+  const missing = Object.entries(cmd.options).filter(([n, s]) => s.required && values[n] === undefined);
+  if (missing.length) {
+    throw new UsageError(`${missing.map(([n]) => `--${n}`).join(', ')} required; usage: ${commandUsage(cmd)}`);
+  }
+  return { kind: 'run', cmd, values, json: json || values.json === true };
+}
+
+/**
+ * Runs one CLI invocation (`argv` without the node and script paths) and returns the exit code:
+ * 0 success, 1 failure, 2 usage error. Never throws; never calls process.exit (the entry does).
+ */
+export async function runCli(argv: string[], deps: CliDeps): Promise<number> {
+  const stdout = deps.stdout ?? process.stdout;
+  const stderr = deps.stderr ?? process.stderr;
+  let connections: Connections | undefined;
+  try {
+    const resolved = resolve(argv, deps.commands);
+    if (resolved.kind === 'help') {
+      await write(stdout, resolved.text);
+      return EXIT_OK;
+    }
+    const config = deps.loadConfig();
+    setLogLevel(config.logLevel);
+    const conns = new Connections(config);
+    connections = conns;
+    const { cmd, json } = resolved;
+    const ctx: CommandContext = {
+      args: new ArgReader(resolved.values),
+      config,
+      nowMs: (deps.now ?? Date.now)(),
+      actor: operatorName(),
+      json,
+      db: () => conns.db(),
+      redis: () => conns.redis(),
+      notice: (line) => {
+        if (!json) stderr.write(`${line}\n`);
+      },
+    };
+    const result = await cmd.run(ctx);
+    await write(stdout, json ? toJson(result.json) : result.text);
+    return EXIT_OK;
+  } catch (caught) {
+    const err =
+      caught instanceof Error && caught.name === 'MaxRetriesPerRequestError' && connections?.lastRedisError
+        ? new Error(`Redis unreachable: ${connections.lastRedisError}`)
+        : caught;
+    const { line, exitCode } = describeError(err);
+    if (exitCode !== EXIT_USAGE && !(err instanceof AppError)) {
+      log.debug('admin command failed', { err: err instanceof Error ? err.stack : String(err) });
+    }
+    await write(stderr, line);
+    return exitCode;
+  } finally {
+    await connections?.close();
+  }
+}

@@ -1,0 +1,112 @@
+import { PassThrough } from 'node:stream';
+import { expect } from 'chai';
+import { runCli } from '../../src/admin/cli';
+import { UsageError, type AdminCommand } from '../../src/admin/command';
+import { ConfigError, loadConfig } from '../../src/config';
+import { NotFoundError } from '../../src/http/errors';
+
+/** In-process runs of the dispatcher with commands that touch neither Postgres nor Redis. */
+function collect(): { stream: PassThrough; text: () => string } {
+  const stream = new PassThrough();
+  let text = '';
+  stream.setEncoding('utf8').on('data', (d: string) => (text += d));
+  return { stream, text: () => text };
+}
+
+const demo: AdminCommand[] = [
+  {
+    group: 'demo',
+    name: 'echo',
+    summary: 'Echo options back',
+    options: {
+      word: { type: 'string', required: true, valueName: 'WORD', description: 'a word' },
+      times: { type: 'string', valueName: 'N', description: 'repeat count' },
+      loud: { type: 'boolean', description: 'upper-case' },
+    },
+    async run(ctx) {
+      const word = ctx.args.flag('loud') ? ctx.args.string('word').toUpperCase() : ctx.args.string('word');
+      const times = ctx.args.int('times', 1);
+      ctx.notice('a notice for humans');
+      return { json: { words: Array(times).fill(word), big: 12345678901234567890n, at: new Date(0) }, text: `${word} x${times}` };
+    },
+  },
+  {
+    group: 'demo',
+    name: 'fail',
+    summary: 'Fail in various ways',
+    options: { how: { type: 'string', required: true, description: 'domain|usage|crash' } },
+    async run(ctx) {
+      const how = ctx.args.string('how');
+      if (how === 'domain') throw new NotFoundError('game 42 not found');
+      if (how === 'usage') throw new UsageError('--how is odd');
+      throw new Error('boom\n    with a second line');
+    },
+  },
+];
+
+async function run(argv: string[], loadConfigFn = () => loadConfig({})) {
+  const out = collect();
+  const err = collect();
+  const code = await runCli(argv, { commands: demo, loadConfig: loadConfigFn, stdout: out.stream, stderr: err.stream, now: () => 0 });
+  return { code, stdout: out.text(), stderr: err.text() };
+}
+
+describe('admin CLI dispatcher (src/admin/cli.ts)', function () {
+  it('--json prints one JSON object (bigints as strings, dates as ISO) and suppresses notices', async function () {
+    const r = await run(['demo', 'echo', '--word', 'hi', '--times', '2', '--json']);
+    expect(r).to.deep.equal({
+      code: 0,
+      stdout: '{"words":["hi","hi"],"big":"12345678901234567890","at":"1970-01-01T00:00:00.000Z"}\n',
+      stderr: '',
+    });
+    expect(await run(['--json', 'demo', 'echo', '--word', 'hi'])).to.include({ code: 0, stderr: '' });
+  });
+
+  it('readable mode prints text on stdout and notices on stderr', async function () {
+    expect(await run(['demo', 'echo', '--word', 'hi', '--loud'])).to.deep.equal({ code: 0, stdout: 'HI x1\n', stderr: 'a notice for humans\n' });
+  });
+
+  it('usage errors exit 2 with one stderr line and empty stdout', async function () {
+    const cases = [
+      [[], /no command given/],
+      [['demo'], /"demo" needs a command \(one of: echo, fail\)/],
+      [['demo', 'nope'], /unknown command "demo nope"/],
+      [['other', 'x'], /unknown command group "other"/],
+      [['demo', 'echo', '--json'], /--word required; usage: admin demo echo --word WORD \[--times N\] \[--loud\] \[--json\]/],
+      [['demo', 'echo', '--word', 'a', '--bogus'], /--bogus/],
+      [['demo', 'echo', '--word', 'a', 'positional'], /positional/],
+      [['demo', 'echo', '--word', 'a', '--times', '2x'], /--times must be an integer/],
+      [['demo', 'fail', '--how', 'usage', '--json'], /--how is odd/],
+      [['--verbose', 'demo', 'echo'], /unexpected option --verbose/],
+    ] as const;
+    for (const [argv, pattern] of cases) {
+      const r = await run([...argv]);
+      expect(r.code, argv.join(' ')).to.equal(2);
+      expect(r.stdout, argv.join(' ')).to.equal('');
+      expect(r.stderr, argv.join(' ')).to.match(/^error: [^\n]*\n$/).and.match(pattern);
+    }
+  });
+
+  it('domain and unexpected errors exit 1 with one stack-free line', async function () {
+    expect(await run(['demo', 'fail', '--how', 'domain', '--json'])).to.deep.equal({ code: 1, stdout: '', stderr: 'error: game 42 not found [not_found]\n' });
+    expect(await run(['demo', 'fail', '--how', 'crash'])).to.deep.equal({ code: 1, stdout: '', stderr: 'error: boom with a second line\n' });
+  });
+
+  it('help needs no configuration; a bad configuration is one line, exit 1', async function () {
+    const broken = () => {
+      throw new ConfigError(['REDIS_PREFIX must match pattern', 'PORT must be integer']);
+    };
+    for (const argv of [['--help'], ['help'], ['demo', '--help'], ['demo', 'echo', '--help'], ['demo', 'echo', '-h']]) {
+      const r = await run(argv, broken);
+      expect(r.code, argv.join(' ')).to.equal(0);
+      expect(r.stdout).to.match(/^usage: admin /);
+      expect(r.stderr).to.equal('');
+    }
+    expect((await run(['demo', 'echo', '--help'], broken)).stdout).to.include('--word WORD').and.include('a word');
+    expect(await run(['demo', 'echo', '--word', 'x', '--json'], broken)).to.deep.equal({
+      code: 1,
+      stdout: '',
+      stderr: 'error: invalid configuration: REDIS_PREFIX must match pattern; PORT must be integer\n',
+    });
+  });
+});
