@@ -56,6 +56,14 @@ export class CommandTracker {
     else this.failures.push({ id, reason: (reason || 'failed').slice(0, MAX_REASON) });
   }
 
+  /**
+   * Ends a claimed command without a result (it expired before it could run; the service marks it expired
+   * itself): the id stays remembered until `untilMs`, so re-deliveries are still skipped.
+   */
+  drop(id: string, untilMs: number): void {
+    if (this.handled.has(id)) this.handled.set(id, untilMs);
+  }
+
   /** The oldest `max` acks and `max` failures, without removing them. */
   outgoing(max: number): CommandResults {
     return { acks: this.acks.slice(0, max), failures: this.failures.slice(0, max) };

@@ -12,7 +12,7 @@
  *   backoff. 5xx and network errors: exponential backoff with jitter. 400/401/403/404: setup error, the
  *   loop stops (no unchanged retry) until `start()` is called again.
  * - Commands: deduped by id, executed by the game's handler, acked only after the handler resolved,
- *   failures reported in `failures`.
+ *   failures reported in `failures`; a command already past `expiresAt` (by server time) is not run.
  * - `nudge()`: one early heartbeat for any number of nudges before the next send (spec: Urgent nudge).
  */
 import { randomUUID } from 'node:crypto';
@@ -24,12 +24,14 @@ import { CommandTracker, type CommandResults } from './command-tracker';
 import { EventQueue } from './event-queue';
 import { SignedTransport, TransportError, type TransportResponse } from './http-transport';
 import { Roster } from './roster';
+import { checkBan, type BanCheckResult, type BanFailMode } from './ban-check';
 import {
   GAME_PATHS,
   type CommandEntry,
   type CommandHandler,
   type CommandOutcome,
   type EventEntry,
+  type HeartbeatConfig,
   type HeartbeatRequest,
   type HeartbeatResponse,
   type HeartbeatSuccess,
@@ -89,6 +91,11 @@ export interface GameClientOptions {
   /** Random source in [0, 1) for jitter. */
   random?: () => number;
   fetch?: typeof fetch;
+  /**
+   * What {@link GameClient.checkBan} answers when the service cannot be asked (network error, timeout,
+   * 5xx, 429, setup error): `open` admits the user (default, the spec's recommendation), `closed` refuses.
+   */
+  banCheckFailMode?: BanFailMode;
 }
 
 /** Input of {@link GameClient.track}. */
@@ -121,6 +128,7 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 
 /** One game server's connection to the service. See the module comment for the rules it follows. */
 export class GameClient {
+  /** Identifier of this running instance, sent as `externalServerId` on every heartbeat. */
   readonly externalServerId: string;
   /** Who is on the server now; sent whole on every heartbeat. */
   readonly roster = new Roster();
@@ -137,6 +145,7 @@ export class GameClient {
   private readonly maxEventsPerHeartbeat: number;
 
   private interval: number;
+  private lastConfig: HeartbeatConfig | undefined;
   private batchLimit: number;
   private failureStreak = 0;
   private running = false;
@@ -175,6 +184,14 @@ export class GameClient {
   /** The heartbeat interval in force, seconds: the last one a 200 returned, else the initial one. */
   get intervalSeconds(): number {
     return this.interval;
+  }
+
+  /**
+   * `config` of the last 200 heartbeat as the service sent it (the interval plus any later additive
+   * fields, e.g. door cache settings), or undefined before the first 200.
+   */
+  get config(): Readonly<HeartbeatConfig> | undefined {
+    return this.lastConfig;
   }
 
   /** True while the heartbeat loop runs. */
@@ -299,12 +316,23 @@ export class GameClient {
     return this.transport.request(method, path, body);
   }
 
+  /**
+   * Connect-time ban check of `externalId` joining this server (spec: POST bans/check; src/client/ban-check.ts).
+   * Refuse the user when `banned` is true. Without an answer the fail mode decides: `opts.failMode`,
+   * else the `banCheckFailMode` option, else `open`; the problem goes to `onProblem`. Never rejects for
+   * HTTP or network outcomes.
+   */
+  checkBan(externalId: string, opts: { failMode?: BanFailMode } = {}): Promise<BanCheckResult> {
+    const failMode = opts.failMode ?? this.opts.banCheckFailMode ?? 'open';
+    return checkBan((m, p, b) => this.transport.request(m, p, b), { externalId, externalServerId: this.externalServerId }, failMode, (p) => this.problem(p));
+  }
+
   // ------------------------------------------------------------------------------------------------
 
   private async loop(stop: AbortSignal): Promise<void> {
     let next: Cycle = { kind: 'ok', delayMs: 0 };
     while (!stop.aborted) {
-      if (next.kind !== 'halt' && next.delayMs > 0) await this.wait(next.delayMs, next.kind === 'ok', stop);
+      if (next.delayMs > 0) await this.wait(next.delayMs, next.kind === 'ok', stop);
       if (stop.aborted) return;
       next = await this.cycle();
       if (next.kind === 'halt') {
@@ -335,22 +363,23 @@ export class GameClient {
     return Math.max(this.opts.idRetentionMs ?? MIN_ID_RETENTION_MS, 3 * this.interval * 1000);
   }
 
+  /** The heartbeat body, fields in the spec's order (the bytes signed are exactly these, serialised once). */
   private buildRequest(events: EventEntry[], results: CommandResults): HeartbeatRequest {
+    const { externalScopeId, region } = this.opts;
     const players = this.roster.list();
-    const body: HeartbeatRequest = { externalServerId: this.externalServerId };
-    if (this.opts.externalScopeId !== undefined) body.externalScopeId = this.opts.externalScopeId;
-    Object.assign(body, {
+    return {
+      externalServerId: this.externalServerId,
+      ...(externalScopeId !== undefined ? { externalScopeId } : {}),
       playerCount: players.length,
       maxPlayers: this.opts.maxPlayers,
       sdkVersion: this.opts.sdkVersion ?? DEFAULT_SDK_VERSION,
       uptimeSeconds: Math.max(0, Math.floor((this.clock.now() - this.bootMs) / 1000)),
-    });
-    if (this.opts.region !== undefined) body.region = this.opts.region;
-    body.players = players;
-    body.events = events;
-    body.acks = results.acks;
-    if (results.failures.length) body.failures = results.failures;
-    return body;
+      ...(region !== undefined ? { region } : {}),
+      players,
+      events,
+      acks: results.acks,
+      ...(results.failures.length ? { failures: results.failures } : {}),
+    };
   }
 
   /**
@@ -426,6 +455,7 @@ export class GameClient {
       this.problem({ kind: 'bad_response', status: 200, message: 'heartbeat 200 without a readable body; keeping the current interval' });
       return { kind: 'ok', delayMs: this.interval * 1000 };
     }
+    this.lastConfig = response.config;
     const iv = response.config.heartbeatIntervalSeconds;
     if (Number.isFinite(iv) && iv > 0) this.interval = Math.min(3600, Math.max(1, iv));
     for (const command of response.commands) this.dispatch(command);
@@ -490,7 +520,9 @@ export class GameClient {
     };
     const expires = Date.parse(command.expiresAt);
     if (Number.isFinite(expires) && expires <= this.transport.serverNow()) {
-      this.commands.complete(command.id, false, 'expired before execution');
+      // Too late to act: no ack (the effect did not happen) and no failure report; the service turns it
+      // into `expired` on its own (spec: Command lifecycle, "not yet acked → expired").
+      this.commands.drop(command.id, this.clock.now() + this.retentionMs());
       return;
     }
     const run = this.execute(command);

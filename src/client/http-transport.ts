@@ -115,6 +115,7 @@ export class SignedTransport {
   private readonly skewToleranceMs: number;
   private readonly fetchImpl: typeof fetch;
   private readonly onAttempt: ((attempt: AttemptInfo) => void) | undefined;
+  private lastSent: { ts: number; bytes: Buffer } | null = null;
   private measuredSkewMs = 0;
   private appliedOffsetMs = 0;
 
@@ -160,7 +161,9 @@ export class SignedTransport {
 
   /**
    * Sends one signed request to `path` (e.g. `/api/v1/game/heartbeat`). `body` is serialised once
-   * ({@link encodeBody}); GET and HEAD send no body and sign the timestamp alone. A 409 is retried once
+   * ({@link encodeBody}); GET and HEAD send no body and sign the timestamp alone. Identical bytes are
+   * never signed twice with the same timestamp by one instance (it waits for the next second, as the replay
+   * cache would reject the second signature). A 409 is retried once
    * after the next whole second with a fresh timestamp; every other status is returned to the caller,
    * which decides (spec: Errors).
    * @throws {TransportError} when no HTTP response arrives (network error or timeout).
@@ -174,6 +177,9 @@ export class SignedTransport {
     const timestamps: number[] = [];
 
     let ts = this.timestamp();
+    // The same bytes signed in the same second give the same signature, which the replay cache rejects
+    // (rule 3): wait for the next second instead of spending a request on a certain 409.
+    if (this.lastSent && this.lastSent.ts >= ts && this.lastSent.bytes.equals(bytes)) ts = await this.nextSecond(this.lastSent.ts);
     let res = await this.attempt(upper, fullPath, url, bytes, ts, latencies);
     timestamps.push(ts);
     if (res.status === 409) {
@@ -206,6 +212,7 @@ export class SignedTransport {
     latencies: number[],
   ): Promise<Omit<TransportResponse, 'attemptLatenciesMs' | 'timestamps' | 'body'>> {
     const tsString = String(ts);
+    this.lastSent = { ts, bytes };
     const headers: Record<string, string> = {
       authorization: `Bearer ${this.apiKey}`,
       'x-service-timestamp': tsString,

@@ -43,6 +43,7 @@ export class Roster {
     return p ? { ...p } : undefined;
   }
 
+  /** True when the player is on the roster. */
   has(externalId: string): boolean {
     return this.players.has(externalId);
   }

@@ -1,0 +1,61 @@
+/**
+ * The reference client's connect-time ban check (spec: POST /api/v1/game/bans/check: "a connect-time
+ * call, not polled. On a network error the client decides whether to fail open; failing open is the
+ * recommended default unless a missed ban is worse than a refused connection").
+ *
+ * Request `{ externalId, externalServerId }`; only `banned` of the answer is relied on, the other fields
+ * (`scope`, `expiresAt`, `reason`) are passed through as informational. Without an answer (network error,
+ * timeout, 5xx, 429, or any other non-200 such as a setup problem) the fail mode decides: `open` lets the
+ * user in, `closed` refuses them; the problem is reported either way.
+ */
+import { TransportError, type TransportResponse } from './http-transport';
+import { GAME_PATHS, type ProblemInfo } from './client-types';
+
+/** What to do when the service gives no answer: `open` admits the user (default), `closed` refuses. */
+export type BanFailMode = 'open' | 'closed';
+
+/** The outcome of one ban check. */
+export interface BanCheckResult {
+  /** Refuse the connection when true. */
+  banned: boolean;
+  /** `service`: the service answered; `fail_open` / `fail_closed`: it did not, the fail mode decided. */
+  source: 'service' | 'fail_open' | 'fail_closed';
+  /** Informational (spec: field names other than banned are unsettled); null when absent. */
+  scope: string | null;
+  expiresAt: string | null;
+  reason: string | null;
+}
+
+/** Sends a signed request (normally `GameClient.request`). */
+export type SignedRequest = (method: string, path: string, body?: unknown) => Promise<TransportResponse>;
+
+const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+
+/**
+ * Asks the service whether `externalId` may connect to `externalServerId`. Never throws for HTTP or
+ * network outcomes; `onProblem` hears about every unanswered check.
+ */
+export async function checkBan(
+  request: SignedRequest,
+  input: { externalId: string; externalServerId: string },
+  failMode: BanFailMode = 'open',
+  onProblem?: (p: ProblemInfo) => void,
+): Promise<BanCheckResult> {
+  const fail = (problem: ProblemInfo): BanCheckResult => {
+    onProblem?.({ ...problem, message: `ban check for ${input.externalId} failed ${failMode}: ${problem.message}` });
+    return { banned: failMode === 'closed', source: failMode === 'closed' ? 'fail_closed' : 'fail_open', scope: null, expiresAt: null, reason: null };
+  };
+  let res: TransportResponse;
+  try {
+    res = await request('POST', GAME_PATHS.bansCheck, { externalId: input.externalId, externalServerId: input.externalServerId });
+  } catch (err) {
+    if (!(err instanceof TransportError)) throw err;
+    return fail({ kind: 'network', message: err.message });
+  }
+  const body = res.json as Record<string, unknown> | undefined;
+  if (res.status !== 200 || typeof body?.banned !== 'boolean') {
+    const kind: ProblemInfo['kind'] = res.status === 200 ? 'bad_response' : res.status === 429 ? 'rate_limited' : 'server_error';
+    return fail({ kind, status: res.status, message: `${res.status} ${res.errorCode ?? ''}`.trim() });
+  }
+  return { banned: body.banned, source: 'service', scope: text(body.scope), expiresAt: text(body.expiresAt), reason: text(body.reason) };
+}

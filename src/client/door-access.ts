@@ -1,0 +1,232 @@
+/**
+ * The reference client's side of doors (spec: "Intended client flow: fetch manifest on boot; bulk-check
+ * each user on join; cache for the TTL; make no further requests during normal play except single checks
+ * for uncached doors"; Door › failMode; Command types door_set_state and refresh_permissions).
+ *
+ * Wiring into a {@link GameClient} (no privileged path: only the public endpoints and commands):
+ *
+ * ```ts
+ * const doors = new DoorAccess({ request: (m, p, b) => client.request(m, p, b), externalServerId });
+ * const client = new GameClient({ ..., onCommand: doors.commandHandler(gameHandler),
+ *   onHeartbeat: (s) => doors.onConfig(s.response.config) });
+ * await doors.refreshManifest();             // on boot
+ * void doors.onJoin(userId);                 // when a player joins (one bulk check)
+ * const answer = await doors.check(key, userId);   // whenever a player uses a door
+ * ```
+ *
+ * Rules it follows:
+ * - The manifest is fetched on boot, after `refresh_permissions`, and whenever the heartbeat `config`
+ *   carries a `doorsVersion` other than the manifest's; each refetch forgets every cached decision,
+ *   since a changed version means a door, policy or forced state changed.
+ * - A forced state (from the manifest or a `door_set_state` command) is applied locally, without a
+ *   request: locked denies, unlocked allows, auto returns to decisions (and forgets that door's cache).
+ * - Decisions are cached for their `ttlSeconds` (0 = not cached); a single check is made only for an
+ *   uncached door.
+ * - Service unreachable (network error, timeout, 5xx, 429, or a 401/403 setup problem): the door's
+ *   failMode decides, `closed` (deny) when the door is not in the manifest. An unknown door (404) is denied.
+ */
+import { systemClock, type Clock } from './clock';
+import { TransportError, type TransportResponse } from './http-transport';
+import { GAME_PATHS, type CommandEntry, type CommandHandler, type CommandOutcome, type ProblemInfo } from './client-types';
+
+/** One door of the manifest (`doorManifestResponseSchema` in src/schemas/doors.ts). */
+export interface ManifestDoor {
+  key: string;
+  name: string;
+  kind: string;
+  defaultEffect: 'allow' | 'deny';
+  failMode: 'closed' | 'open';
+  forcedState: 'auto' | 'locked' | 'unlocked';
+}
+
+/** The answer for one user at one door. */
+export interface DoorAnswer {
+  doorKey: string;
+  externalId: string;
+  allowed: boolean;
+  /**
+   * The service's reason (`policy_allow:<id>`, `default_deny`, `forced_locked`, ...), or, decided locally:
+   * `forced_locked` / `forced_unlocked`, `fail_closed` / `fail_open` (service unreachable), `unknown_door`.
+   */
+  reason: string;
+  /** Where the answer came from. */
+  source: 'service' | 'cache' | 'forced' | 'fail_mode';
+}
+
+export interface DoorAccessOptions {
+  /** Sends a signed request (normally `GameClient.request`). */
+  request: (method: string, path: string, body?: unknown) => Promise<TransportResponse>;
+  /** This server, named in the service's access log. */
+  externalServerId?: string;
+  clock?: Clock;
+  /** Transient problems, for logs (the answer has already applied failMode). */
+  onProblem?: (problem: ProblemInfo) => void;
+}
+
+interface CachedAnswer {
+  allowed: boolean;
+  reason: string;
+  /** Local clock, ms. */
+  expiresAt: number;
+}
+
+interface WireDecision {
+  doorKey?: unknown;
+  decision?: unknown;
+  reason?: unknown;
+  ttlSeconds?: unknown;
+}
+
+export class DoorAccess {
+  private doors = new Map<string, ManifestDoor>();
+  private version: number | null = null;
+  /** externalId → doorKey → cached answer. */
+  private readonly decisions = new Map<string, Map<string, CachedAnswer>>();
+  private refreshing: Promise<boolean> | null = null;
+  private readonly clock: Clock;
+
+  constructor(private readonly opts: DoorAccessOptions) {
+    this.clock = opts.clock ?? systemClock;
+  }
+
+  /** Version of the manifest held, or null before the first successful fetch. */
+  get manifestVersion(): number | null {
+    return this.version;
+  }
+
+  /** The door `key` as the manifest (and later door_set_state commands) describe it. */
+  door(key: string): ManifestDoor | undefined {
+    const d = this.doors.get(key);
+    return d ? { ...d } : undefined;
+  }
+
+  /**
+   * Fetches the manifest (GET doors/manifest) and forgets every cached decision. Concurrent calls share
+   * one request. Resolves true on success, false when the service could not be reached (the previous
+   * manifest stays in force). Never rejects for HTTP or network outcomes.
+   */
+  refreshManifest(): Promise<boolean> {
+    this.refreshing ??= this.fetchManifest().finally(() => (this.refreshing = null));
+    return this.refreshing;
+  }
+
+  /** Reads a heartbeat `config`: a `doorsVersion` other than the manifest's triggers a refetch. */
+  onConfig(config: Record<string, unknown>): void {
+    const v = config.doorsVersion;
+    if (typeof v === 'number' && v !== this.version) void this.refreshManifest();
+  }
+
+  /**
+   * Bulk-checks `externalId` (POST doors/bulk) and caches every decision for its TTL; called once when a
+   * player joins. Failures are reported through `onProblem`; later checks then go one by one. Never rejects
+   * for HTTP or network outcomes.
+   */
+  async onJoin(externalId: string): Promise<void> {
+    const res = await this.send('POST', GAME_PATHS.doorsBulk, { externalId, externalServerId: this.opts.externalServerId });
+    if (!res || res.status !== 200) return;
+    const list = (res.json as { decisions?: unknown }).decisions;
+    if (!Array.isArray(list)) return;
+    for (const d of list as WireDecision[]) this.remember(externalId, d);
+  }
+
+  /** Forgets a player's cached decisions (when they leave). */
+  onLeave(externalId: string): void {
+    this.decisions.delete(externalId);
+  }
+
+  /**
+   * May `externalId` pass `doorKey` now? Forced state first, then the cache, then POST doors/check;
+   * failMode when the service is unreachable. Never rejects for HTTP or network outcomes.
+   */
+  async check(doorKey: string, externalId: string): Promise<DoorAnswer> {
+    const door = this.doors.get(doorKey);
+    if (door && door.forcedState !== 'auto') {
+      return { doorKey, externalId, allowed: door.forcedState === 'unlocked', reason: `forced_${door.forcedState}`, source: 'forced' };
+    }
+    const cached = this.decisions.get(externalId)?.get(doorKey);
+    if (cached && cached.expiresAt > this.clock.now()) return { doorKey, externalId, allowed: cached.allowed, reason: cached.reason, source: 'cache' };
+
+    const res = await this.send('POST', GAME_PATHS.doorsCheck, { doorKey, externalId, externalServerId: this.opts.externalServerId });
+    if (res?.status === 200) {
+      const answer = this.remember(externalId, res.json as WireDecision);
+      if (answer) return { doorKey, externalId, ...answer, source: 'service' };
+    }
+    if (res?.status === 404) return { doorKey, externalId, allowed: false, reason: 'unknown_door', source: 'service' };
+    const failMode = door?.failMode ?? 'closed';
+    return { doorKey, externalId, allowed: failMode === 'open', reason: `fail_${failMode}`, source: 'fail_mode' };
+  }
+
+  /**
+   * Executes door commands: `door_set_state` `{doorKey, state}` applies the forced state locally (and
+   * forgets that door's cached decisions); `refresh_permissions` refetches the manifest. Returns undefined
+   * for any other type.
+   */
+  async handleCommand(command: CommandEntry): Promise<CommandOutcome | undefined> {
+    if (command.type === 'refresh_permissions') {
+      return (await this.refreshManifest()) ? { ok: true } : { ok: false, reason: 'manifest could not be fetched' };
+    }
+    if (command.type !== 'door_set_state') return undefined;
+    const { doorKey, state } = command.payload as { doorKey?: unknown; state?: unknown };
+    if (typeof doorKey !== 'string' || (state !== 'locked' && state !== 'unlocked' && state !== 'auto')) {
+      return { ok: false, reason: 'door_set_state needs {doorKey, state: locked|unlocked|auto}' };
+    }
+    const door = this.doors.get(doorKey);
+    if (door) door.forcedState = state;
+    else this.doors.set(doorKey, { key: doorKey, name: doorKey, kind: 'door', defaultEffect: 'deny', failMode: 'closed', forcedState: state });
+    for (const perUser of this.decisions.values()) perUser.delete(doorKey);
+    return { ok: true };
+  }
+
+  /** A {@link CommandHandler} that runs door commands here and passes every other command to `next`. */
+  commandHandler(next?: CommandHandler): CommandHandler {
+    return async (command) => {
+      const outcome = await this.handleCommand(command);
+      if (outcome) return outcome;
+      return next ? next(command) : { ok: false, reason: 'no command handler' };
+    };
+  }
+
+  private async fetchManifest(): Promise<boolean> {
+    const res = await this.send('GET', GAME_PATHS.doorsManifest);
+    const body = res?.status === 200 ? (res.json as { version?: unknown; doors?: unknown }) : undefined;
+    if (!body || typeof body.version !== 'number' || !Array.isArray(body.doors)) return false;
+    this.doors = new Map((body.doors as ManifestDoor[]).map((d) => [d.key, { ...d }]));
+    this.version = body.version;
+    this.decisions.clear();
+    return true;
+  }
+
+  /** Caches one wire decision; returns it as an answer, or undefined when malformed. */
+  private remember(externalId: string, d: WireDecision): { allowed: boolean; reason: string } | undefined {
+    if (typeof d.doorKey !== 'string' || (d.decision !== 'allow' && d.decision !== 'deny')) return undefined;
+    const answer = { allowed: d.decision === 'allow', reason: typeof d.reason === 'string' ? d.reason : '' };
+    const ttl = typeof d.ttlSeconds === 'number' ? d.ttlSeconds : 0;
+    if (ttl > 0) {
+      let perUser = this.decisions.get(externalId);
+      if (!perUser) this.decisions.set(externalId, (perUser = new Map()));
+      perUser.set(d.doorKey, { ...answer, expiresAt: this.clock.now() + ttl * 1000 });
+    }
+    return answer;
+  }
+
+  /** One request; undefined when no usable answer came (reported as a problem). */
+  private async send(method: string, path: string, body?: unknown): Promise<TransportResponse | undefined> {
+    try {
+      const res = await this.opts.request(method, path, body);
+      if (res.status !== 200 && res.status !== 404) this.problem({ kind: res.status >= 500 ? 'server_error' : 'bad_response', status: res.status, message: `${method} ${path}: ${res.status} ${res.errorCode ?? ''}`.trim() });
+      return res;
+    } catch (err) {
+      if (!(err instanceof TransportError)) throw err;
+      this.problem({ kind: 'network', message: err.message });
+      return undefined;
+    }
+  }
+
+  private problem(p: ProblemInfo): void {
+    try {
+      this.opts.onProblem?.(p);
+    } catch {
+      // a throwing callback must not break door answers
+    }
+  }
+}

@@ -1,0 +1,20 @@
+/** Public surface of the reference client (see game-client.ts for the rules it follows). */
+export { GameClient, parseHeartbeatResponse, DEFAULT_SDK_VERSION, DEFAULT_INITIAL_INTERVAL_SECONDS, MIN_ID_RETENTION_MS } from './game-client';
+export type { GameClientOptions, TrackInput } from './game-client';
+export { SignedTransport, TransportError, KeyFormatError, encodeBody } from './http-transport';
+export type { TransportOptions, TransportResponse, AttemptInfo } from './http-transport';
+export { EventQueue } from './event-queue';
+export { CommandTracker } from './command-tracker';
+export type { CommandResults, FailureReport } from './command-tracker';
+export { Roster } from './roster';
+export { percentile, StatsRecorder } from './client-stats';
+export type { ClientStats } from './client-stats';
+export { backoffDelayMs, parseRetryAfterMs, DEFAULT_BACKOFF } from './backoff';
+export type { BackoffOptions } from './backoff';
+export { systemClock, realSleep } from './clock';
+export type { Clock } from './clock';
+export { DoorAccess } from './door-access';
+export type { DoorAccessOptions, DoorAnswer, ManifestDoor } from './door-access';
+export { checkBan } from './ban-check';
+export type { BanCheckResult, BanFailMode } from './ban-check';
+export * from './client-types';
