@@ -1,17 +1,24 @@
 /**
  * Fleet simulator: `npm run simulate -- --servers N --players M --duration S [--url U] [--interval S]
- * [--key K] [--wait S] [--json]`.
+ * [--key K] [--wait S] [--commands R] [--nudges] [--json]`.
  *
  * N simulated game servers, each a reference client (src/client/) against a running API. Unless `--key`
  * is given it first creates a workspace, a game (heartbeat interval `--interval`, default 15 s) and a key
  * with every scope, through the service functions directly in Postgres. Each server keeps about M players
  * who join and leave over time and produce join, leave, team_change, death, spawn and a custom
- * `quest_complete` event; commands it receives are executed (kick removes the player) and acked.
+ * `quest_complete` event; commands it receives are executed (kick removes the player) and acked, with an
+ * early heartbeat so the ack does not wait a whole interval. While it runs it issues `--commands` moderation
+ * commands a minute to random players and servers through the service (scripts/support/command-load.ts);
+ * with `--nudges` (only for a game it created) the game's urgent nudges go to a local imitation of the
+ * cloud messaging API that every simulated server subscribes to (the workers must run `publish-nudges`).
  *
  * At the end every server lets its players go and flushes with a final heartbeat; then the simulator waits
  * (up to `--wait` s, default 30) for the workers to bring Postgres up to date and prints a summary:
  * heartbeats sent/ok, latency p50/p99 (ms), events sent vs PlayerEvent rows, sessions opened/closed
- * (Session rows vs what the accepted rosters imply), commands received/acked. `--json` prints it as one
+ * (Session rows vs what the accepted rosters imply), commands received/acked, and of the commands it
+ * issued: how many were acked, failed, expired or are still open, and issue→ack p50/p99 (ms, server clock;
+ * it waits up to one interval for open ones before stopping the fleet; a command for a player who left
+ * the game stays open until it expires). `--json` prints it as one
  * JSON object on stdout (progress goes to stderr either way).
  *
  * Exit codes: 0 ok; 1 events sent and rows in Postgres differ after the wait, events were left unsent, or
@@ -29,8 +36,11 @@ import { GameClient } from '../src/client/game-client';
 import { percentile, type ClientStats } from '../src/client/client-stats';
 import { realSleep } from '../src/client/clock';
 import type { CommandEntry, CommandOutcome, HeartbeatSuccess, ProblemInfo, SetupErrorInfo } from '../src/client/client-types';
+import { createRedis, type AppRedis } from '../src/store/redis';
+import { NudgeQueue } from '../src/commands/nudge-queue';
+import { attachNudgeImitation, CommandLoad } from './support/command-load';
 
-const USAGE = `usage: npm run simulate -- --servers N --players M --duration S [--url U] [--interval S] [--key K] [--wait S] [--json]
+const USAGE = `usage: npm run simulate -- --servers N --players M --duration S [--url U] [--interval S] [--key K] [--wait S] [--commands R] [--nudges] [--json]
   --servers   simulated game servers (default 5)
   --players   players kept on each server, about (default 10)
   --duration  seconds to run (default 60)
@@ -38,6 +48,8 @@ const USAGE = `usage: npm run simulate -- --servers N --players M --duration S [
   --interval  heartbeat interval of the created game, 15-60 s (default 15; ignored with --key)
   --key       use this existing server key (svc_live_<prefix>.<secret>) instead of creating a game
   --wait      seconds to wait for Postgres to catch up at the end (default 30)
+  --commands  moderation commands to issue per minute (default 6; 0 with --key)
+  --nudges    publish urgent nudges through a local cloud messaging imitation (not with --key)
   --json      print the summary as one JSON object on stdout`;
 
 const SDK_VERSION = 'gis-simulator/0.1.0';
@@ -56,6 +68,8 @@ interface Options {
   intervalSeconds: number;
   key?: string;
   waitSeconds: number;
+  commandsPerMinute: number;
+  nudges: boolean;
   json: boolean;
 }
 
@@ -78,6 +92,8 @@ function parseOptions(argv: string[]): Options | null {
       interval: { type: 'string' },
       key: { type: 'string' },
       wait: { type: 'string' },
+      commands: { type: 'string' },
+      nudges: { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -100,6 +116,8 @@ function parseOptions(argv: string[]): Options | null {
     intervalSeconds,
     key: values.key,
     waitSeconds: int('wait', values.wait, 30, 0, 3600),
+    commandsPerMinute: int('commands', values.commands, values.key === undefined ? 6 : 0, 0, 6000),
+    nudges: values.nudges ?? false,
     json: values.json ?? false,
   };
 }
@@ -145,7 +163,8 @@ class SimServer {
       region: pick(['eu-west', 'us-east', 'ap-south']),
       maxPlayers: Math.max(this.target * 2, this.target + 10),
       sdkVersion: SDK_VERSION,
-      onCommand: (cmd) => this.execute(cmd),
+      // The ack goes out with an early heartbeat instead of waiting a whole interval.
+      onCommand: (cmd) => this.execute(cmd).finally(() => setImmediate(() => this.client.nudge())),
       onProblem: opts.onProblem,
       onSetupError: opts.onSetupError,
       onHeartbeat: (hb) => this.accept(hb),
@@ -345,6 +364,9 @@ const round = (ms: number): number | null => (Number.isFinite(ms) ? Math.round(m
 async function run(opts: Options): Promise<number> {
   const config = loadConfig();
   const db = createDb(config.databaseUrl, 2);
+  let redis: AppRedis | undefined;
+  let nudgeQueue: NudgeQueue | undefined;
+  let push: Awaited<ReturnType<typeof attachNudgeImitation>> | undefined;
   try {
     const game = await resolveGame(db, opts);
     const runTag = randomBytes(3).toString('hex');
@@ -374,6 +396,22 @@ async function run(opts: Options): Promise<number> {
       fleet.push(server);
     }
 
+    // Moderation while the fleet plays (issue #3): random commands through the service, optionally nudged.
+    let load: CommandLoad | undefined;
+    if (opts.commandsPerMinute > 0) {
+      redis = createRedis(config.redisUrl, { name: 'simulate' });
+      nudgeQueue = new NudgeQueue(redis, config.redisPrefix);
+      load = new CommandLoad({ db, redis, redisPrefix: config.redisPrefix, gameId: game.gameId, nudges: nudgeQueue, issuedBy: `simulator:${runTag}` });
+    }
+    if (opts.nudges && !game.created) log('--nudges is ignored with --key (the game keeps its platform settings)');
+    if (opts.nudges && game.created) {
+      push = await attachNudgeImitation(db, game.gameId);
+      for (const s of fleet) push.subscribe(() => s.client.nudge());
+      log(`nudges on: the game publishes to ${push.platform.baseUrl} (the workers must run publish-nudges)`);
+    }
+    const targets = fleet.map((s) => ({ id: s.id, players: () => (s.stopped ? [] : s.client.roster.list().map((p) => p.externalId)) }));
+    const commandsPerTick = (opts.commandsPerMinute / 60) * (TICK_MS / 1000);
+
     // Servers boot spread over the first interval so their heartbeats do not all land in one instant.
     const startedAt = Date.now();
     const spread = Math.min(game.intervalSeconds, opts.durationSeconds) * 1000;
@@ -389,6 +427,7 @@ async function run(opts: Options): Promise<number> {
     let lastProgress = startedAt;
     while (!interrupted && Date.now() - startedAt < opts.durationSeconds * 1000) {
       for (const s of fleet) s.tick();
+      for (let n = Math.floor(commandsPerTick) + (Math.random() < commandsPerTick % 1 ? 1 : 0); load && n > 0; n--) await load.issueRandom(targets);
       if (Date.now() - lastProgress >= PROGRESS_MS) {
         lastProgress = Date.now();
         const t = totals(fleet);
@@ -401,6 +440,8 @@ async function run(opts: Options): Promise<number> {
     }
     for (const b of boots) clearTimeout(b);
     const playedSeconds = Math.round((Date.now() - startedAt) / 1000);
+    if (load && !interrupted) log(`waiting (up to one interval) for the ${load.issuedIds.length} issued commands to be acked or failed`);
+    const issued = load && (await load.settle(interrupted ? 0 : (game.intervalSeconds + 5) * 1000));
 
     log('stopping the fleet: players leave, final heartbeats flush the queues');
     await Promise.all(fleet.map((s) => s.shutdown()));
@@ -434,7 +475,13 @@ async function run(opts: Options): Promise<number> {
       latencyMs: { p50: round(percentile(t.latencies, 50)), p99: round(percentile(t.latencies, 99)), max: round(t.latencies.reduce((m, x) => Math.max(m, x), Number.NEGATIVE_INFINITY)), samples: t.latencies.length },
       events: { tracked: t.eventsTracked, sent: t.eventsAcked, unsent: t.eventsQueued, dropped: t.eventsDropped, rowsInPostgres: rows.events, match: eventsMatch },
       sessions: { opened: rows.sessions, closed: rows.sessionsClosed, expectedOpened, expectedClosed },
-      commands: { received: t.commandsReceived, acked: t.commandsAcked, failed: t.commandsFailed, redeliveriesSkipped: t.commandsDuplicate },
+      commands: {
+        received: t.commandsReceived,
+        acked: t.commandsAcked,
+        failed: t.commandsFailed,
+        redeliveriesSkipped: t.commandsDuplicate,
+        ...(issued ? { issued, nudgesPublished: push?.platform.accepted.length ?? 0 } : {}),
+      },
       bansRefused: fleet.reduce((n, s) => n + s.bansRefused, 0),
       problems,
       setupErrors: setupErrors.map((e) => ({ server: e.server, status: e.status, code: e.code, message: e.message })),
@@ -451,6 +498,12 @@ async function run(opts: Options): Promise<number> {
         `events       sent ${t.eventsAcked}, rows in Postgres ${rows.events} ${eventsMatch ? '(match)' : '(MISMATCH)'}; tracked ${t.eventsTracked}, unsent ${t.eventsQueued}`,
         `sessions     opened ${rows.sessions}, closed ${rows.sessionsClosed} (rosters imply ${expectedOpened} opened, ${expectedClosed} closed)`,
         `commands     received ${t.commandsReceived}, acked ${t.commandsAcked}, failed ${t.commandsFailed}`,
+        ...(issued
+          ? [
+              `moderation   issued ${issued.issued} (refused ${issued.refused}): acked ${issued.acked}, failed ${issued.failed}, expired ${issued.expired}, open ${issued.open}; ` +
+                `issue→ack p50 ${issued.issueToAckMs.p50} ms, p99 ${issued.issueToAckMs.p99} ms; nudges ${push?.platform.accepted.length ?? 'off'}`,
+            ]
+          : []),
         `bans         ${summary.bansRefused} join(s) refused (banned)`,
         `waited ${waited} s for Postgres`,
       ];
@@ -464,7 +517,8 @@ async function run(opts: Options): Promise<number> {
     }
     return eventsMatch && t.eventsQueued === 0 && setupErrors.length === 0 ? 0 : 1;
   } finally {
-    await db.$disconnect();
+    await Promise.allSettled([nudgeQueue?.close(), push?.platform.stop()]);
+    await Promise.allSettled([redis?.quit(), db.$disconnect()]);
   }
 }
 

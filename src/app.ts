@@ -12,13 +12,22 @@ import { HeartbeatService } from './presence/heartbeat-service';
 import { requestId } from './http/request-id';
 import { errorHandler, notFoundHandler } from './http/error-handler';
 import { heartbeatRoute } from './http/routes/heartbeat';
+import { doorBulkRoute, doorCheckRoute, doorManifestRoute } from './http/routes/doors';
+import { DoorAccessService } from './doors/door-access-service';
+import { DoorsVersionReader } from './doors/doors-version';
 import { healthRoutes } from './http/routes/health';
+import { bansCheckRoute } from './http/routes/bans-check';
+import { Blocklist } from './bans/blocklist';
+import type { ApiMetrics } from './metrics/api-metrics';
+import { countRateLimited, ObservedDoorAccessService, ObservedHeartbeatService } from './metrics/observed-services';
 
 export interface AppDeps {
   config: Readonly<Config>;
   redis: AppRedis;
   db: Db;
   verifier: KeyVerifier;
+  /** In-process metrics (src/metrics/api-metrics.ts), rendered by the console listener; none in most tests. */
+  metrics?: ApiMetrics;
 }
 
 /** Builds the game listener app. Routes of later concerns register on `game` (see `gameRouter`). */
@@ -27,16 +36,27 @@ export function createApp(deps: AppDeps): Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.use(requestId);
+  if (deps.metrics) app.use(deps.metrics.http());
   app.use(healthRoutes(deps));
 
   // Raw bytes first: the signature covers the exact body; over the limit → 413 before any parsing.
   const raw = express.raw({ type: () => true, limit: deps.config.maxEnvelopeBytes });
   const game: Router = express.Router();
-  const heartbeats = new HeartbeatService(deps.redis, deps.config.redisPrefix);
-  game.post('/heartbeat', raw, heartbeatRoute({ verifier: deps.verifier, heartbeats }));
+  const heartbeats = deps.metrics ? new ObservedHeartbeatService(deps.redis, deps.config.redisPrefix, deps.metrics) : new HeartbeatService(deps.redis, deps.config.redisPrefix);
+  const doorsVersions = new DoorsVersionReader(deps.redis, deps.db, deps.config.redisPrefix);
+  const heartbeatDoors = { doorCacheTtlSeconds: deps.config.doorCacheTtlSeconds, versions: doorsVersions };
+  game.post('/heartbeat', raw, heartbeatRoute({ verifier: deps.verifier, heartbeats, doors: heartbeatDoors }));
+  const doorDeps = { db: deps.db, redis: deps.redis, redisPrefix: deps.config.redisPrefix, doorCacheTtlSeconds: deps.config.doorCacheTtlSeconds };
+  const doors = deps.metrics ? new ObservedDoorAccessService(doorDeps, deps.metrics) : new DoorAccessService(doorDeps);
+  game.post('/doors/check', raw, doorCheckRoute({ verifier: deps.verifier, doors }));
+  game.post('/doors/bulk', raw, doorBulkRoute({ verifier: deps.verifier, doors }));
+  game.get('/doors/manifest', raw, doorManifestRoute({ verifier: deps.verifier, doors }));
+  const blocklist = new Blocklist(deps.redis, deps.db, deps.config.redisPrefix);
+  game.post('/bans/check', raw, bansCheckRoute({ verifier: deps.verifier, redis: deps.redis, redisPrefix: deps.config.redisPrefix, blocklist }));
   app.use('/api/v1/game', game);
 
   app.use(notFoundHandler);
+  if (deps.metrics) app.use(countRateLimited(deps.metrics));
   app.use(errorHandler(deps.config.maxEnvelopeBytes));
   return app;
 }

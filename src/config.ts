@@ -25,6 +25,20 @@ export interface Config {
   dbPoolSize: number;
   /** Comma-separated worker roles this worker process runs (`all` or names from workers/queues.ts). */
   workerRoles: string[];
+  /**
+   * Longest time in seconds a door decision may be cached, by the service and by clients (spec: Limits,
+   * "Door cache TTL value: not shown"); sent in the heartbeat `config` and on every decision.
+   */
+  doorCacheTtlSeconds: number;
+  /** Port of the moderator console listener (page, /console/api, /metrics, /openapi.json); 0 = any free port. */
+  consolePort: number;
+  /** Interface the console binds to; loopback by default so it is never exposed by accident. */
+  consoleHost: string;
+  /**
+   * Operator token of the console (`Authorization: Bearer <token>`), at least 24 characters; null when
+   * unset, in which case the console generates one at boot (src/console/console-token.ts).
+   */
+  consoleToken: string | null;
 }
 
 const schema = {
@@ -40,6 +54,10 @@ const schema = {
     GONE_AFTER_MISSED_INTERVALS: { type: 'integer', minimum: 2, maximum: 20, default: 3 },
     DB_POOL_SIZE: { type: 'integer', minimum: 1, maximum: 100, default: 5 },
     WORKER_ROLES: { type: 'string', pattern: '^[a-z,-]+$', default: 'all' },
+    DOOR_CACHE_TTL_SECONDS: { type: 'integer', minimum: 5, maximum: 3600, default: 60 },
+    CONSOLE_PORT: { type: 'integer', minimum: 0, maximum: 65535, default: 3001 },
+    CONSOLE_HOST: { type: 'string', minLength: 1, default: '127.0.0.1' },
+    CONSOLE_TOKEN: { type: 'string', minLength: 24, maxLength: 256, pattern: '^[\\x21-\\x7e]+$' },
   },
   additionalProperties: true,
 } as const;
@@ -65,7 +83,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const validate = ajv.compile(schema);
   if (!validate(copy)) {
     throw new ConfigError(
-      (validate.errors ?? []).map((e) => `${e.instancePath.slice(1) || 'env'} ${e.message ?? 'is invalid'} (got ${JSON.stringify(copy[e.instancePath.slice(1)])})`),
+      (validate.errors ?? []).map((e) => {
+        const name = e.instancePath.slice(1);
+        // Never echo a credential, even a malformed one.
+        const got = /TOKEN|SECRET|PASSWORD/.test(name) ? '[redacted]' : JSON.stringify(copy[name]);
+        return `${name || 'env'} ${e.message ?? 'is invalid'} (got ${got})`;
+      }),
     );
   }
   const v = copy as Record<string, string | number>;
@@ -80,5 +103,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     goneAfterMissedIntervals: Number(v.GONE_AFTER_MISSED_INTERVALS),
     dbPoolSize: Number(v.DB_POOL_SIZE),
     workerRoles: String(v.WORKER_ROLES).split(',').filter(Boolean),
+    doorCacheTtlSeconds: Number(v.DOOR_CACHE_TTL_SECONDS),
+    consolePort: Number(v.CONSOLE_PORT),
+    consoleHost: String(v.CONSOLE_HOST),
+    consoleToken: v.CONSOLE_TOKEN === undefined ? null : String(v.CONSOLE_TOKEN),
   });
 }

@@ -1,7 +1,8 @@
 /**
  * API process entry: `npm start`. Loads config, connects Redis and Postgres once, subscribes to key
- * invalidations, serves the game listener, and shuts down gracefully on SIGTERM/SIGINT (stop accepting,
- * finish in-flight requests, close connections).
+ * invalidations, serves the game listener (`PORT`) and the moderator console listener (`CONSOLE_PORT`,
+ * src/console/: page, /console/api, /metrics of this process, /openapi.json), and shuts down gracefully on
+ * SIGTERM/SIGINT (stop accepting on both, finish in-flight requests, close connections).
  */
 import { loadConfig, ConfigError } from './config';
 import { log, setLogLevel } from './log';
@@ -10,6 +11,8 @@ import { createDb } from './store/prisma';
 import { subscribeInvalidations } from './auth/invalidation';
 import { KeyVerifier } from './auth/key-verifier';
 import { createApp } from './app';
+import { ApiMetrics } from './metrics/api-metrics';
+import { startConsole } from './console/console-server';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -20,11 +23,13 @@ async function main(): Promise<void> {
   const verifier = new KeyVerifier(db);
   await subscribeInvalidations(subscriber, verifier, config.redisPrefix);
 
-  const app = createApp({ config, redis, db, verifier });
+  const metrics = new ApiMetrics();
+  const app = createApp({ config, redis, db, verifier, metrics });
   const server = app.listen(config.port, config.host, () => {
     log.info('game listener up', { port: config.port, host: config.host, pid: process.pid });
   });
   server.keepAliveTimeout = 65_000;
+  const consoleListener = await startConsole({ config, redis, db, metrics });
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -35,8 +40,10 @@ async function main(): Promise<void> {
     // cut whatever keep-alive connections remain after a bounded wait.
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();
+    const consoleClosed = consoleListener.close();
     await Promise.race([closed, new Promise((r) => setTimeout(r, 10_000))]);
     server.closeAllConnections();
+    await consoleClosed;
     await Promise.allSettled([redis.quit(), subscriber.quit(), db.$disconnect()]);
     process.exit(0);
   };

@@ -4,7 +4,7 @@
  * scheduler. SIGTERM/SIGINT: stop taking jobs, let the current ones finish, close connections.
  */
 import { hostname } from 'node:os';
-import { Queue, Worker } from 'bullmq';
+import { Queue, Worker, type Job } from 'bullmq';
 import { loadConfig, ConfigError } from '../src/config';
 import { log, logContext, setLogLevel } from '../src/log';
 import { createRedis } from '../src/store/redis';
@@ -13,14 +13,30 @@ import { GameDirectory } from '../src/store/game-directory';
 import { GlobalKeys } from '../src/store/keys';
 import { JOB_OPTIONS, ROLES, resolveRoles, type RoleName } from './queues';
 import type { JobContext } from './jobs/context';
-import { flushCommandLogJob, flushEventsJob, flushSessionsJob } from './jobs/flush.job';
+import { flushAccessLogJob, flushCommandLogJob, flushEventsJob, flushSessionsJob } from './jobs/flush.job';
 import { sweepLivenessJob } from './jobs/sweep-liveness.job';
+import { expireCommandsJob } from './jobs/expire-commands.job';
+import { publishNudgesJob } from './jobs/publish-nudges.job';
+import { platformBansJob } from './jobs/platform-bans.job';
+import { deriveShiftsJob } from './jobs/derive-shifts.job';
+import { sampleConcurrencyJob } from './jobs/sample-concurrency.job';
+import { ingestHealthJob } from './jobs/ingest-health.job';
 
-const PROCESSORS: Record<RoleName, (ctx: JobContext) => () => Promise<unknown>> = {
+/** Scheduled roles ignore the job; producer-fed roles read its data (and the lock token to delay it). */
+type Processor = (job: Job, token?: string) => Promise<unknown>;
+
+const PROCESSORS: Record<RoleName, (ctx: JobContext) => Processor> = {
   'flush-events': flushEventsJob,
   'flush-sessions': flushSessionsJob,
   'flush-command-log': flushCommandLogJob,
+  'flush-access-log': flushAccessLogJob,
   'sweep-liveness': sweepLivenessJob,
+  'expire-commands': expireCommandsJob,
+  'publish-nudges': publishNudgesJob,
+  'platform-bans': (ctx) => platformBansJob(ctx),
+  'derive-shifts': deriveShiftsJob,
+  'sample-concurrency': sampleConcurrencyJob,
+  'ingest-health': ingestHealthJob,
 };
 
 async function main(): Promise<void> {
@@ -38,12 +54,12 @@ async function main(): Promise<void> {
   for (const role of roles) {
     const spec = ROLES[role];
     const queue = new Queue(spec.queue, { connection: bullConnection, prefix });
-    await queue.upsertJobScheduler(spec.schedulerId, { every: spec.everyMs }, { name: role, opts: JOB_OPTIONS });
+    if ('schedulerId' in spec) await queue.upsertJobScheduler(spec.schedulerId, { every: spec.everyMs }, { name: role, opts: JOB_OPTIONS });
     const run = PROCESSORS[role](ctx);
-    const worker = new Worker(spec.queue, (job) => logContext.run({ jobId: `${role}:${job.id}` }, run), {
+    const worker = new Worker(spec.queue, (job, token) => logContext.run({ jobId: `${role}:${job.id}` }, () => run(job, token)), {
       connection: bullConnection,
       prefix,
-      concurrency: 1,
+      concurrency: 'concurrency' in spec ? spec.concurrency : 1,
       removeOnComplete: { count: 0 },
       removeOnFail: { count: 100 },
     });

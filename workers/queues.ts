@@ -1,22 +1,40 @@
 /**
  * The typed registry of worker roles: one BullMQ queue per role, each driven by a job scheduler with a
- * stable, versioned id (so redeploys never duplicate repeatables). Queue names carry their own hash tag
+ * stable, versioned id (so redeploys never duplicate repeatables), or, for roles without a schedule, fed
+ * by jobs that producers add (`publish-nudges`: src/commands/nudge-queue.ts). Queue names carry their own hash tag
  * so each queue's keys stay in one Redis Cluster slot (BullMQ's Cluster guidance).
  */
+import { NUDGE_QUEUE } from '../src/commands/nudge-queue';
+import { PLATFORM_BANS_QUEUE } from '../src/bans/platform-write-queue';
+
 export interface RoleSpec {
   /** BullMQ queue name. */
   queue: string;
-  /** Scheduler period in ms. */
-  everyMs: number;
+  /** Scheduler period in ms; absent for roles fed by producers. */
+  everyMs?: number;
   /** Scheduler id; bump the version when the schedule changes. */
-  schedulerId: string;
+  schedulerId?: string;
+  /** Jobs one process runs at once; default 1. */
+  concurrency?: number;
 }
 
 export const ROLES = {
   'flush-events': { queue: '{flush-events}', everyMs: 1000, schedulerId: 'flush-events:v1' },
   'flush-sessions': { queue: '{flush-sessions}', everyMs: 1000, schedulerId: 'flush-sessions:v1' },
   'flush-command-log': { queue: '{flush-command-log}', everyMs: 1000, schedulerId: 'flush-command-log:v1' },
+  'flush-access-log': { queue: '{flush-access-log}', everyMs: 1000, schedulerId: 'flush-access-log:v1' },
   'sweep-liveness': { queue: '{sweep-liveness}', everyMs: 5000, schedulerId: 'sweep-liveness:v1' },
+  'expire-commands': { queue: '{expire-commands}', everyMs: 1000, schedulerId: 'expire-commands:v1' },
+  // Each job is one HTTP publish of one game: several at once so one slow platform call delays no other game.
+  'publish-nudges': { queue: NUDGE_QUEUE, concurrency: 8 },
+  // One job per (game, user) restriction write; waits are delays, not held slots. Rate limits: src/bans/platform-write-limits.ts.
+  'platform-bans': { queue: PLATFORM_BANS_QUEUE, concurrency: 16 },
+  // Shifts and payout accrual from stored sessions (src/derived/live-derivation.ts).
+  'derive-shifts': { queue: '{derive-shifts}', everyMs: 5000, schedulerId: 'derive-shifts:v1' },
+  // Twice a minute so every UTC minute gets a sample despite scheduling jitter (the newer one wins).
+  'sample-concurrency': { queue: '{sample-concurrency}', everyMs: 30_000, schedulerId: 'sample-concurrency:v1' },
+  // Persistent throttling → ingest health warnings (src/limits/ingest-health.ts); it reads minute buckets.
+  'ingest-health': { queue: '{ingest-health}', everyMs: 60_000, schedulerId: 'ingest-health:v1' },
 } as const satisfies Record<string, RoleSpec>;
 
 export type RoleName = keyof typeof ROLES;

@@ -124,7 +124,7 @@ function optionUsage(name: string, spec: AdminCommand['options'][string]): strin
 /** `admin <group> <name> --opt V [--flag] [--json]`. */
 export function commandUsage(cmd: AdminCommand): string {
   const opts = Object.entries(cmd.options).map(([n, s]) => optionUsage(n, s));
-  return ['admin', cmd.group, cmd.name, ...opts, '[--json]'].join(' ');
+  return ['admin', cmd.group, cmd.name, ...opts, '[--json]'].filter(Boolean).join(' ');
 }
 
 function commandHelp(cmd: AdminCommand): string {
@@ -183,15 +183,18 @@ function resolve(argv: string[], commands: readonly AdminCommand[]): Resolved {
     const groups = [...new Set(commands.map((c) => c.group))].join(', ');
     throw new UsageError(`unknown command group "${group}" (one of: ${groups})`);
   }
-  const name = argv[i + 1];
+  let name = argv[i + 1];
   const names = inGroup.map((c) => c.name).join(', ');
-  if (name === undefined || name.startsWith('-')) {
+  // A command named '' is its group's only command, run as `admin <group> [options]` (e.g. `admin health`).
+  const bare = name === undefined || name.startsWith('-');
+  if (bare && inGroup.some((c) => c.name === '')) name = '';
+  else if (bare) {
     if (help || name === '--help' || name === '-h') return { kind: 'help', text: overallHelp(commands, group) };
     throw new UsageError(`"${group}" needs a command (one of: ${names})`);
   }
   const cmd = inGroup.find((c) => c.name === name);
   if (!cmd) throw new UsageError(`unknown command "${group} ${name}" (one of: ${names})`);
-  const values = parseCommandArgs(cmd, argv.slice(i + 2));
+  const values = parseCommandArgs(cmd, argv.slice(i + (name === '' ? 1 : 2)));
   if (help || values.help) return { kind: 'help', text: commandHelp(cmd) };
   const missing = Object.entries(cmd.options).filter(([n, s]) => s.required && values[n] === undefined);
   if (missing.length) {

@@ -9,44 +9,60 @@ import type { StreamConsumer } from '../store/streams';
 import { GameKeys } from '../store/keys';
 import type { FlushHooks } from '../events/event-flusher';
 
-/** Flushes up to `batch` transitions; returns how many it applied. */
-export async function flushCommandLog(db: Db, consumer: StreamConsumer, redisPrefix: string, gameId: string, batch = 1000, hooks: FlushHooks = {}): Promise<{ entries: number }> {
-  const key = new GameKeys(redisPrefix, gameId).commandLog();
-  const entries = await consumer.read(key, batch);
-  if (!entries.length) return { entries: 0 };
-  const ids: string[] = [], st: string[] = [], srv: string[] = [], at: Date[] = [], why: (string | null)[] = [];
-  for (const { fields: f } of entries) {
-    if (!f.id || !/^[0-9a-f-]{36}$/.test(f.id)) continue;
-    ids.push(f.id);
-    st.push(f.st ?? '');
-    srv.push(f.s ?? '');
-    at.push(new Date(Number(f.at)));
-    why.push(f.why ? f.why : null);
-  }
+/** One command transition to record: the command moved to `status` at `at` (on `server`, '' if none). */
+export interface CommandTransitionRow {
+  id: string;
+  status: string;
+  server: string;
+  at: Date;
+  /** Failure reason (failed) or why the state was inferred (expired); null otherwise. */
+  reason: string | null;
+}
+
+/**
+ * Records transitions of commands of `gameId`: a `CommandTransition` row each (a repeat is a no-op) and
+ * `Command.status` moved forward to each command's last step (never backward). Commands with no
+ * Postgres row are skipped.
+ */
+export async function applyCommandTransitions(db: Db, gameId: string, rows: readonly CommandTransitionRow[]): Promise<void> {
+  if (!rows.length) return;
+  const ids = rows.map((r) => r.id), st = rows.map((r) => r.status), srv = rows.map((r) => r.server);
+  const at = rows.map((r) => r.at), why = rows.map((r) => r.reason);
   // UPDATE … FROM picks an arbitrary source row when several match: keep only each command's last step.
   const last = new Map<string, number>();
   ids.forEach((id, i) => last.set(id, i));
   const u = [...last.values()];
   const [uId, uSt, uSrv, uAt, uWhy] = [u.map((i) => ids[i]!), u.map((i) => st[i]!), u.map((i) => srv[i]!), u.map((i) => at[i]!), u.map((i) => why[i] ?? null)];
-  if (ids.length) {
-    await db.$transaction([
-      db.$executeRaw`
-        INSERT INTO "CommandTransition" ("commandId", "toStatus", "externalServerId", "at", "reason")
-        SELECT v.id, v.st, NULLIF(v.srv, ''), v.at, v.why
-        FROM unnest(${ids}::uuid[], ${st}::text[], ${srv}::text[], ${at}::timestamptz[], ${why}::text[]) AS v(id, st, srv, at, why)
-        WHERE EXISTS (SELECT 1 FROM "Command" c WHERE c.id = v.id)
-        ON CONFLICT ("commandId", "toStatus") DO NOTHING`,
-      db.$executeRaw`
-        UPDATE "Command" AS c
-        SET status = v.st, "updatedAt" = v.at,
-            "failureReason" = CASE WHEN v.st = 'failed' THEN v.why ELSE c."failureReason" END,
-            "externalServerId" = COALESCE(c."externalServerId", NULLIF(v.srv, ''))
-        FROM unnest(${uId}::uuid[], ${uSt}::text[], ${uSrv}::text[], ${uAt}::timestamptz[], ${uWhy}::text[]) AS v(id, st, srv, at, why)
-        WHERE c.id = v.id AND c."gameId" = ${gameId}::uuid
-          AND (CASE c.status WHEN 'pending' THEN 0 WHEN 'dispatched' THEN 1 ELSE 2 END)
-            < (CASE v.st WHEN 'pending' THEN 0 WHEN 'dispatched' THEN 1 ELSE 2 END)`,
-    ]);
+  await db.$transaction([
+    db.$executeRaw`
+      INSERT INTO "CommandTransition" ("commandId", "toStatus", "externalServerId", "at", "reason")
+      SELECT v.id, v.st, NULLIF(v.srv, ''), v.at, v.why
+      FROM unnest(${ids}::uuid[], ${st}::text[], ${srv}::text[], ${at}::timestamptz[], ${why}::text[]) AS v(id, st, srv, at, why)
+      WHERE EXISTS (SELECT 1 FROM "Command" c WHERE c.id = v.id)
+      ON CONFLICT ("commandId", "toStatus") DO NOTHING`,
+    db.$executeRaw`
+      UPDATE "Command" AS c
+      SET status = v.st, "updatedAt" = v.at,
+          "failureReason" = CASE WHEN v.st = 'failed' THEN v.why ELSE c."failureReason" END,
+          "externalServerId" = COALESCE(c."externalServerId", NULLIF(v.srv, ''))
+      FROM unnest(${uId}::uuid[], ${uSt}::text[], ${uSrv}::text[], ${uAt}::timestamptz[], ${uWhy}::text[]) AS v(id, st, srv, at, why)
+      WHERE c.id = v.id AND c."gameId" = ${gameId}::uuid
+        AND (CASE c.status WHEN 'pending' THEN 0 WHEN 'dispatched' THEN 1 ELSE 2 END)
+          < (CASE v.st WHEN 'pending' THEN 0 WHEN 'dispatched' THEN 1 ELSE 2 END)`,
+  ]);
+}
+
+/** Flushes up to `batch` transitions; returns how many it applied. */
+export async function flushCommandLog(db: Db, consumer: StreamConsumer, redisPrefix: string, gameId: string, batch = 1000, hooks: FlushHooks = {}): Promise<{ entries: number }> {
+  const key = new GameKeys(redisPrefix, gameId).commandLog();
+  const entries = await consumer.read(key, batch);
+  if (!entries.length) return { entries: 0 };
+  const rows: CommandTransitionRow[] = [];
+  for (const { fields: f } of entries) {
+    if (!f.id || !/^[0-9a-f-]{36}$/.test(f.id)) continue;
+    rows.push({ id: f.id, status: f.st ?? '', server: f.s ?? '', at: new Date(Number(f.at)), reason: f.why ? f.why : null });
   }
+  await applyCommandTransitions(db, gameId, rows);
   await hooks.afterInsert?.();
   await consumer.done(key, entries.map((e) => e.id));
   return { entries: entries.length };

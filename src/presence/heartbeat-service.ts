@@ -5,10 +5,13 @@
  * When it returns, the request's events and roster are in Redis: the 200 promise of the spec.
  */
 import type { AppRedis } from '../store/redis';
-import { GameKeys, GlobalKeys, REPLAY_TTL_SECONDS, SERVER_TTL_SECONDS } from '../store/keys';
+import { GameKeys, GlobalKeys, REPLAY_TTL_SECONDS, SERVER_TTL_SECONDS, THROTTLE_COUNT_TTL_SECONDS } from '../store/keys';
 import { ReplayError } from '../http/errors';
 import type { HeartbeatRequest } from '../schemas/heartbeat';
 import { log } from '../log';
+import { heartbeatQuota, MINUTE_WINDOW_SECONDS } from '../limits/quotas';
+import { QuotaExceededError } from '../limits/quota-error';
+import { ThrottleMarks } from '../limits/throttle-marks';
 
 export interface HeartbeatInput {
   gameId: string;
@@ -25,15 +28,19 @@ export interface HeartbeatInput {
 export class HeartbeatService {
   private readonly lastMarked = new Map<string, number>();
   private readonly globalKeys: GlobalKeys;
+  private readonly throttled: ThrottleMarks;
 
   constructor(private readonly redis: AppRedis, private readonly redisPrefix: string) {
     this.globalKeys = new GlobalKeys(redisPrefix);
+    this.throttled = new ThrottleMarks(redis, redisPrefix);
   }
 
   /**
    * Records the heartbeat and returns the command entries to deliver, each already a JSON string (shape:
    * `commandEntrySchema` in src/schemas/heartbeat.ts), oldest first.
    * @throws {ReplayError} 409 when the signature was seen in the last {@link REPLAY_TTL_SECONDS} s.
+   * @throws {QuotaExceededError} 429 with Retry-After when this (key, server) is over its heartbeat quota
+   *   (src/limits/quotas.ts); nothing of the request is stored.
    */
   async record(input: HeartbeatInput): Promise<string[]> {
     const { body } = input;
@@ -62,8 +69,15 @@ export class HeartbeatService {
       JSON.stringify(body.failures ?? []),
       SERVER_TTL_SECONDS,
       input.deliverCommands ? '1' : '0',
+      heartbeatQuota(input.heartbeatIntervalSeconds),
+      MINUTE_WINDOW_SECONDS,
+      THROTTLE_COUNT_TTL_SECONDS,
     ])) as string[];
     if (result[0] === 'replay') throw new ReplayError('replayed_signature', 'this signature was already used; re-sign with a fresh timestamp');
+    if (result[0] === 'limited') {
+      this.throttled.mark(input.gameId, input.nowMs);
+      throw new QuotaExceededError(input.gameId, 'heartbeat', Number(result[1]));
+    }
     this.markActive(input.gameId, input.nowMs);
     return result.slice(1);
   }

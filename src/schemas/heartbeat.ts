@@ -102,16 +102,20 @@ export const commandEntrySchema = {
   type: 'object',
   required: ['id', 'type', 'payload', 'target', 'issuedAt', 'expiresAt'],
   properties: {
-    id: { type: 'string', format: 'uuid' },
-    type: { type: 'string' },
-    payload: { type: 'object' },
+    id: { type: 'string', format: 'uuid', description: 'Dedupe key; what goes into acks or failures.' },
+    type: {
+      type: 'string',
+      description: 'kick, mute, unmute, freeze, teleport, message, door_set_state, refresh_permissions, shutdown or custom; new types may appear.',
+    },
+    payload: { type: 'object', description: 'Per-type payload, schemas in src/schemas/commands.ts (e.g. kick: {reason}).' },
     target: {
       type: 'object',
       required: ['externalServerId'],
+      description: 'The server that is to execute it and, for a user command, the user (absent for a server command).',
       properties: { externalServerId: { type: 'string' }, externalId: { type: ['string', 'null'] } },
     },
     issuedAt: { type: 'string', format: 'date-time' },
-    expiresAt: { type: 'string', format: 'date-time' },
+    expiresAt: { type: 'string', format: 'date-time', description: 'After this the command is expired and must not be executed.' },
   },
 } as const;
 
@@ -121,6 +125,10 @@ export const heartbeatConfigSchema = {
   required: ['heartbeatIntervalSeconds'],
   properties: {
     heartbeatIntervalSeconds: { type: 'integer', minimum: 15, maximum: 60 },
+    /** Longest time a door decision may be cached, seconds (issue #5). */
+    doorCacheTtlSeconds: { type: 'integer', minimum: 1 },
+    /** The game's doors manifest version; when it differs from the manifest held, refetch it. Absent while unknown. */
+    doorsVersion: { type: 'integer', minimum: 1 },
   },
 } as const;
 

@@ -12,6 +12,27 @@
 export const REPLAY_TTL_SECONDS = 600;
 /** Seconds an idle server hash survives if the liveness sweep never ran (safety net, not the gone rule). */
 export const SERVER_TTL_SECONDS = 24 * 3600;
+/** Ms the blocklist rebuild lock lives: one process rebuilds a workspace's blocklist, the others wait (src/bans/blocklist.ts). */
+export const BAN_REBUILD_LOCK_MS = 10_000;
+/**
+ * Seconds a command hash outlives its expiry: long enough for late acks to be recognised as re-acks
+ * and for `commands show` to read the live state; the durable record is in Postgres.
+ */
+export const COMMAND_HASH_GRACE_SECONDS = 3600;
+/** Sliding window of the nudge budget (spec: Limits, messaging receive budget is per minute), ms. */
+export const NUDGE_WINDOW_MS = 60_000;
+/**
+ * A user's door-decision hash lives the configured door cache TTL (`DOOR_CACHE_TTL_SECONDS`) plus this
+ * many seconds after its last write; each entry also carries its own expiry, checked on read.
+ */
+export const DOOR_DECISIONS_TTL_MARGIN_SECONDS = 5;
+/**
+ * Seconds a per-minute throttle count (`{g}:rl:429:<minute>`) lives: longer than the
+ * {@link THROTTLE_HISTORY_MINUTES}-minute history the ingest health check reads (src/limits/ingest-health.ts).
+ */
+export const THROTTLE_COUNT_TTL_SECONDS = 15 * 60;
+/** Minutes of throttle history the ingest health check and `admin health` look at. */
+export const THROTTLE_HISTORY_MINUTES = 10;
 
 /** Key builders for one game's hot state. */
 export class GameKeys {
@@ -34,7 +55,7 @@ export class GameKeys {
   servers(): string {
     return `${this.base}:servers`;
   }
-  /** hash externalId → `<openedAtMs>\n<json {u,t}>`: the roster of one server. */
+  /** hash externalId → `<openedAtMs>\n<json [username, team]>`: the roster of one server. */
   roster(externalServerId: string): string {
     return `${this.base}:roster:${externalServerId}`;
   }
@@ -74,6 +95,91 @@ export class GameKeys {
   userCommands(externalId: string): string {
     return `${this.base}:cmd:user:${externalId}`;
   }
+  /** zset command id → expiresAt ms of every command issued in the game (src/commands/command-expiry.ts). */
+  commandExpiry(): string {
+    return `${this.base}:cmd:expiry`;
+  }
+  /** zset publish id → publish time ms, TTL {@link NUDGE_WINDOW_MS}: nudges sent on the game's topic. */
+  nudgeLog(): string {
+    return `${this.base}:nudge:sent`;
+  }
+  /** zset write id → send time ms (Redis clock): platform ban writes of the game's universe in the last window (src/bans/platform-write-limits.ts). */
+  banWriteSlots(): string {
+    return `${this.base}:banw:slots`;
+  }
+  /** zset write id → send time ms: platform ban writes for one user in the last window. */
+  banWriteUserSlots(externalId: string): string {
+    return `${this.base}:banw:slots:u:${externalId}`;
+  }
+  /** string, TTL = the platform's Retry-After: no ban write for the game's universe until it expires. */
+  banWritePause(): string {
+    return `${this.base}:banw:pause`;
+  }
+  /** string, no TTL: the game's doors version (= Game.doorsVersion, only ever raised; src/doors/doors-version.ts). */
+  doorsVersion(): string {
+    return `${this.base}:doors:ver`;
+  }
+  /**
+   * hash, no TTL: door subject versions, `w` → the workspace's (schedule, org tree), `u:<externalId>` →
+   * the member's (positions, records, clock-in); raised by src/doors/subject-invalidation.ts.
+   */
+  doorSubjects(): string {
+    return `${this.base}:doors:subjects`;
+  }
+  /**
+   * hash doorKey → `<expiresAtMs>\n<decision JSON>`, TTL = door cache TTL + {@link DOOR_DECISIONS_TTL_MARGIN_SECONDS}: one
+   * user's cached decisions under one doors version and subject version `<workspace>.<user>`.
+   */
+  doorDecisions(doorsVersion: string, subjectVersion: string, externalId: string): string {
+    return `${this.base}:doors:dec:${doorsVersion}:${subjectVersion}:${externalId}`;
+  }
+  /** stream of door decisions answered, for the access-log flusher (src/doors/access-log-flusher.ts). */
+  accessStream(): string {
+    return `${this.base}:access`;
+  }
+  /**
+   * string counter, TTL = twice the window: requests of one quota subject in one fixed window
+   * (src/limits/quotas.ts). `kind` is `hb` (subject `<keyId>:<externalServerId>`), `door`
+   * (`<keyId>:<externalId>:<doorKey>:<doorsVersion>:<subjectVersion>`), `bulk`
+   * (`<keyId>:<externalId>:<doorsVersion>:<subjectVersion>`), `ban` (`<keyId>:<externalId>`) or `manifest`
+   * (`<keyId>`); `window` = floor(now ms / window length ms). Built in the Lua scripts that count.
+   */
+  rateWindow(kind: string, window: number, subject: string): string {
+    return `${this.base}:rl:${kind}:${window}:${subject}`;
+  }
+  /**
+   * hash `<kind>:<who>` → count, TTL {@link THROTTLE_COUNT_TTL_SECONDS}: requests of the game answered 429 in
+   * one minute (`floor(ms / 60000)`), by quota kind and server or user (who is being throttled).
+   */
+  throttledInMinute(minute: number): string {
+    return `${this.base}:rl:429:${minute}`;
+  }
+}
+
+/**
+ * Key builders for one workspace's hot state: `<prefix>:{w:<workspaceId>}`, one Cluster slot per
+ * workspace. Bans are workspace-scoped (spec: What the service does, item 5), so the blocklist lives here.
+ */
+export class WorkspaceKeys {
+  /** `<prefix>:{w:<workspaceId>}`: the hash-tagged base every per-workspace key extends. */
+  readonly base: string;
+
+  constructor(prefix: string, readonly workspaceId: string) {
+    this.base = `${prefix}:{w:${workspaceId}}`;
+  }
+
+  /** hash externalId → `<ticket>|<JSON array of active bans>` (empty after `|` = none): the blocklist. No TTL. */
+  banList(): string {
+    return `${this.base}:bans`;
+  }
+  /** hash `seq` (write ticket counter), `built` (ticket of the last complete rebuild). No TTL; its absence means "rebuild". */
+  banMeta(): string {
+    return `${this.base}:bans:meta`;
+  }
+  /** string, PX {@link BAN_REBUILD_LOCK_MS}: held by the process rebuilding the blocklist. */
+  banRebuildLock(): string {
+    return `${this.base}:bans:rebuilding`;
+  }
 }
 
 /** Keys that are not per game. */
@@ -87,6 +193,35 @@ export class GlobalKeys {
   /** pub/sub channel: a key prefix was revoked or changed, or a game's settings changed. */
   authChannel(): string {
     return `${this.prefix}:auth-invalidate`;
+  }
+  /**
+   * zset `<gameId>:<commandId>` → expiresAt ms: which games have commands coming due, so the expiry
+   * worker visits only those (one member per command; removed once that game's due commands expired).
+   */
+  commandExpiryIndex(): string {
+    return `${this.prefix}:cmd-expiry`;
+  }
+  /**
+   * string, no TTL: the highest Session.id the live shift derivation has processed (src/derived/
+   * live-derivation.ts). Global, not per workspace: one indexed read of new sessions serves every workspace.
+   */
+  derivedSessionCursor(): string {
+    return `${this.prefix}:derived:session-cursor`;
+  }
+  /**
+   * set `<workspaceId>:<memberId>`, no TTL: members holding an open shift, so the live derivation finds
+   * shifts to close or accrue without scanning the Shift table (src/derived/shift-deriver.ts; a superset
+   * is harmless, the derivation repairs it).
+   */
+  openShifts(): string {
+    return `${this.prefix}:derived:open-shifts`;
+  }
+  /**
+   * zset gameId → last 429 ms: games throttled recently, so the ingest health check visits only those
+   * (pruned after {@link THROTTLE_COUNT_TTL_SECONDS}).
+   */
+  throttledGames(): string {
+    return `${this.prefix}:throttled-games`;
   }
   /** BullMQ prefix; queue names carry their own hash tag (BullMQ's Redis Cluster guidance). */
   bullPrefix(): string {

@@ -8,7 +8,7 @@ import { Redis, type RedisOptions } from 'ioredis';
 const luaDir = new URL('./lua/', import.meta.url);
 
 /** Lua scripts by command name: file `<name>.lua`, number of KEYS. */
-const SCRIPTS = { heartbeat: 1, sweepServer: 1 } as const;
+const SCRIPTS = { heartbeat: 1, sweepServer: 1, issueCommand: 1, expireCommands: 1, nudgeAdmit: 1, banLookup: 2, banSync: 2, banWriteSlot: 3, doorLookup: 1, raiseDoorsVersion: 1, banCheckClaim: 1 } as const;
 
 export type ScriptName = keyof typeof SCRIPTS;
 

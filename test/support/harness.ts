@@ -4,6 +4,7 @@
  */
 import request from 'supertest';
 import { loadConfig, type Config } from '../../src/config';
+import { setLogLevel } from '../../src/log';
 import { createRedis, type AppRedis } from '../../src/store/redis';
 import { createDb, type Db } from '../../src/store/prisma';
 import { KeyVerifier } from '../../src/auth/key-verifier';
@@ -16,6 +17,7 @@ import { StreamConsumer } from '../../src/store/streams';
 import { flushEvents } from '../../src/events/event-flusher';
 import { flushSessions } from '../../src/presence/session-flusher';
 import { flushCommandLog } from '../../src/commands/command-log-flusher';
+import { flushAccessLog } from '../../src/doors/access-log-flusher';
 import type { HeartbeatRequest } from '../../src/schemas/heartbeat';
 import type { Express } from 'express';
 
@@ -39,6 +41,7 @@ export class Harness {
 
   constructor(overrides: Record<string, string> = {}) {
     this.config = loadConfig({ ...process.env, ...overrides });
+    setLogLevel(this.config.logLevel);
     this.redis = createRedis(this.config.redisUrl, { name: 'test' });
     this.db = createDb(this.config.databaseUrl, 4);
     this.verifier = new KeyVerifier(this.db);
@@ -89,6 +92,8 @@ export class Harness {
     while ((await flushEvents(this.db, ev, prefix, gameId)).entries) { /* drain */ }
     while ((await flushSessions(this.db, se, prefix, gameId)).entries) { /* drain */ }
     while ((await flushCommandLog(this.db, cl, prefix, gameId)).entries) { /* drain */ }
+    const al = new StreamConsumer(this.redis, 'flush-access-log', 'test');
+    while ((await flushAccessLog(this.db, al, prefix, gameId)).entries) { /* drain */ }
   }
 
   /** Deletes the workspaces this harness created (cascade) and closes connections. */

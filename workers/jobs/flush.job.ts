@@ -7,6 +7,7 @@ import { StreamConsumer } from '../../src/store/streams';
 import { flushEvents } from '../../src/events/event-flusher';
 import { flushSessions } from '../../src/presence/session-flusher';
 import { flushCommandLog } from '../../src/commands/command-log-flusher';
+import { flushAccessLog } from '../../src/doors/access-log-flusher';
 import { log } from '../../src/log';
 import { JOB_BUDGET_MS, type JobContext } from './context';
 
@@ -38,3 +39,4 @@ function flushJob(group: string, flushOne: FlushOne) {
 export const flushEventsJob = flushJob('flush-events', async (ctx, c, gameId) => (await flushEvents(ctx.db, c, ctx.config.redisPrefix, gameId)).entries);
 export const flushSessionsJob = flushJob('flush-sessions', async (ctx, c, gameId) => (await flushSessions(ctx.db, c, ctx.config.redisPrefix, gameId)).entries);
 export const flushCommandLogJob = flushJob('flush-command-log', async (ctx, c, gameId) => (await flushCommandLog(ctx.db, c, ctx.config.redisPrefix, gameId)).entries);
+export const flushAccessLogJob = flushJob('flush-access-log', async (ctx, c, gameId) => (await flushAccessLog(ctx.db, c, ctx.config.redisPrefix, gameId)).entries);

@@ -6,6 +6,7 @@
 import type { RequestHandler } from 'express';
 import type { KeyVerifier, VerifiedKey } from '../../auth/key-verifier';
 import type { HeartbeatService } from '../../presence/heartbeat-service';
+import type { DoorsVersionReader } from '../../doors/doors-version';
 import { compileValidator } from '../../schemas/validator';
 import { heartbeatRequestSchema, type HeartbeatRequest } from '../../schemas/heartbeat';
 import { authenticateRequest, requireScope } from '../authenticate';
@@ -13,13 +14,32 @@ import { parseJson } from '../parse-json';
 
 const validateHeartbeat = compileValidator<HeartbeatRequest>(heartbeatRequestSchema);
 
+/** Values of `config` read per request from Redis, alongside the heartbeat script. */
+export interface LiveConfig {
+  /** Door cache TTL in seconds (config `DOOR_CACHE_TTL_SECONDS`); absent when doors are not wired. */
+  doorCacheTtlSeconds?: number;
+  /** The game's doors (manifest) version; absent while unknown. A change means: refetch the manifest. */
+  doorsVersion?: number | null;
+}
+
 /** The `config` object of a heartbeat response for `key`'s game, as JSON. */
-export type ConfigBuilder = (key: VerifiedKey) => string;
+export type ConfigBuilder = (key: VerifiedKey, live: LiveConfig) => string;
 
-/** Default config: the interval the client must follow (seconds). */
-export const baseConfig: ConfigBuilder = (key) => JSON.stringify({ heartbeatIntervalSeconds: key.heartbeatIntervalSeconds });
+/** Default config: the interval the client must follow (seconds), the door cache TTL (seconds), the doors version. */
+export const baseConfig: ConfigBuilder = (key, live) =>
+  JSON.stringify({
+    heartbeatIntervalSeconds: key.heartbeatIntervalSeconds,
+    ...(live.doorCacheTtlSeconds !== undefined ? { doorCacheTtlSeconds: live.doorCacheTtlSeconds } : {}),
+    ...(typeof live.doorsVersion === 'number' ? { doorsVersion: live.doorsVersion } : {}),
+  });
 
-export function heartbeatRoute(deps: { verifier: KeyVerifier; heartbeats: HeartbeatService; config?: ConfigBuilder }): RequestHandler {
+/** Door values of `config`: the TTL, and where the doors version is read (src/doors/doors-version.ts). */
+export interface HeartbeatDoorConfig {
+  doorCacheTtlSeconds: number;
+  versions: DoorsVersionReader;
+}
+
+export function heartbeatRoute(deps: { verifier: KeyVerifier; heartbeats: HeartbeatService; config?: ConfigBuilder; doors?: HeartbeatDoorConfig }): RequestHandler {
   const buildConfig = deps.config ?? baseConfig;
   return async (req, res) => {
     const nowMs = Date.now();
@@ -28,7 +48,7 @@ export function heartbeatRoute(deps: { verifier: KeyVerifier; heartbeats: Heartb
     const body = validateHeartbeat(parseJson(signed.raw));
     if (body.events.length) requireScope(signed.key, 'events');
     if (body.acks.length || body.failures?.length) requireScope(signed.key, 'commands');
-    const commands = await deps.heartbeats.record({
+    const recorded = deps.heartbeats.record({
       gameId: signed.key.gameId,
       keyId: signed.key.keyId,
       signature: signed.signature,
@@ -37,9 +57,13 @@ export function heartbeatRoute(deps: { verifier: KeyVerifier; heartbeats: Heartb
       body,
       nowMs,
     });
+    // Issued in the same tick as the heartbeat script: ioredis writes both together (one round trip).
+    const doorsVersion = deps.doors?.versions.read(signed.key.gameId);
+    const [commands, version] = await Promise.all([recorded, doorsVersion]);
+    const live: LiveConfig = deps.doors ? { doorCacheTtlSeconds: deps.doors.doorCacheTtlSeconds, doorsVersion: version } : {};
     res
       .status(200)
       .type('application/json')
-      .send(`{"commands":[${commands.join(',')}],"config":${buildConfig(signed.key)},"serverTime":"${new Date(nowMs).toISOString()}"}`);
+      .send(`{"commands":[${commands.join(',')}],"config":${buildConfig(signed.key, live)},"serverTime":"${new Date(nowMs).toISOString()}"}`);
   };
 }

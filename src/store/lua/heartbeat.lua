@@ -6,8 +6,11 @@
   ARGV: 1 base, 2 keyId, 3 signature, 4 replay TTL s, 5 externalServerId, 6 now ms,
         7 server meta JSON {scope,pc,mp,sdk,up,region,iv}, 8 roster JSON [[externalId,username,team],...],
         9 events JSON array or "", 10 acks JSON array, 11 failures JSON array [{id,reason}], 12 server TTL s,
-        13 "1" when the key has the commands scope (deliver commands), else "0"
-  Returns {"replay"} when the signature was already used, else {"ok", <command entry JSON>...}.
+        13 "1" when the key has the commands scope (deliver commands), else "0",
+        14 heartbeat quota per (key, server) per window, 15 quota window s, 16 throttle-count TTL s
+  Returns {"replay"} when the signature was already used, {"limited", <seconds to the window's end>}
+  when the server is over its quota (src/limits/quotas.ts; nothing else is written), else
+  {"ok", <command entry JSON>...}.
 ]]
 local base, keyId, sig = ARGV[1], ARGV[2], ARGV[3]
 local sid, now = ARGV[5], tonumber(ARGV[6])
@@ -16,6 +19,19 @@ local nowS = ARGV[6]
 -- 1. replay cache (spec: Authentication rule 3)
 if not redis.call('SET', base .. ':replay:' .. keyId .. ':' .. sig, '1', 'NX', 'EX', tonumber(ARGV[4])) then
   return {'replay'}
+end
+
+-- 1b. per-(key, server) quota in fixed windows; a 429 is counted per minute for the ingest health check
+local windowS = tonumber(ARGV[15])
+local window = math.floor(now / (windowS * 1000))
+local quotaKey = base .. ':rl:hb:' .. window .. ':' .. keyId .. ':' .. sid
+local used = redis.call('INCR', quotaKey)
+if used == 1 then redis.call('EXPIRE', quotaKey, 2 * windowS) end
+if used > tonumber(ARGV[14]) then
+  local throttled = base .. ':rl:429:' .. math.floor(now / 60000)
+  redis.call('HINCRBY', throttled, 'hb:' .. sid, 1)
+  redis.call('EXPIRE', throttled, tonumber(ARGV[16]))
+  return {'limited', tostring(math.ceil(((window + 1) * windowS * 1000 - now) / 1000))}
 end
 redis.call('HSET', base .. ':keys-used', keyId, nowS)
 
@@ -117,10 +133,21 @@ if #pending > 0 then
   redis.call('DEL', pendingKey)
   for _, id in ipairs(pending) do
     local h = base .. ':cmd:' .. id
-    local c = redis.call('HMGET', h, 'status', 'exp', 'iat')
+    local c = redis.call('HMGET', h, 'status', 'exp', 'iat', 'user')
     if c[1] == 'pending' then
+      local user = c[4] or ''
+      local at = user ~= '' and redis.call('HGET', whereKey, user)
       if tonumber(c[2]) <= now then
         expire(h, id)
+      elseif user ~= '' and at ~= sid then
+        -- the user left before delivery: the command follows them (to their server now, or their queue)
+        if at then
+          redis.call('RPUSH', base .. ':cmd:pending:' .. at, id)
+          redis.call('HSET', h, 'server', at)
+        else
+          redis.call('RPUSH', base .. ':cmd:user:' .. user, id)
+          redis.call('HSET', h, 'server', '')
+        end
       else
         redis.call('HSET', h, 'status', 'dispatched', 'server', sid)
         redis.call('ZADD', dispatchedKey, tonumber(c[3]), id)

@@ -1,0 +1,130 @@
+/**
+ * scripts/bench-bans-check.ts — load benchmark of POST /api/v1/game/bans/check (not a test).
+ *
+ * Usage:  npm run bench:bans -- [--duration 10] [--connections 50] [--users 10000] [--banned 1000] [--prefix gisbench-bans]
+ *
+ * Seeds a workspace with one game and key and `--banned` bans (a mix of workspace, game and server
+ * scopes, some timed) among `--users` user ids, starts the API (src/server.ts, Node 24 of
+ * node_modules/.bin, `--import tsx`) on a free port under a dedicated Redis prefix, then drives it with
+ * autocannon in this process: every request freshly signed (the replay cache refuses a repeated
+ * signature), a random user connecting to one of 10 servers. Prints req/s, latency p50/p99/max, the
+ * status codes, and the Postgres queries the run cost (pg_stat_database xact_commit of the database: the
+ * check path should cost none). Removes the workspace and the prefix's keys afterwards.
+ */
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { createRequire } from 'node:module';
+import net from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../src/config';
+import { createRedis } from '../src/store/redis';
+import { createDb } from '../src/store/prisma';
+import { createGame, createWorkspace } from '../src/games/game-service';
+import { createKey } from '../src/auth/key-service';
+import { sign } from '../src/auth/signature';
+import { BanService } from '../src/bans/ban-service';
+import { Blocklist } from '../src/bans/blocklist';
+import { deleteByPattern } from './fixtures';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const PATH = '/api/v1/game/bans/check';
+
+interface AcRequest {
+  method?: string;
+  path?: string;
+  headers?: Record<string, string>;
+  body?: string;
+  setupRequest?: (req: AcRequest) => AcRequest;
+}
+interface AcStats { p50: number; p99: number; max: number; average: number }
+interface AcResult { latency: AcStats; requests: AcStats & { total: number }; statusCodeStats: Record<string, { count: number }>; errors: number; duration: number }
+const autocannon = createRequire(import.meta.url)('autocannon') as (opts: { url: string; connections: number; duration: number; requests: AcRequest[] }) => PromiseLike<AcResult>;
+
+const { values } = parseArgs({
+  options: {
+    duration: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '50' },
+    users: { type: 'string', default: '10000' },
+    banned: { type: 'string', default: '1000' },
+    prefix: { type: 'string', default: 'gisbench-bans' },
+  },
+});
+const duration = Number(values.duration);
+const connections = Number(values.connections);
+const users = Number(values.users);
+const bannedCount = Math.min(users, Number(values.banned));
+const prefix = values.prefix!;
+if (prefix === 'gis') throw new Error('use a dedicated --prefix: its keys are deleted afterwards');
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+const config = loadConfig({ ...process.env, REDIS_PREFIX: prefix });
+const redis = createRedis(config.redisUrl, { name: 'bench' });
+const db = createDb(config.databaseUrl, 4);
+const ws = await createWorkspace(db, `bench bans ${new Date().toISOString()}`);
+const port = await freePort();
+const api = spawn(path.join(ROOT, 'node_modules/.bin/node'), ['--import', 'tsx', 'src/server.ts'], {
+  cwd: ROOT,
+  env: { ...process.env, REDIS_PREFIX: prefix, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
+  stdio: ['ignore', 'inherit', 'inherit'],
+});
+try {
+  const game = await createGame(db, { workspaceId: ws.id, name: 'bench game' });
+  const key = await createKey(db, game.id, ['heartbeat']);
+  const secret = key.key.split('.')[1]!;
+  const bans = new BanService({ db, redis, redisPrefix: prefix, blocklist: new Blocklist(redis, db, prefix) });
+  const scopes = ['workspace', 'game', 'server'] as const;
+  for (let i = 0; i < bannedCount; i++) {
+    const scope = scopes[i % 3]!;
+    await bans.create({
+      workspaceId: ws.id,
+      externalId: `u${Math.floor((i * users) / bannedCount)}`,
+      scope,
+      gameId: scope === 'workspace' ? null : game.id,
+      externalServerId: scope === 'server' ? `s${i % 10}` : null,
+      expiresInSeconds: i % 2 ? 3600 : null,
+      reason: 'bench',
+      issuedBy: 'bench',
+    });
+  }
+  for (let t = 0; ; t++) {
+    if (t > 300) throw new Error('API did not start');
+    if (await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false)) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const request: AcRequest = {
+    method: 'POST',
+    path: PATH,
+    setupRequest: (req) => {
+      const body = JSON.stringify({ externalId: `u${Math.floor(Math.random() * users)}`, externalServerId: `s${Math.floor(Math.random() * 10)}`, nonce: randomUUID() });
+      const ts = String(Math.floor(Date.now() / 1000));
+      return { ...req, body, headers: { authorization: `Bearer ${key.key}`, 'x-service-timestamp': ts, 'x-service-signature': sign(secret, ts, body), 'content-type': 'application/json' } };
+    },
+  };
+  await autocannon({ url: `http://127.0.0.1:${port}`, connections, duration: 2, requests: [request] }); // warm-up: key verify, blocklist build
+  const commits = async () => Number((await db.$queryRaw<{ n: bigint }[]>`SELECT xact_commit AS n FROM pg_stat_database WHERE datname = current_database()`)[0]!.n);
+  const before = await commits();
+  const r = await autocannon({ url: `http://127.0.0.1:${port}`, connections, duration, requests: [request] });
+  const pgTransactions = (await commits()) - before;
+  const statuses = Object.fromEntries(Object.entries(r.statusCodeStats).map(([k, v]) => [k, v.count]));
+  console.log(`bans/check: ${Math.round(r.requests.average)} req/s over ${r.duration} s, ${connections} connections; latency p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms, max ${r.latency.max} ms; statuses ${JSON.stringify(statuses)}; errors ${r.errors}`);
+  console.log(`Postgres transactions in the database during the run (all clients, incl. pg_stat reads): ${pgTransactions} for ${r.requests.total} checks`);
+  console.log(`BENCH bans_check_rps=${Math.round(r.requests.average)} p50_ms=${r.latency.p50} p99_ms=${r.latency.p99} pg_tx=${pgTransactions}`);
+} finally {
+  api.kill('SIGTERM');
+  await db.workspace.delete({ where: { id: ws.id } }).catch(() => undefined);
+  await deleteByPattern(redis, `${prefix}:*`);
+  await redis.quit();
+  await db.$disconnect();
+}

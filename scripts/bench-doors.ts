@@ -1,0 +1,464 @@
+/**
+ * scripts/bench-doors.ts — load benchmark of the door endpoints (issue #5; not a test).
+ *
+ * Usage:  node_modules/.bin/tsx scripts/bench-doors.ts [--duration 8] [--connections 50] [--warmup 2]
+ *             [--rounds 3] [--rate-fraction 0.8] [--light-rate 200] [--only cached,cold,bulk]
+ *             [--prefix gisbenchdoors] [--cpu-prof]
+ *
+ * One run (~3 min):
+ *   1. Seeds, in the dev database and under a dedicated Redis prefix: a workspace (scripts/fixtures.ts)
+ *      with an org tree (3 organizations, 12 units up to 4 deep, 24 positions), ~26,000 members with
+ *      positions, open shifts, records and tenure, a running operation; one game with an all-scope key and
+ *      50 doors of 50 policies each (every subject type, every condition, denies and allows).
+ *   2. Starts, the way scripts/bench-heartbeat.ts does, the API (src/server.ts) and the heartbeat ceiling
+ *      of the core benchmark (scripts/bench/baseline-server.ts: raw body + HMAC + JSON.parse of a 3.9 KB
+ *      heartbeat, nothing else).
+ *   3. Drives them with autocannon and freshly signed requests:
+ *        cached   POST doors/check, every (user, door) pair warmed by a bulk check first: cache hits;
+ *                 alternated --rounds times with the ceiling (medians), so other load on the machine
+ *                 weighs on both alike;
+ *        cold     POST doors/check for pairs never checked: replay claim + cache miss + the member's rows
+ *                 from Postgres + evaluation of 50 policies + cache write;
+ *        bulk     POST doors/bulk for users never checked: 50 doors × 50 policies, one subject load.
+ *      Each at full speed (--connections, --duration s) for checks/s and the child's CPU µs per answer
+ *      (from /proc: robust to other load), then at --rate-fraction of that speed and at --light-rate/s
+ *      for p50/p99 (coordinated omission ignored, as in the core bench).
+ *   4. Prints the figures and one greppable line `BENCH doors ...`. Targets (issue #5): a cached check at
+ *      ≥ 80 % of the ceiling with p99 ≤ 5 ms; a cold evaluation with 50 policies at p99 ≤ 20 ms.
+ * `--only` picks door scenarios; `--cpu-prof` writes a V8 CPU profile of the API child to
+ * `.data/bench-profiles/` (Chrome DevTools › Performance). Everything it created is removed afterwards
+ * (also on failure or Ctrl-C).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createRequire } from 'node:module';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Prisma } from '@prisma/client';
+import { cleanFixtures, deleteByPattern, initialRoster, MAX_PLAYERS, seedFixtures, type SeededGame } from './fixtures';
+import { loadConfig } from '../src/config';
+import { createRedis } from '../src/store/redis';
+import { createDb, type Db } from '../src/store/prisma';
+import { sign } from '../src/auth/signature';
+import { createDoor } from '../src/doors/door-admin-service';
+import { createKey } from '../src/auth/key-service';
+import { incrementDoorsVersion, raiseDoorsVersion } from '../src/doors/doors-version';
+import { parseConditions } from '../src/doors/policy-conditions';
+import type { AppRedis } from '../src/store/redis';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const DOORS = 50;
+const POLICIES_PER_DOOR = 50;
+const CACHED_USERS = 400;
+/** Keys the cached scenario signs with (see the door-check quota note there). */
+const CHECK_KEYS = 10;
+const COLD_USERS = 1500;
+const BULK_USERS = 24000;
+const DAY_MS = 86_400_000;
+
+// ── autocannon (CommonJS, no bundled types): the part used here ───────────────────────────────────────
+interface AcRequest {
+  method?: string;
+  path?: string;
+  headers?: Record<string, string>;
+  body?: string;
+  setupRequest?: (req: AcRequest) => AcRequest;
+  onResponse?: (status: number, body: string) => void;
+}
+interface AcResult {
+  duration: number;
+  latency: { p50: number; p99: number; max: number };
+  errors: number;
+  timeouts: number;
+}
+interface AcInstance extends PromiseLike<AcResult> {
+  stop(): void;
+}
+const autocannon = createRequire(import.meta.url)('autocannon') as (opts: {
+  url: string;
+  connections: number;
+  duration: number;
+  overallRate?: number;
+  ignoreCoordinatedOmission?: boolean;
+  timeout?: number;
+  requests: AcRequest[];
+}) => AcInstance;
+
+// ── arguments ─────────────────────────────────────────────────────────────────────────────────────────
+function parseArgs(argv: string[]) {
+  const flags = new Map<string, string>();
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (!a.startsWith('--')) throw new Error(`unexpected argument ${a}`);
+    const [name, inline] = a.slice(2).split('=', 2);
+    flags.set(name!, name === 'cpu-prof' ? 'true' : (inline ?? argv[++i] ?? ''));
+  }
+  const known = ['duration', 'connections', 'warmup', 'rate-fraction', 'light-rate', 'rounds', 'prefix', 'only', 'cpu-prof'];
+  for (const k of flags.keys()) if (!known.includes(k)) throw new Error(`unknown option --${k} (known: ${known.join(', ')})`);
+  const num = (name: string, dflt: number, min: number, max: number) => {
+    const v = flags.has(name) ? Number(flags.get(name)) : dflt;
+    if (!Number.isFinite(v) || v < min || v > max) throw new Error(`--${name} must be a number from ${min} to ${max}`);
+    return v;
+  };
+  const prefix = flags.get('prefix') ?? 'gisbenchdoors';
+  if (prefix === 'gis') throw new Error('--prefix gis is the application prefix; use a dedicated one');
+  const only = new Set((flags.get('only') ?? 'cached,cold,bulk').split(','));
+  for (const o of only) if (!['cached', 'cold', 'bulk'].includes(o)) throw new Error(`--only takes cached, cold, bulk`);
+  return {
+    duration: num('duration', 8, 1, 600),
+    connections: Math.round(num('connections', 50, 1, 1000)),
+    warmup: num('warmup', 2, 0, 60),
+    rateFraction: num('rate-fraction', 0.8, 0.05, 1),
+    lightRate: Math.round(num('light-rate', 200, 1, 100_000)),
+    rounds: Math.round(num('rounds', 3, 1, 20)),
+    prefix,
+    only,
+    cpuProf: flags.has('cpu-prof'),
+  };
+}
+
+// ── children ──────────────────────────────────────────────────────────────────────────────────────────
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+const log = (line: string) => process.stdout.write(`${line}\n`);
+
+function nodeBinary(): string {
+  const local = path.join(ROOT, 'node_modules/.bin/node');
+  return fs.existsSync(local) ? local : process.execPath;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer().once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** `<node> --import tsx <script>` listening on `port`; resolves once /healthz answers. */
+async function startChild(name: string, script: string, port: number, env: Record<string, string>, nodeArgs: string[] = []): Promise<ChildProcess> {
+  const child = spawn(nodeBinary(), [...nodeArgs, '--import', 'tsx', script], { cwd: ROOT, env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const echo = (chunk: Buffer) => {
+    for (const line of chunk.toString('utf8').split('\n')) if (/"level":"(warn|error)"|Error/.test(line)) process.stderr.write(`[${name}] ${line}\n`);
+  };
+  child.stdout!.on('data', echo);
+  child.stderr!.on('data', echo);
+  for (const until = Date.now() + 30_000; Date.now() < until; await sleep(100)) {
+    if (child.exitCode !== null) throw new Error(`${name} exited during start-up`);
+    if (await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false)) return child;
+  }
+  throw new Error(`${name} did not become healthy`);
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const done = new Promise<void>((r) => child.once('exit', () => r()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 8000);
+  await done;
+  clearTimeout(timer);
+}
+
+// ── fixtures: org, members, doors and policies ────────────────────────────────────────────────────────
+/** Deterministic pseudo-random numbers, so every run evaluates the same policies. */
+function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => ((s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32);
+}
+
+const userId = (kind: 'c' | 'x' | 'b', n: number) => `bench-${kind}${n}`;
+
+async function seedDoors(db: Db, redis: AppRedis, prefix: string, workspaceId: string, gameId: string): Promise<string[]> {
+  const rand = rng(42);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
+  const now = Date.now();
+  const orgs: { id: string }[] = [];
+  for (let i = 0; i < 3; i++) orgs.push(await db.organization.create({ data: { workspaceId, name: `bench org ${i}` } }));
+  const units: { id: string }[] = [];
+  for (let i = 0; i < 12; i++) {
+    const parentId = i < 3 ? null : units[Math.floor((i - 3) / 3)]!.id; // 3 roots, then 3 levels below
+    units.push(await db.unit.create({ data: { workspaceId, name: `bench unit ${i}`, parentId, organizationId: i < 3 ? orgs[i]!.id : null } }));
+  }
+  const positions: { id: string }[] = [];
+  for (let i = 0; i < 24; i++) positions.push(await db.position.create({ data: { workspaceId, unitId: units[i % units.length]!.id, name: `bench position ${i}` } }));
+  const externalIds = [
+    ...Array.from({ length: CACHED_USERS }, (_, n) => userId('c', n)),
+    ...Array.from({ length: COLD_USERS }, (_, n) => userId('x', n)),
+    ...Array.from({ length: BULK_USERS }, (_, n) => userId('b', n)),
+  ];
+  await db.member.createMany({ data: externalIds.map((externalId, n) => ({ workspaceId, externalId, joinedAt: new Date(now - (n % 400) * DAY_MS) })) });
+  const members = await db.member.findMany({ where: { workspaceId }, select: { id: true } });
+  await db.assignment.createMany({ data: members.flatMap((m, n) => [{ memberId: m.id, positionId: positions[n % 24]!.id }, ...(n % 3 === 0 ? [{ memberId: m.id, positionId: positions[(n * 7) % 24]!.id }] : [])]), skipDuplicates: true });
+  await db.shift.createMany({ data: members.filter((_, n) => n % 2 === 0).map((m) => ({ workspaceId, memberId: m.id, openedAt: new Date(now - 3_600_000) })) });
+  await db.memberRecord.createMany({ data: members.filter((_, n) => n % 5 === 0).map((m, n) => ({ workspaceId, memberId: m.id, type: n % 2 ? 'warning' : 'strike', issuedAt: new Date(now - DAY_MS), expiresAt: new Date(now + 30 * DAY_MS) })) });
+  await db.operation.create({ data: { workspaceId, type: 'raid', title: 'bench raid', startsAt: new Date(now - 3_600_000), endsAt: new Date(now + 6 * 3_600_000) } });
+
+  const deps = { db, redis, redisPrefix: prefix };
+  const doorKeys: string[] = [];
+  const policies: Prisma.DoorPolicyCreateManyInput[] = [];
+  for (let d = 0; d < DOORS; d++) {
+    const key = `bench-door-${String(d).padStart(2, '0')}`;
+    const door = await createDoor(deps, { gameId, key, name: `Bench door ${d}`, kind: pick(['door', 'locker', 'spawner', 'zone']), defaultEffect: d % 4 ? 'deny' : 'allow' }, 'bench');
+    doorKeys.push(door.key);
+    const doorId = (await db.door.findUniqueOrThrow({ where: { gameId_key: { gameId, key } }, select: { id: true } })).id;
+    for (let p = 0; p < POLICIES_PER_DOOR; p++) {
+      const kind = p % 10;
+      const conditions =
+        kind === 5 ? { clockedIn: true }
+        : kind === 6 ? { noActiveRecordType: 'strike', minTenureDays: 30 }
+        : kind === 7 ? { operationType: 'raid' }
+        : kind === 8 ? { timeWindow: { days: ['mon', 'tue', 'wed', 'thu', 'fri'] as const, from: '06:00', to: '22:00', timeZone: 'Europe/Paris' } }
+        : {};
+      const subject =
+        kind < 3 ? { subjectType: 'positions', subjectIds: [pick(positions).id, pick(positions).id] }
+        : kind < 5 ? { subjectType: 'units', subjectIds: [pick(units).id], includeDescendants: kind === 4 }
+        : kind === 9 ? { subjectType: 'users', subjectIds: Array.from({ length: 20 }, () => userId(pick(['c', 'x', 'b'] as const), Math.floor(rand() * 2000))) }
+        : rand() < 0.5 ? { subjectType: 'organizations', subjectIds: [pick(orgs).id] }
+        : { subjectType: 'everyone', subjectIds: [] };
+      policies.push({ doorId, effect: p % 7 === 3 ? 'deny' : 'allow', priority: Math.floor(rand() * 10), conditions: parseConditions(conditions) as Prisma.InputJsonValue, ...subject });
+    }
+  }
+  await db.doorPolicy.createMany({ data: policies });
+  // Policies were inserted in bulk: raise the doors version once, as a policy change through the service would.
+  const version = await db.$transaction((tx) => incrementDoorsVersion(tx, gameId));
+  await raiseDoorsVersion(redis, prefix, gameId, version);
+  return doorKeys;
+}
+
+// ── load ──────────────────────────────────────────────────────────────────────────────────────────────
+interface Stats {
+  rps: number;
+  /** CPU time the driven child spent per 200 answer, µs (robust to other load on the machine). */
+  cpuUs: number;
+  p50: number;
+  p99: number;
+  non200: number;
+  cachedShare: number;
+  samples: string[];
+}
+
+let current: AcInstance | null = null;
+
+/** CPU seconds (user + system) process `pid` has used, from /proc (Linux); 0 where unavailable. */
+function cpuSeconds(pid: number | undefined): number {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) / 100; // utime + stime in clock ticks (USER_HZ = 100)
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Drives `port` (served by process `pid`) with requests built by `next` (path and body; signed here with
+ * `game`'s secret).
+ */
+/** One request to send: path, body, and the key that signs it (default: the game's first key). */
+interface BenchRequest {
+  path: string;
+  body: string;
+  key?: BenchKey;
+}
+
+/** A server key as the bench signs with it. */
+interface BenchKey {
+  key: string;
+  secret: string;
+}
+
+async function drive(port: number, pid: number | undefined, game: SeededGame, next: () => BenchRequest, opts: { connections: number; duration: number; overallRate?: number }): Promise<Stats> {
+  const cpuBefore = cpuSeconds(pid);
+  let ok = 0;
+  let non200 = 0;
+  let cached = 0;
+  const samples: string[] = [];
+  current = autocannon({
+    url: `http://127.0.0.1:${port}`,
+    connections: opts.connections,
+    duration: opts.duration,
+    overallRate: opts.overallRate,
+    ignoreCoordinatedOmission: opts.overallRate ? true : undefined,
+    timeout: 10,
+    requests: [
+      {
+        method: 'POST',
+        setupRequest: (req) => {
+          const { path: p, body, key = game } = next();
+          const ts = String(Math.floor(Date.now() / 1000));
+          return { ...req, path: p, body, headers: { 'content-type': 'application/json', authorization: `Bearer ${key.key}`, 'x-service-timestamp': ts, 'x-service-signature': sign(key.secret, ts, body) } };
+        },
+        onResponse: (status, body) => {
+          if (status === 200) {
+            ok++;
+            if (body.includes('"cached":true')) cached++;
+          } else {
+            non200++;
+            if (samples.length < 3) samples.push(`${status} ${body.slice(0, 200)}`);
+          }
+        },
+      },
+    ],
+  });
+  const r = await current;
+  current = null;
+  const cpuUs = ok ? ((cpuSeconds(pid) - cpuBefore) * 1e6) / ok : NaN;
+  return { rps: ok / r.duration, cpuUs, p50: r.latency.p50, p99: r.latency.p99, non200: non200 + r.errors + r.timeouts, cachedShare: ok ? cached / ok : 0, samples };
+}
+
+/** One signed request outside autocannon. @throws when the answer is not a 200. */
+async function post(port: number, game: SeededGame, req: { path: string; body: string }): Promise<void> {
+  const ts = String(Math.floor(Date.now() / 1000));
+  const res = await fetch(`http://127.0.0.1:${port}${req.path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${game.key}`, 'x-service-timestamp': ts, 'x-service-signature': sign(game.secret, ts, req.body) },
+    body: req.body,
+  });
+  if (res.status !== 200) throw new Error(`${req.path}: ${res.status} ${await res.text()}`);
+}
+
+const fmt = (n: number, d = 2) => (Number.isFinite(n) ? n.toFixed(d) : 'NaN');
+
+function report(label: string, max: Stats, at: Stats | null, light: Stats | null): void {
+  const lat = (name: string, x: Stats | null) => (x ? ` | ${name} ${fmt(x.rps, 0)}/s: p50 ${fmt(x.p50)} ms p99 ${fmt(x.p99)} ms` : '');
+  log(`${label.padEnd(8)} max ${fmt(max.rps, 0)}/s (${fmt(max.cpuUs, 0)} µs CPU each) p50 ${fmt(max.p50)} ms p99 ${fmt(max.p99)} ms${lat('at', at)}${lat('light', light)}` +
+    ` | from cache ${fmt(100 * max.cachedShare, 1)}% | non-200 ${max.non200 + (at?.non200 ?? 0) + (light?.non200 ?? 0)}`);
+  for (const s of [...max.samples, ...(at?.samples ?? []), ...(light?.samples ?? [])]) log(`         sample: ${s}`);
+}
+
+/** The run with the median throughput. */
+function median(runs: Stats[]): Stats {
+  return [...runs].sort((a, b) => a.rps - b.rps)[Math.floor(runs.length / 2)]!;
+}
+
+/** A 3.9 KB heartbeat like the core benchmark's (30 players, 5 events), unique per call. */
+function heartbeatFactory(sid: string): () => BenchRequest {
+  const roster = JSON.stringify(initialRoster(sid));
+  let n = 0;
+  return () => {
+    n++;
+    const at = new Date().toISOString();
+    const events = [0, 1, 2, 3, 4].map((k) => `{"eventId":"hb-${n}-${k}","type":"death","externalId":"${sid}-p${k}","occurredAt":"${at}","payload":{"weapon":"rifle_mk${k}","damage":${(n * 7 + k) % 100},"headshot":${k % 2 === 0},"pos":{"x":${(n % 512) + 0.5},"y":${k * 3.25},"z":-8.75},"round":${n % 30},"match":"${sid}-match"}}`).join(',');
+    return { path: '/api/v1/game/heartbeat', body: `{"externalServerId":"${sid}","externalScopeId":"bench-place-1","playerCount":30,"maxPlayers":${MAX_PLAYERS},"sdkVersion":"1.0.0-bench","uptimeSeconds":${n},"region":"bench-eu","players":${roster},"events":[${events}],"acks":[]}` };
+  };
+}
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2));
+  const config = loadConfig({ ...process.env, REDIS_PREFIX: args.prefix });
+  const redis = createRedis(config.redisUrl, { name: 'bench-doors' });
+  const db = createDb(config.databaseUrl, 2);
+  const children: ChildProcess[] = [];
+  let cleaned = false;
+  const cleanup = async () => {
+    if (cleaned) return;
+    cleaned = true;
+    current?.stop();
+    await Promise.allSettled(children.map(stopChild));
+    const r = await cleanFixtures({ prefix: args.prefix }).catch((err: unknown) => (process.stderr.write(`cleanup failed: ${String(err)}\n`), null));
+    const keys = await deleteByPattern(redis, `${args.prefix}:*`);
+    log(`cleaned: ${r?.workspaces ?? 0} workspace(s), ${(r?.redisKeys ?? 0) + keys} Redis key(s)`);
+    await Promise.allSettled([redis.quit(), db.$disconnect()]);
+  };
+  process.once('SIGINT', () => void cleanup().finally(() => process.exit(130)));
+
+  try {
+    await cleanFixtures({ prefix: args.prefix });
+    await deleteByPattern(redis, `${args.prefix}:*`);
+    log(`seeding: ${DOORS} doors × ${POLICIES_PER_DOOR} policies, ${CACHED_USERS + COLD_USERS + BULK_USERS} members (prefix ${args.prefix})`);
+    const fx = await seedFixtures({ prefix: args.prefix, games: 1, servers: 1 });
+    const game = fx.games[0]!;
+    const doors = await seedDoors(db, redis, args.prefix, fx.workspaceId, game.gameId);
+
+    const [apiPort, basePort] = [await freePort(), await freePort()];
+    // A TTL longer than the run, so the warmed decisions are still cached when measured.
+    const profDir = path.join(ROOT, '.data/bench-profiles');
+    const profArgs = args.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`, `--cpu-prof-name=doors-api-${Date.now()}.cpuprofile`] : [];
+    const apiEnv = { REDIS_PREFIX: args.prefix, LOG_LEVEL: 'warn', DOOR_CACHE_TTL_SECONDS: '600', CONSOLE_PORT: String(await freePort()) };
+    children.push(await startChild('api', 'src/server.ts', apiPort, apiEnv, profArgs));
+    children.push(await startChild('baseline', 'scripts/bench/baseline-server.ts', basePort, { BENCH_SECRET: game.secret }));
+    const [api, baseline] = children as [ChildProcess, ChildProcess];
+    const full = { connections: args.connections, duration: args.duration };
+    const checkOf = (user: string, door: string) => ({ path: '/api/v1/game/doors/check', body: `{"doorKey":"${door}","externalId":"${user}","externalServerId":"bench-s"}` });
+    const bulkOf = (user: string) => ({ path: '/api/v1/game/doors/bulk', body: `{"externalId":"${user}","externalServerId":"bench-s"}` });
+    const ceilingLoad = { label: 'ceiling', child: baseline, port: basePort, next: heartbeatFactory(game.servers[0]!) };
+
+    /**
+     * Full-speed runs of `loads`, interleaved for --rounds rounds (other load on the machine then
+     * affects all alike; medians are reported), then latency runs of the first at --rate-fraction of its
+     * speed and at --light-rate.
+     */
+    const measure = async (loads: { label: string; child: ChildProcess; port: number; next: () => BenchRequest }[]) => {
+      for (const l of loads) if (args.warmup) await drive(l.port, l.child.pid, game, l.next, { ...full, duration: args.warmup });
+      const runs = loads.map(() => [] as Stats[]);
+      for (let r = 0; r < args.rounds; r++) {
+        for (const [i, l] of loads.entries()) runs[i]!.push(await drive(l.port, l.child.pid, game, l.next, full));
+      }
+      const max = runs.map(median);
+      const l = loads[0]!;
+      const at = await drive(l.port, l.child.pid, game, l.next, { ...full, overallRate: Math.max(1, Math.round(max[0]!.rps * args.rateFraction)) });
+      const light = await drive(l.port, l.child.pid, game, l.next, { ...full, overallRate: args.lightRate });
+      for (const [i, m] of max.entries()) report(loads[i]!.label, m, i === 0 ? at : null, i === 0 ? light : null);
+      return { max: max[0]!, others: max.slice(1), at, light };
+    };
+    const line: string[] = [];
+    const atLoad = `${fmt(100 * args.rateFraction, 0)}% load`;
+    const lightLoad = `${args.lightRate}/s`;
+
+    if (args.only.has('cached')) {
+      // every (cached user, door) pair warmed with one bulk check per user, then checked round-robin
+      for (let u = 0; u < CACHED_USERS; u += 20) {
+        await Promise.all(Array.from({ length: Math.min(20, CACHED_USERS - u) }, (_, k) => post(apiPort, game, bulkOf(userId('c', u + k)))));
+      }
+      // The door-check quota allows 10 checks per (key, user, door) per TTL (src/limits/quotas.ts): the
+      // triples are spread over CHECK_KEYS keys so none is checked more than a few times in the run.
+      const keys: BenchKey[] = [game];
+      for (let k = 1; k < CHECK_KEYS; k++) {
+        const created = await createKey(db, game.gameId, ['doors'], 'bench-doors');
+        keys.push({ key: created.key, secret: created.key.slice(created.key.indexOf('.') + 1) });
+      }
+      let triple = 0;
+      const cachedLoad = { label: 'cached', child: api, port: apiPort, next: () => {
+        const i = triple++;
+        return { ...checkOf(userId('c', i % CACHED_USERS), doors[Math.floor(i / CACHED_USERS) % DOORS]!), key: keys[Math.floor(i / (CACHED_USERS * DOORS)) % CHECK_KEYS] };
+      } };
+      const cached = await measure([cachedLoad, ceilingLoad]);
+      const ceiling = cached.others[0]!;
+      const ratio = cached.max.rps / ceiling.rps;
+      const cpuRatio = ceiling.cpuUs / cached.max.cpuUs;
+      log(`cached single check: ${fmt(100 * ratio, 0)}% of the heartbeat ceiling by throughput, ${fmt(100 * cpuRatio, 0)}% by CPU per request (target ≥ 80%); p99 ${fmt(cached.at.p99)} ms at ${atLoad}, ${fmt(cached.light.p99)} ms at ${lightLoad} (target ≤ 5 ms)`);
+      line.push(`ceiling_rps=${fmt(ceiling.rps, 0)} ceiling_cpu_us=${fmt(ceiling.cpuUs, 0)} cached_rps=${fmt(cached.max.rps, 0)} cached_cpu_us=${fmt(cached.max.cpuUs, 0)} cached_ratio=${fmt(ratio, 3)} cached_cpu_ratio=${fmt(cpuRatio, 3)} cached_hit=${fmt(cached.max.cachedShare, 3)} cached_p99_ms=${fmt(cached.at.p99)} cached_light_p50_ms=${fmt(cached.light.p50)} cached_light_p99_ms=${fmt(cached.light.p99)}`);
+    }
+    await stopChild(baseline);
+
+    if (args.only.has('cold')) {
+      // pairs never checked before: each cold user × every door, in order
+      let coldPair = 0;
+      const cold = await measure([{ label: 'cold', child: api, port: apiPort, next: () => {
+        const i = coldPair++;
+        return checkOf(userId('x', i % COLD_USERS), doors[Math.floor(i / COLD_USERS) % DOORS]!);
+      } }]);
+      if (coldPair > COLD_USERS * DOORS) log(`warning: ${coldPair} cold checks for ${COLD_USERS * DOORS} pairs; later ones were cache hits`);
+      log(`cold evaluation, 50 policies: p99 ${fmt(cold.at.p99)} ms at ${atLoad}, ${fmt(cold.light.p99)} ms at ${lightLoad} (target ≤ 20 ms)`);
+      line.push(`cold_rps=${fmt(cold.max.rps, 0)} cold_cpu_us=${fmt(cold.max.cpuUs, 0)} cold_hit=${fmt(cold.max.cachedShare, 3)} cold_p99_ms=${fmt(cold.at.p99)} cold_light_p50_ms=${fmt(cold.light.p50)} cold_light_p99_ms=${fmt(cold.light.p99)}`);
+    }
+
+    if (args.only.has('bulk')) {
+      let bulkUser = 0;
+      const bulk = await measure([{ label: 'bulk', child: api, port: apiPort, next: () => bulkOf(userId('b', bulkUser++ % BULK_USERS)) }]);
+      if (bulkUser > BULK_USERS) log(`warning: ${bulkUser} bulk checks for ${BULK_USERS} users; later ones were served from the cache`);
+      line.push(`bulk50_rps=${fmt(bulk.max.rps, 0)} bulk50_cpu_us=${fmt(bulk.max.cpuUs, 0)} bulk50_p99_ms=${fmt(bulk.at.p99)} bulk50_light_p50_ms=${fmt(bulk.light.p50)} bulk50_light_p99_ms=${fmt(bulk.light.p99)}`);
+    }
+    log(`BENCH doors ${line.join(' ')}`);
+    if (args.cpuProf) log(`CPU profile of the API child: ${profDir}/`);
+  } finally {
+    await cleanup();
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bench-doors failed: ${err instanceof Error ? err.stack : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,63 @@
+/**
+ * `admin games set-platform`: a game's platform settings (src/games/platform-settings.ts), among them
+ * whether the platform enforces bans itself (issue #6). Kept apart from games.ts so the bans concern can
+ * change it alone. The cloud API key is never printed: output says only whether one is set.
+ */
+import { setPlatformSettings, type PlatformSettingsChange } from '../../games/platform-settings';
+import { UsageError, type AdminCommand } from '../command';
+import { formatFields } from '../format';
+
+function parseBool(name: string, value: string | undefined): boolean | undefined {
+  if (value === undefined) return undefined;
+  if (value === 'true') return true;
+  if (value === 'false') return false;
+  throw new UsageError(`--${name} must be true or false`);
+}
+
+/**
+ * `games set-platform --game G [--platform P] [--universe U] [--cloud-api-base-url URL]
+ * [--cloud-api-key K] [--native-bans true|false]` → `{ id, platform, universeId, cloudApiBaseUrl,
+ * cloudApiKeySet, nativeBans }`. Options not given keep their value.
+ * @throws {UsageError} no setting given, or --native-bans not true/false (exit 2).
+ * @throws {ValidationError} malformed URL, empty value, or native bans without universe, URL and key.
+ * @throws {NotFoundError} unknown game.
+ */
+const setPlatform: AdminCommand = {
+  group: 'games',
+  name: 'set-platform',
+  summary: 'Set a game\'s platform, cloud API settings and whether the platform enforces bans',
+  options: {
+    game: { type: 'string', required: true, valueName: 'ID', description: 'game id' },
+    platform: { type: 'string', valueName: 'NAME', description: 'platform name (free text, e.g. roblox)' },
+    universe: { type: 'string', valueName: 'ID', description: 'the platform universe/experience id' },
+    'cloud-api-base-url': { type: 'string', valueName: 'URL', description: 'origin of the platform cloud API, e.g. https://apis.example.com' },
+    'cloud-api-key': { type: 'string', valueName: 'KEY', description: 'platform cloud API key (stored; never printed)' },
+    'native-bans': { type: 'string', valueName: 'true|false', description: 'the platform enforces bans: ban changes are written to it' },
+  },
+  async run(ctx) {
+    const gameId = ctx.args.uuid('game');
+    const change: PlatformSettingsChange = {
+      platform: ctx.args.optionalString('platform'),
+      universeId: ctx.args.optionalString('universe'),
+      cloudApiBaseUrl: ctx.args.optionalString('cloud-api-base-url'),
+      cloudApiKey: ctx.args.optionalString('cloud-api-key'),
+      nativeBans: parseBool('native-bans', ctx.args.optionalString('native-bans')),
+    };
+    for (const k of Object.keys(change) as (keyof PlatformSettingsChange)[]) if (change[k] === undefined) delete change[k];
+    if (!Object.keys(change).length) throw new UsageError('give at least one setting to change');
+    const view = await setPlatformSettings(ctx.db(), gameId, change, ctx.actor);
+    return {
+      json: { ...view },
+      text: formatFields([
+        ['game', view.id],
+        ['platform', view.platform],
+        ['universe', view.universeId],
+        ['cloud API base URL', view.cloudApiBaseUrl],
+        ['cloud API key', view.cloudApiKeySet ? 'set' : 'not set'],
+        ['native bans', view.nativeBans ? 'yes' : 'no'],
+      ]),
+    };
+  },
+};
+
+export const gamePlatformCommands: AdminCommand[] = [setPlatform];

@@ -1,0 +1,74 @@
+/**
+ * `admin health --game G`: the ingest health of one game (issue #7; spec: Events, "Persistent throttling
+ * of one game appears in the workspace as an ingest health warning visible to the operator"): its open
+ * warnings and those resolved in the last day (src/limits/ingest-health.ts), its 429s per minute over the
+ * last ten minutes, the quotas its keys get (src/limits/quotas.ts), and the flush backlog of its streams.
+ */
+import { describeThrottling, isPersistent, listHealthWarnings, PERSISTENT_MINUTES, throttleHistory } from '../../limits/ingest-health';
+import { BAN_CHECK_QUOTA, DOOR_BULK_QUOTA, DOOR_CHECK_QUOTA, heartbeatQuota, manifestQuota } from '../../limits/quotas';
+import { streamBacklogs } from '../../ops/stream-backlog';
+import { GameKeys, THROTTLE_HISTORY_MINUTES } from '../../store/keys';
+import type { AdminCommand } from '../command';
+import { formatDate, formatFields, formatTable } from '../format';
+import { requireGame } from './games';
+
+/**
+ * `health --game G` → `{ gameId, warnings: [{ id, kind, message, firstAt, lastAt, count, resolvedAt }],
+ * throttling: { persistent, throttledMinutes, total, minutes: [{ minute, throttled, by }] }, quotas: {
+ * heartbeatPerServerPerMinute, manifestPerMinute, doorCheckPerUserDoorPerTtl, doorBulkPerUserPerTtl,
+ * banCheckPerUserPerMinute, doorCacheTtlSeconds }, streams: { events|sessions|command_log|access_log:
+ * { entries, lagSeconds } } }`. Exit 0 whatever the health (it is a report, not a probe).
+ * @throws {NotFoundError} unknown game.
+ */
+const health: AdminCommand = {
+  group: 'health',
+  name: '',
+  summary: 'Ingest health of a game: warnings, recent throttling, quotas, flush backlog',
+  options: { game: { type: 'string', required: true, valueName: 'ID', description: 'game id' } },
+  async run(ctx) {
+    const gameId = ctx.args.uuid('game');
+    const db = ctx.db();
+    await requireGame(db, gameId);
+    const game = await db.game.findUniqueOrThrow({ where: { id: gameId }, select: { heartbeatIntervalSeconds: true } });
+    const liveServers = await ctx.redis().zcard(new GameKeys(ctx.config.redisPrefix, gameId).servers());
+    const [warnings, minutes, backlogs] = await Promise.all([
+      listHealthWarnings(db, gameId, ctx.nowMs),
+      throttleHistory(ctx.redis(), ctx.config.redisPrefix, gameId, ctx.nowMs),
+      streamBacklogs(ctx.redis(), ctx.config.redisPrefix, [gameId], ctx.nowMs),
+    ]);
+    const throttledMinutes = minutes.filter((m) => m.throttled > 0).length;
+    const quotas = {
+      heartbeatPerServerPerMinute: heartbeatQuota(game.heartbeatIntervalSeconds),
+      manifestPerMinute: manifestQuota(liveServers),
+      doorCheckPerUserDoorPerTtl: DOOR_CHECK_QUOTA,
+      doorBulkPerUserPerTtl: DOOR_BULK_QUOTA,
+      banCheckPerUserPerMinute: BAN_CHECK_QUOTA,
+      doorCacheTtlSeconds: ctx.config.doorCacheTtlSeconds,
+    };
+    const streams = backlogs.get(gameId)!;
+    const throttling = { persistent: isPersistent(minutes), throttledMinutes, total: minutes.reduce((n, m) => n + m.throttled, 0), minutes };
+    const open = warnings.filter((w) => !w.resolvedAt);
+    return {
+      json: { gameId, warnings, throttling, quotas, streams },
+      text: [
+        open.length ? `${open.length} open warning(s):` : 'no open ingest health warnings',
+        formatTable(['KIND', 'SINCE', 'LAST', 'SEEN', 'MESSAGE'], open.map((w) => [w.kind, w.firstAt, w.lastAt, w.count, w.message]), ''),
+        ...warnings.filter((w) => w.resolvedAt).map((w) => `resolved ${formatDate(w.resolvedAt!)}: ${w.kind}: ${w.message}`),
+        '',
+        `throttling, last ${THROTTLE_HISTORY_MINUTES} minutes (persistent at ${PERSISTENT_MINUTES}+ throttled minutes): ${describeThrottling(minutes)}`,
+        '',
+        formatFields([
+          ['heartbeats per server', `${quotas.heartbeatPerServerPerMinute}/min (interval ${game.heartbeatIntervalSeconds} s)`],
+          ['manifest per key', `${quotas.manifestPerMinute}/min (${liveServers} live servers)`],
+          ['door checks', `${quotas.doorCheckPerUserDoorPerTtl} per user and door per ${quotas.doorCacheTtlSeconds} s`],
+          ['door bulk', `${quotas.doorBulkPerUserPerTtl} per user per ${quotas.doorCacheTtlSeconds} s`],
+          ['ban checks', `${quotas.banCheckPerUserPerMinute} per user per minute`],
+        ]),
+        '',
+        formatTable(['STREAM', 'UNFLUSHED', 'OLDEST (S)'], Object.entries(streams).map(([name, s]) => [name, s.entries, s.lagSeconds.toFixed(1)])),
+      ].filter((line, i, all) => line !== '' || all[i - 1] !== '').join('\n'),
+    };
+  },
+};
+
+export const healthCommands: AdminCommand[] = [health];

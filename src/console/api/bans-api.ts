@@ -1,0 +1,58 @@
+/**
+ * Bans in the console (issue #7: "bans (create, lift)"; spec: What the service does, item 5), through
+ * src/bans/ban-service.ts like `admin bans`. The console works per game, so the bans shown and created
+ * are those of the game's workspace; a `game` or `server` ban created here covers this game.
+ *
+ * - `GET /console/api/games/:gameId/bans[?all=1]` → `{ bans: BanView[], serverTime }`: the workspace's
+ *   bans in force (with `all=1` also lifted and expired ones), newest first.
+ * - `POST /console/api/games/:gameId/bans` body {@link CreateBanBody}, header `X-Moderator` → 201
+ *   `{ ban, kicks, platformWrites, serverTime }` (an online user is kicked with the ban reason).
+ * - `POST /console/api/bans/:banId/lift`, header `X-Moderator` → `{ ban, alreadyLifted, platformWrites,
+ *   serverTime }`.
+ *
+ * Errors: 400 body / `moderator_required` / service validation; 404 `unknown_game`, `unknown_ban`.
+ */
+import { Router } from 'express';
+import { listBans } from '../../bans/ban-service';
+import { compileValidator } from '../../schemas/validator';
+import { createBanSchema, type CreateBanBody } from '../console-schemas';
+import type { ConsoleServices } from '../console-services';
+import { gameOf, moderatorOf, uuidParam } from './console-request';
+
+const validateCreate = compileValidator<CreateBanBody>(createBanSchema);
+
+export function bansApi(services: ConsoleServices): Router {
+  const router = Router();
+
+  router.get('/games/:gameId/bans', async (req, res) => {
+    const game = await gameOf(req, services.db);
+    const activeOnly = req.query.all !== '1';
+    const bans = await listBans(services.db, { workspaceId: game.workspaceId, activeOnly });
+    res.json({ bans: bans.map(({ platformWrites: _omitted, ...ban }) => ban), serverTime: new Date().toISOString() });
+  });
+
+  router.post('/games/:gameId/bans', async (req, res) => {
+    const body = validateCreate(req.body);
+    const issuedBy = moderatorOf(req);
+    const game = await gameOf(req, services.db);
+    const result = await services.bans.create({
+      workspaceId: game.workspaceId,
+      externalId: body.externalId,
+      scope: body.scope,
+      gameId: body.scope === 'workspace' ? null : game.id,
+      externalServerId: body.externalServerId ?? null,
+      expiresInSeconds: body.expiresInSeconds ?? null,
+      reason: body.reason,
+      issuedBy,
+    });
+    res.status(201).json({ ...result, serverTime: new Date().toISOString() });
+  });
+
+  router.post('/bans/:banId/lift', async (req, res) => {
+    const banId = uuidParam(req, 'banId', 'unknown_ban');
+    const result = await services.bans.lift(banId, moderatorOf(req));
+    res.json({ ...result, serverTime: new Date().toISOString() });
+  });
+
+  return router;
+}

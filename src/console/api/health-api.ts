@@ -1,0 +1,34 @@
+/**
+ * Ingest health in the console (issue #7: "the ingest health warnings"; spec: Events, persistent
+ * throttling):
+ *
+ * `GET /console/api/games/:gameId/health` → `{ warnings: HealthWarningView[], throttling:
+ * ThrottledMinute[], streams: Record<stream, { entries, lagSeconds }>, serverTime }`: the game's open
+ * warnings and those resolved in the last day (src/limits/ingest-health.ts), its 429s per minute over the
+ * last ten minutes, and how far the flushers are behind on its streams (src/ops/stream-backlog.ts).
+ *
+ * Errors: 404 `unknown_game`.
+ */
+import { Router } from 'express';
+import type { Db } from '../../store/prisma';
+import type { AppRedis } from '../../store/redis';
+import { listHealthWarnings, throttleHistory } from '../../limits/ingest-health';
+import { streamBacklogs } from '../../ops/stream-backlog';
+import { gameOf } from './console-request';
+
+export function healthApi(deps: { db: Db; redis: AppRedis; redisPrefix: string }): Router {
+  const router = Router();
+
+  router.get('/games/:gameId/health', async (req, res) => {
+    const game = await gameOf(req, deps.db);
+    const nowMs = Date.now();
+    const [warnings, throttling, backlogs] = await Promise.all([
+      listHealthWarnings(deps.db, game.id, nowMs),
+      throttleHistory(deps.redis, deps.redisPrefix, game.id, nowMs),
+      streamBacklogs(deps.redis, deps.redisPrefix, [game.id], nowMs),
+    ]);
+    res.json({ warnings, throttling, streams: backlogs.get(game.id), serverTime: new Date(nowMs).toISOString() });
+  });
+
+  return router;
+}

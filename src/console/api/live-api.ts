@@ -1,0 +1,59 @@
+/**
+ * The console's live view (issue #7: live servers, a server's roster, commands and their states):
+ *
+ * - `GET /console/api/games` → `{ games: [{ id, name, workspaceId, workspaceName, heartbeatIntervalSeconds }], serverTime }`
+ *   (every game; the operator token covers all workspaces).
+ * - `GET /console/api/games/:gameId/live[?server=<externalServerId>]` → `{ game, servers, roster, commands,
+ *   serverTime }`: the live servers (src/presence/server-view.ts: occupancy, region, sdkVersion with
+ *   `stale`, uptimeSeconds, secondsSinceLastHeartbeat), the roster of `server` (each player's
+ *   `sessionSeconds`; null without `server`) and the game's {@link LIVE_COMMANDS} newest commands with
+ *   their live status (src/commands/command-query.ts). The page polls it every second, which is what
+ *   "updated live, at least every 2 s" means here; it costs Redis reads and two indexed Postgres queries.
+ *
+ * Errors: 404 `unknown_game`.
+ */
+import { Router } from 'express';
+import type { Db } from '../../store/prisma';
+import type { AppRedis } from '../../store/redis';
+import { getRoster, listLiveServers } from '../../presence/server-view';
+import { listCommands } from '../../commands/command-query';
+import { gameOf } from './console-request';
+
+/** Commands the live view returns, newest first. */
+export const LIVE_COMMANDS = 50;
+
+export function liveApi(deps: { db: Db; redis: AppRedis; redisPrefix: string }): Router {
+  const router = Router();
+
+  router.get('/games', async (_req, res) => {
+    const games = await deps.db.game.findMany({
+      select: { id: true, name: true, workspaceId: true, heartbeatIntervalSeconds: true, workspace: { select: { name: true } } },
+      orderBy: [{ createdAt: 'desc' }, { id: 'asc' }],
+      take: 500,
+    });
+    res.json({
+      games: games.map((g) => ({ id: g.id, name: g.name, workspaceId: g.workspaceId, workspaceName: g.workspace.name, heartbeatIntervalSeconds: g.heartbeatIntervalSeconds })),
+      serverTime: new Date().toISOString(),
+    });
+  });
+
+  router.get('/games/:gameId/live', async (req, res) => {
+    const game = await gameOf(req, deps.db);
+    const nowMs = Date.now();
+    const server = typeof req.query.server === 'string' && req.query.server ? req.query.server : null;
+    const [servers, players, commands] = await Promise.all([
+      listLiveServers(deps.redis, deps.redisPrefix, game.id, nowMs),
+      server ? getRoster(deps.redis, deps.redisPrefix, game.id, server, nowMs) : Promise.resolve(null),
+      listCommands(deps.db, deps.redis, deps.redisPrefix, { gameId: game.id, limit: LIVE_COMMANDS }),
+    ]);
+    res.json({
+      game,
+      servers,
+      roster: server && players ? { externalServerId: server, players } : null,
+      commands,
+      serverTime: new Date(nowMs).toISOString(),
+    });
+  });
+
+  return router;
+}

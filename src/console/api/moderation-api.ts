@@ -1,0 +1,44 @@
+/**
+ * Moderator actions on players and servers (issue #7: kick, mute, message, freeze, teleport; spec:
+ * Command types, Command lifecycle), through the commands service, exactly as the operator CLI issues
+ * them:
+ *
+ * - `POST /console/api/games/:gameId/commands` body {@link IssueCommandBody} `{ type, target:
+ *   { externalId } | { externalServerId }, payload?, expiresInSeconds? }`, header `X-Moderator` →
+ *   201 `{ command: IssuedCommand, serverTime }`. The command starts `pending`; the live view shows it
+ *   move to dispatched and acked (or expired / failed).
+ *
+ * Errors: 400 `invalid_request` (body), `moderator_required`, `invalid_command_type`, `invalid_payload`,
+ * `invalid_target`, `invalid_expiry`; 404 `unknown_game`, `server_not_live`; 429 `command_queue_full`
+ * with Retry-After.
+ */
+import { Router } from 'express';
+import { issueCommand, type CommandTarget } from '../../commands/command-service';
+import { compileValidator } from '../../schemas/validator';
+import { issueCommandSchema, type IssueCommandBody } from '../console-schemas';
+import type { ConsoleServices } from '../console-services';
+import { gameOf, moderatorOf } from './console-request';
+
+const validateIssue = compileValidator<IssueCommandBody>(issueCommandSchema);
+
+export function moderationApi(services: ConsoleServices): Router {
+  const router = Router();
+
+  router.post('/games/:gameId/commands', async (req, res) => {
+    const body = validateIssue(req.body);
+    const issuedBy = moderatorOf(req);
+    const game = await gameOf(req, services.db);
+    const command = await issueCommand(services.commands, {
+      gameId: game.id,
+      type: body.type,
+      payload: body.payload,
+      // Both or neither given: the service refuses it with 400 `invalid_target`.
+      target: body.target as CommandTarget,
+      expiresInSeconds: body.expiresInSeconds,
+      issuedBy,
+    });
+    res.status(201).json({ command, serverTime: new Date().toISOString() });
+  });
+
+  return router;
+}

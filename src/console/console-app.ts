@@ -1,0 +1,77 @@
+/**
+ * Express app of the console listener (issue #7), a separate listener from the game one (which keeps
+ * exactly the five game endpoints plus health). Bound to 127.0.0.1 by default (`CONSOLE_HOST`), port
+ * `CONSOLE_PORT`; started by src/server.ts next to the game listener, so `/metrics` sees that API
+ * process's own counters.
+ *
+ * | path | auth | what |
+ * | --- | --- | --- |
+ * | `GET /`, `/assets/*`, `/vendor/*` | none | the page (src/console/console-page.ts) |
+ * | `GET /openapi.json` | none | the OpenAPI 3.1 document of the game endpoints (src/openapi/) |
+ * | `GET /healthz` | none | `{status, serverTime}` |
+ * | `GET /metrics` | operator token | Prometheus text format (src/metrics/) |
+ * | `/console/api/*` | operator token | JSON for the page (src/console/api/*.ts) |
+ *
+ * Errors use the same envelope as the game listener: `{error:{code,message,requestId}, serverTime}`
+ * (401 `console_unauthorized`, 400, 404, 429, 503; never a stack trace).
+ */
+import express, { type Express } from 'express';
+import type { Registry } from 'prom-client';
+import { requestId } from '../http/request-id';
+import { errorHandler, notFoundHandler } from '../http/error-handler';
+import { requireOperator } from './console-token';
+import { consolePage, securityHeaders } from './console-page';
+import type { ConsoleServices } from './console-services';
+import { liveApi } from './api/live-api';
+import { moderationApi } from './api/moderation-api';
+import { doorsApi } from './api/doors-api';
+import { bansApi } from './api/bans-api';
+import { healthApi } from './api/health-api';
+import { chartsApi } from './api/charts-api';
+
+/** Largest console request body, bytes (a ban reason or a command payload; the command cap is 2 KiB). */
+export const CONSOLE_BODY_LIMIT_BYTES = 64 * 1024;
+
+export interface ConsoleAppDeps {
+  services: ConsoleServices;
+  /** The operator token (src/console/console-token.ts). */
+  token: string;
+  /** Served at /metrics. */
+  metrics: Registry;
+  /** Served at /openapi.json. */
+  openapi: object;
+}
+
+/** Builds the console listener's app. */
+export function createConsoleApp(deps: ConsoleAppDeps): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.use(requestId);
+  app.use(securityHeaders);
+  const operator = requireOperator(deps.token);
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok', serverTime: new Date().toISOString() });
+  });
+  app.get('/openapi.json', (_req, res) => {
+    res.json(deps.openapi);
+  });
+  app.get('/metrics', operator, async (_req, res) => {
+    res.setHeader('Cache-Control', 'no-store');
+    res.type(deps.metrics.contentType).send(await deps.metrics.metrics());
+  });
+
+  const api = express.Router();
+  api.use(operator, express.json({ limit: CONSOLE_BODY_LIMIT_BYTES }), (_req, res, next) => {
+    res.setHeader('Cache-Control', 'no-store');
+    next();
+  });
+  const reads = { db: deps.services.db, redis: deps.services.redis, redisPrefix: deps.services.redisPrefix };
+  api.use(liveApi(reads), moderationApi(deps.services), doorsApi(deps.services), bansApi(deps.services), healthApi(reads), chartsApi(reads));
+  app.use('/console/api', api);
+
+  app.use(consolePage());
+  app.use(notFoundHandler);
+  app.use(errorHandler(CONSOLE_BODY_LIMIT_BYTES));
+  return app;
+}

@@ -1,0 +1,80 @@
+/**
+ * JSON Schemas of the console's own request bodies (`/console/api/*`, operator input). Unlike the game
+ * endpoints these refuse unknown fields: a moderator's typo must not silently drop part of an action.
+ * Per-type command payloads are checked by the commands service (src/schemas/commands.ts).
+ */
+import { BAN_SCOPES } from '../bans/ban-types';
+import { FORCED_STATES } from '../doors/door-types';
+
+const id = { type: 'string', minLength: 1, maxLength: 128 } as const;
+
+/** POST /console/api/games/:gameId/commands. */
+export const issueCommandSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['type', 'target'],
+  properties: {
+    type: { type: 'string', minLength: 1, maxLength: 64 },
+    target: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { externalServerId: id, externalId: id },
+    },
+    payload: { type: 'object' },
+    expiresInSeconds: { type: 'integer' },
+  },
+} as const;
+
+export interface IssueCommandBody {
+  type: string;
+  target: { externalServerId?: string; externalId?: string };
+  payload?: Record<string, unknown>;
+  expiresInSeconds?: number;
+}
+
+/** POST /console/api/games/:gameId/doors/:doorKey/state. */
+export const forceDoorSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['state'],
+  properties: { state: { enum: FORCED_STATES } },
+} as const;
+
+export interface ForceDoorBody {
+  state: (typeof FORCED_STATES)[number];
+}
+
+/** POST /console/api/games/:gameId/lockdown: `locked: true` forces every door locked, `false` returns every door to auto. */
+export const lockdownSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['locked'],
+  properties: { locked: { type: 'boolean' } },
+} as const;
+
+export interface LockdownBody {
+  locked: boolean;
+}
+
+/** POST /console/api/games/:gameId/bans (the ban belongs to the game's workspace). */
+export const createBanSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['externalId', 'scope', 'reason'],
+  properties: {
+    externalId: id,
+    scope: { enum: BAN_SCOPES },
+    externalServerId: { type: ['string', 'null'], maxLength: 128 },
+    /** Whole seconds; null or absent = permanent. */
+    expiresInSeconds: { type: ['integer', 'null'] },
+    reason: { type: 'string', minLength: 1, maxLength: 500 },
+  },
+} as const;
+
+export interface CreateBanBody {
+  externalId: string;
+  scope: (typeof BAN_SCOPES)[number];
+  externalServerId?: string | null;
+  expiresInSeconds?: number | null;
+  reason: string;
+}

@@ -1,0 +1,65 @@
+/**
+ * Starts the console listener inside an API process (src/server.ts): token, services, scrape-time
+ * metrics, the OpenAPI document, and `listen(CONSOLE_PORT, CONSOLE_HOST)`. Logs where it listens; when
+ * the token was generated (CONSOLE_TOKEN unset) the log line carries the sign-in address with the token
+ * in the URL fragment, once, at info. A configured token is never logged.
+ */
+import type { AddressInfo } from 'node:net';
+import type { Config } from '../config';
+import type { Db } from '../store/prisma';
+import type { AppRedis } from '../store/redis';
+import type { ApiMetrics } from '../metrics/api-metrics';
+import { registerScrapeMetrics } from '../metrics/scrape-metrics';
+import { buildOpenApiDocument } from '../openapi/openapi-document';
+import { ROLES } from '../../workers/queues';
+import { log } from '../log';
+import { resolveConsoleToken } from './console-token';
+import { createConsoleServices } from './console-services';
+import { createConsoleApp } from './console-app';
+
+/** A running console listener. */
+export interface ConsoleListener {
+  /** The port it listens on (useful with CONSOLE_PORT=0). */
+  port: number;
+  /** Stops accepting, waits up to `graceMs` for in-flight requests, then closes its queues. */
+  close(graceMs?: number): Promise<void>;
+}
+
+/**
+ * Starts the console on `config.consoleHost:config.consolePort` over the process's `redis` and `db`
+ * (not closed by {@link ConsoleListener.close}).
+ * @throws when the port cannot be bound (the API process then fails to start).
+ */
+export async function startConsole(deps: { config: Readonly<Config>; redis: AppRedis; db: Db; metrics: ApiMetrics }): Promise<ConsoleListener> {
+  const { config } = deps;
+  const token = resolveConsoleToken(config.consoleToken);
+  const services = createConsoleServices({ db: deps.db, redis: deps.redis, redisPrefix: config.redisPrefix });
+  const closeScrape = registerScrapeMetrics(deps.metrics.registry, {
+    db: deps.db,
+    redis: deps.redis,
+    redisPrefix: config.redisPrefix,
+    queueNames: Object.values(ROLES).map((r) => r.queue),
+  });
+  const app = createConsoleApp({ services, token: token.value, metrics: deps.metrics.registry, openapi: buildOpenApiDocument() });
+  const server = await new Promise<ReturnType<typeof app.listen>>((resolve, reject) => {
+    const s = app.listen(config.consolePort, config.consoleHost, () => resolve(s));
+    s.once('error', reject);
+  });
+  const port = (server.address() as AddressInfo).port;
+  const origin = `http://${config.consoleHost.includes(':') ? `[${config.consoleHost}]` : config.consoleHost}:${port}`;
+  if (token.generated) {
+    log.info(`console listener up; CONSOLE_TOKEN is not set, so this run generated one: sign in at ${origin}/#token=${token.value}`, { port, host: config.consoleHost });
+  } else {
+    log.info('console listener up', { port, host: config.consoleHost, url: origin });
+  }
+  return {
+    port,
+    async close(graceMs = 5_000) {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      await Promise.race([closed, new Promise((r) => setTimeout(r, graceMs).unref())]);
+      server.closeAllConnections();
+      await Promise.allSettled([services.close(), closeScrape()]);
+    },
+  };
+}

@@ -1,0 +1,55 @@
+/**
+ * The domain services the console acts through, wired once per process to its connections: commands
+ * (src/commands/command-service.ts, with nudges), doors (src/doors/door-admin-service.ts) and bans
+ * (src/bans/ban-service.ts, with its platform write queue and kick on ban). The console adds no rules
+ * of its own: everything a moderator does here is what the operator CLI does.
+ */
+import { Queue } from 'bullmq';
+import type { Db } from '../store/prisma';
+import type { AppRedis } from '../store/redis';
+import { GlobalKeys } from '../store/keys';
+import type { CommandServiceDeps } from '../commands/command-service';
+import { NudgeQueue } from '../commands/nudge-queue';
+import type { DoorAdminDeps } from '../doors/door-admin-service';
+import { BanService } from '../bans/ban-service';
+import { Blocklist } from '../bans/blocklist';
+import { commandKickIssuer } from '../bans/ban-kicks';
+import { PLATFORM_BANS_QUEUE, PlatformWriteQueue, type PlatformBanJob } from '../bans/platform-write-queue';
+
+export interface ConsoleServices {
+  db: Db;
+  redis: AppRedis;
+  redisPrefix: string;
+  commands: CommandServiceDeps;
+  doors: DoorAdminDeps;
+  bans: BanService;
+  /** Closes the queues this object opened (not `redis` or `db`, which the caller owns). */
+  close(): Promise<void>;
+}
+
+/** Wires the services over `redis` and `db` (both owned and closed by the caller). */
+export function createConsoleServices(deps: { db: Db; redis: AppRedis; redisPrefix: string }): ConsoleServices {
+  const { db, redis, redisPrefix } = deps;
+  const nudges = new NudgeQueue(redis, redisPrefix);
+  const platformQueue = new Queue<PlatformBanJob>(PLATFORM_BANS_QUEUE, { connection: redis, prefix: new GlobalKeys(redisPrefix).bullPrefix() });
+  const commands: CommandServiceDeps = { db, redis, redisPrefix, nudges };
+  const bans = new BanService({
+    db,
+    redis,
+    redisPrefix,
+    blocklist: new Blocklist(redis, db, redisPrefix),
+    platformWrites: new PlatformWriteQueue(platformQueue, db),
+    kick: commandKickIssuer(commands),
+  });
+  return {
+    db,
+    redis,
+    redisPrefix,
+    commands,
+    doors: { db, redis, redisPrefix, commands },
+    bans,
+    async close() {
+      await Promise.allSettled([nudges.close(), platformQueue.close()]);
+    },
+  };
+}

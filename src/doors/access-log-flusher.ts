@@ -1,0 +1,64 @@
+/**
+ * Moves answered door decisions of one game from its Redis stream (`GameKeys.accessStream`) into
+ * `AccessLog` (issue #5: "grants and denials are written to an access log (through a worker, never
+ * blocking the request) with game, server, door key, user, decision, reason and time").
+ *
+ * A stream entry is one answered request: `u` user, `s` server ("" when none), `at` ms, `v` JSON array of
+ * decisions `{doorKey, decision, reason, policyId}` (one for a check, every door for a bulk check). Each
+ * decision becomes a row with `dedupeKey = <entry id>:<doorKey>`, inserted with skipDuplicates, so a
+ * flusher killed between insert and acknowledge re-inserts nothing (src/store/streams.ts).
+ */
+import type { Prisma } from '@prisma/client';
+import type { Db } from '../store/prisma';
+import type { StreamConsumer } from '../store/streams';
+import { GameKeys } from '../store/keys';
+import type { FlushHooks } from '../events/event-flusher';
+import { log } from '../log';
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+interface LoggedDecision {
+  doorKey?: unknown;
+  decision?: unknown;
+  reason?: unknown;
+  policyId?: unknown;
+}
+
+/**
+ * Flushes up to `batch` stream entries of `gameId`; returns how many entries and rows it handled.
+ * Idempotent and safe to kill at any point. @throws on Postgres or Redis failure (entries stay pending).
+ */
+export async function flushAccessLog(db: Db, consumer: StreamConsumer, redisPrefix: string, gameId: string, batch = 500, hooks: FlushHooks = {}): Promise<{ entries: number; rows: number }> {
+  const key = new GameKeys(redisPrefix, gameId).accessStream();
+  const entries = await consumer.read(key, batch);
+  if (!entries.length) return { entries: 0, rows: 0 };
+  const rows: Prisma.AccessLogCreateManyInput[] = [];
+  for (const { id, fields } of entries) {
+    let decisions: LoggedDecision[];
+    try {
+      decisions = JSON.parse(fields.v ?? '[]') as LoggedDecision[];
+    } catch {
+      log.warn('unreadable access-log entry skipped', { gameId, entryId: id });
+      continue;
+    }
+    const at = new Date(Number(fields.at));
+    for (const d of decisions) {
+      if (typeof d.doorKey !== 'string' || typeof d.decision !== 'string') continue;
+      rows.push({
+        gameId,
+        externalServerId: fields.s ? fields.s : null,
+        doorKey: d.doorKey,
+        externalId: fields.u ?? '',
+        decision: d.decision,
+        reason: typeof d.reason === 'string' ? d.reason : '',
+        policyId: typeof d.policyId === 'string' && UUID_RE.test(d.policyId) ? d.policyId : null,
+        at,
+        dedupeKey: `${id}:${d.doorKey}`,
+      });
+    }
+  }
+  if (rows.length) await db.accessLog.createMany({ data: rows, skipDuplicates: true });
+  await hooks.afterInsert?.();
+  await consumer.done(key, entries.map((e) => e.id));
+  return { entries: entries.length, rows: rows.length };
+}

@@ -1,0 +1,169 @@
+/**
+ * The three door endpoints' work (spec: Endpoints › doors/check, doors/bulk, doors/manifest; issue #5),
+ * answered as ready-made JSON strings so a cache hit never parses or re-serialises a decision.
+ *
+ * - check: one round trip to Redis (replay claim + versions + the cached decision, logged by the script
+ *   on a hit). On a miss: door definitions from the in-process catalog (Postgres only when the doors
+ *   version moved), the workspace snapshot from its in-process cache (Postgres only when the schedule or
+ *   org tree changed, or once per TTL), the member's own rows from Postgres (one statement), evaluation,
+ *   answer; the cache write and the access-log entry follow without holding the response.
+ * - bulk: the same for every door of the game, with one subject load for all missing decisions.
+ * - manifest: replay claim + version (one round trip), definitions from the catalog.
+ *
+ * Response shapes: `doorCheckResponseSchema`, `doorBulkResponseSchema`, `doorManifestResponseSchema`
+ * (src/schemas/doors.ts).
+ */
+import type { Db } from '../store/prisma';
+import type { AppRedis } from '../store/redis';
+import { AppError, NotFoundError, UnavailableError } from '../http/errors';
+import { log } from '../log';
+import type { Decision, DoorDef } from './door-types';
+import { DoorCatalog, type CatalogEntry } from './door-catalog';
+import { DecisionCache, type CachedDecision, type Lookup } from './decision-cache';
+import { raiseDoorsVersion } from './doors-version';
+import { evaluateDoor } from './evaluate';
+import { loadSubjectContext, type SubjectContext } from './subject-context';
+import { WorkspaceSnapshots } from './workspace-snapshot';
+
+/** Who is asking: the authenticated key's game plus the request's signature (the replay-cache key). */
+export interface DoorCaller {
+  gameId: string;
+  keyId: string;
+  signature: string;
+}
+
+export interface DoorAccessDeps {
+  db: Db;
+  redis: AppRedis;
+  redisPrefix: string;
+  /** Config `DOOR_CACHE_TTL_SECONDS`: longest life of a cached decision, seconds. */
+  doorCacheTtlSeconds: number;
+}
+
+/** The public JSON of a decision without its TTL: `{doorKey, decision, reason, policyId, failMode, forcedState}`. */
+export function decisionJson(door: DoorDef, d: Decision): string {
+  return JSON.stringify({ doorKey: door.key, decision: d.decision, reason: d.reason, policyId: d.policyId, failMode: door.failMode, forcedState: door.forcedState });
+}
+
+/** `json` (a decision object) with `,"ttlSeconds":N` spliced in before its closing brace. */
+function withTtl(c: CachedDecision, nowMs: number): string {
+  return `${c.json.slice(0, -1)},"ttlSeconds":${Math.max(0, Math.floor((c.expiresAtMs - nowMs) / 1000))}}`;
+}
+
+export class DoorAccessService {
+  private readonly catalog: DoorCatalog;
+  private readonly workspaces: WorkspaceSnapshots;
+  private readonly cache: DecisionCache;
+  private readonly ttlMs: number;
+
+  constructor(private readonly deps: DoorAccessDeps) {
+    this.ttlMs = deps.doorCacheTtlSeconds * 1000;
+    this.catalog = new DoorCatalog(deps.db);
+    this.workspaces = new WorkspaceSnapshots(deps.db, this.ttlMs);
+    this.cache = new DecisionCache(deps.redis, deps.redisPrefix, deps.doorCacheTtlSeconds);
+  }
+
+  /**
+   * One door, one user → the body of a 200 (`doorCheckResponseSchema`).
+   * @throws {ReplayError} 409. @throws {NotFoundError} 404 `unknown_door` / `unknown_game`.
+   * @throws {UnavailableError} 503 when Postgres cannot be read on a cache miss.
+   */
+  async check(caller: DoorCaller, input: { doorKey: string; externalId: string; externalServerId?: string | null }, nowMs: number): Promise<string> {
+    const found = await this.cache.lookup({ ...caller, mode: 'one', externalId: input.externalId, doorKey: input.doorKey, externalServerId: input.externalServerId, nowMs });
+    const hit = found.hits.get(input.doorKey);
+    if (hit && found.doorsVersion !== null) return this.checkBody(withTtl(hit, nowMs), input.externalId, found.doorsVersion, true, nowMs);
+
+    const entry = await this.definitions(caller.gameId, found);
+    const door = entry.doors.get(input.doorKey);
+    if (!door) throw new NotFoundError(`unknown door key "${input.doorKey}"`, 'unknown_door');
+    const ctx = await this.subject(entry, found, input.externalId, nowMs);
+    const decided = evaluateDoor(door, ctx, nowMs, this.ttlMs);
+    const cached = { expiresAtMs: decided.expiresAtMs, json: decisionJson(door, decided) };
+    this.remember(caller.gameId, found, entry, input, nowMs, [{ doorKey: door.key, decision: cached }], [cached.json]);
+    return this.checkBody(withTtl(cached, nowMs), input.externalId, entry.version, false, nowMs);
+  }
+
+  /**
+   * Every door of the game for one user → the body of a 200 (`doorBulkResponseSchema`), doors in key
+   * order. @throws {ReplayError} 409. @throws {UnavailableError} 503 as {@link check}.
+   */
+  async bulk(caller: DoorCaller, input: { externalId: string; externalServerId?: string | null }, nowMs: number): Promise<string> {
+    const found = await this.cache.lookup({ ...caller, mode: 'all', externalId: input.externalId, externalServerId: input.externalServerId, nowMs });
+    const entry = await this.definitions(caller.gameId, found);
+    const missing = entry.keys.filter((k) => !found.hits.has(k));
+    const fresh: { doorKey: string; decision: CachedDecision }[] = [];
+    if (missing.length) {
+      const ctx = await this.subject(entry, found, input.externalId, nowMs);
+      for (const key of missing) {
+        const door = entry.doors.get(key)!;
+        const decided = evaluateDoor(door, ctx, nowMs, this.ttlMs);
+        fresh.push({ doorKey: key, decision: { expiresAtMs: decided.expiresAtMs, json: decisionJson(door, decided) } });
+      }
+    }
+    const byKey = new Map(fresh.map((f) => [f.doorKey, f.decision]));
+    const all = entry.keys.map((k) => found.hits.get(k) ?? byKey.get(k)!);
+    this.remember(caller.gameId, found, entry, input, nowMs, fresh, all.map((c) => c.json));
+    const decisions = all.map((c) => withTtl(c, nowMs)).join(',');
+    return `{"externalId":${JSON.stringify(input.externalId)},"doorsVersion":${entry.version},"decisions":[${decisions}],"serverTime":"${new Date(nowMs).toISOString()}"}`;
+  }
+
+  /**
+   * The game's door definitions and forced states → `{ version, body }` (`doorManifestResponseSchema`);
+   * the route sends `version` as the ETag. @throws {ReplayError} 409.
+   */
+  async manifest(caller: DoorCaller, nowMs: number): Promise<{ version: number; body: string }> {
+    const found = await this.cache.lookup({ ...caller, mode: 'version', nowMs });
+    const entry = await this.definitions(caller.gameId, found);
+    const body = `{"version":${entry.version},"doorCacheTtlSeconds":${this.deps.doorCacheTtlSeconds},"doors":${entry.manifestJson},"serverTime":"${new Date(nowMs).toISOString()}"}`;
+    return { version: entry.version, body };
+  }
+
+  private checkBody(decision: string, externalId: string, version: number, cached: boolean, nowMs: number): string {
+    return `${decision.slice(0, -1)},"externalId":${JSON.stringify(externalId)},"doorsVersion":${version},"cached":${cached},"serverTime":"${new Date(nowMs).toISOString()}"}`;
+  }
+
+  /** The catalog entry at the looked-up version; initialises the Redis version when Redis had none. */
+  private async definitions(gameId: string, found: Lookup): Promise<CatalogEntry> {
+    const entry = await this.guard(() => this.catalog.get(gameId, found.doorsVersion));
+    if (found.doorsVersion === null) {
+      await raiseDoorsVersion(this.deps.redis, this.deps.redisPrefix, gameId, entry.version);
+    }
+    return entry;
+  }
+
+  /** The user's subject context; the workspace half is cached per subject version (`<workspace>.<user>`). */
+  private subject(entry: CatalogEntry, found: Lookup, externalId: string, nowMs: number): Promise<SubjectContext> {
+    const workspaceVersion = found.subjectVersion.split('.')[0] ?? '0';
+    return this.guard(async () => {
+      const workspace = await this.workspaces.get(entry.workspaceId, workspaceVersion, nowMs);
+      return loadSubjectContext(this.deps.db, workspace, entry.workspaceId, externalId, nowMs);
+    });
+  }
+
+  /** Caches fresh decisions and logs the answered ones, without holding the response. */
+  private remember(
+    gameId: string,
+    found: Lookup,
+    entry: CatalogEntry,
+    input: { externalId: string; externalServerId?: string | null },
+    nowMs: number,
+    fresh: { doorKey: string; decision: CachedDecision }[],
+    logged: string[],
+  ): void {
+    const doorsVersion = found.doorsVersion ?? entry.version;
+    this.cache
+      .store({ gameId, doorsVersion, subjectVersion: found.subjectVersion, externalId: input.externalId, externalServerId: input.externalServerId, nowMs, fresh, logged })
+      .catch((err: unknown) => log.warn('door decision cache/access log write failed', { gameId, err: String(err) }));
+  }
+
+  /** Runs a Postgres read; anything but a domain error becomes 503 so clients apply failMode and retry. */
+  private async guard<T>(read: () => Promise<T>): Promise<T> {
+    try {
+      return await read();
+    } catch (err) {
+      if (err instanceof AppError) throw err;
+      log.warn('door data unavailable', { err: String(err) });
+      throw new UnavailableError('door data temporarily unavailable');
+    }
+  }
+}

@@ -1,0 +1,63 @@
+/**
+ * The doors version of a game: `Game.doorsVersion` in Postgres (durable) mirrored in Redis
+ * (`GameKeys.doorsVersion`, read by every door request and heartbeat in the same round trip as their
+ * other work). It is the manifest's ETag and part of every decision-cache key, so raising it retires
+ * every cached decision and every process's cached door definitions of the game at once.
+ *
+ * Order of a change: Postgres transaction (the change + the increment) commits first, then Redis is
+ * raised. A reader that sees the new Redis version therefore loads definitions that include the change.
+ * Redis is only ever raised (Lua compare-and-set), so concurrent changes finishing out of order cannot
+ * bring an older version back.
+ */
+import type { Prisma } from '@prisma/client';
+import type { AppRedis } from '../store/redis';
+import type { Db } from '../store/prisma';
+import { GameKeys } from '../store/keys';
+import { log } from '../log';
+
+/** Increments `Game.doorsVersion` inside the caller's transaction; returns the new version. */
+export async function incrementDoorsVersion(tx: Prisma.TransactionClient, gameId: string): Promise<number> {
+  const game = await tx.game.update({ where: { id: gameId }, data: { doorsVersion: { increment: 1 } }, select: { doorsVersion: true } });
+  return game.doorsVersion;
+}
+
+/** Raises the Redis copy to `version` (no-op when it is already there or above); returns the stored version. */
+export async function raiseDoorsVersion(redis: AppRedis, redisPrefix: string, gameId: string, version: number): Promise<number> {
+  const key = new GameKeys(redisPrefix, gameId).doorsVersion();
+  return Number(await redis.runScript('raiseDoorsVersion', [key], [version]));
+}
+
+/**
+ * Reads a game's doors version for the heartbeat `config` (issue #5: "config carries the current manifest
+ * version"). A plain GET issued in the same tick as the heartbeat script, so ioredis sends both in one
+ * write and the heartbeat pays no extra round trip and no Postgres query. Only when Redis does not hold
+ * the version (a game whose doors never changed since Redis was last empty) is it initialised from
+ * Postgres, once per game (single-flight); if that fails the version is reported as unknown (null).
+ */
+export class DoorsVersionReader {
+  private readonly inflight = new Map<string, Promise<number | null>>();
+
+  constructor(private readonly redis: AppRedis, private readonly db: Db, private readonly redisPrefix: string) {}
+
+  /** The game's doors version, or null when it cannot be determined right now. Never rejects on Postgres failure. */
+  async read(gameId: string): Promise<number | null> {
+    const stored = await this.redis.get(new GameKeys(this.redisPrefix, gameId).doorsVersion());
+    if (stored !== null) return Number(stored);
+    let pending = this.inflight.get(gameId);
+    if (!pending) {
+      pending = this.initialise(gameId).finally(() => this.inflight.delete(gameId));
+      this.inflight.set(gameId, pending);
+    }
+    return pending;
+  }
+
+  private async initialise(gameId: string): Promise<number | null> {
+    try {
+      const game = await this.db.game.findUnique({ where: { id: gameId }, select: { doorsVersion: true } });
+      return game ? await raiseDoorsVersion(this.redis, this.redisPrefix, gameId, game.doorsVersion) : null;
+    } catch (err) {
+      log.warn('could not initialise the doors version', { gameId, err: String(err) });
+      return null;
+    }
+  }
+}

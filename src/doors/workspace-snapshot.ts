@@ -1,0 +1,70 @@
+/**
+ * The workspace-wide half of a door subject context, cached per API process: the unit tree (parent and
+ * organization of every unit), the unit of every position, and the operations overlapping the next
+ * `2 × TTL`. It is keyed by the workspace's door subject version (the `w` field of
+ * `GameKeys.doorSubjects`, raised on every schedule or org-tree change; subject-invalidation.ts) and
+ * reloaded at least once per TTL, so a cold evaluation costs Postgres only the member's own rows.
+ */
+import type { Db } from '../store/prisma';
+
+export interface OperationSpan {
+  type: string;
+  startsAtMs: number;
+  endsAtMs: number;
+  unitId: string | null;
+  organizationId: string | null;
+}
+
+export interface WorkspaceSnapshot {
+  /** The workspace subject version it was loaded under. */
+  version: string;
+  /** Reusable while `now ≤ freshUntilMs` (operations are loaded up to `freshUntilMs + TTL`). */
+  freshUntilMs: number;
+  unitParent: ReadonlyMap<string, string | null>;
+  unitOrganization: ReadonlyMap<string, string | null>;
+  positionUnit: ReadonlyMap<string, string>;
+  operations: readonly OperationSpan[];
+}
+
+export class WorkspaceSnapshots {
+  private readonly cache = new Map<string, WorkspaceSnapshot>();
+  private readonly inflight = new Map<string, Promise<WorkspaceSnapshot>>();
+
+  /** `ttlMs`: the decision cache TTL; a snapshot serves evaluations up to that far ahead. */
+  constructor(private readonly db: Db, private readonly ttlMs: number) {}
+
+  /** The snapshot of `workspaceId` at subject version `version`, loaded when missing, stale or older. */
+  async get(workspaceId: string, version: string, nowMs: number): Promise<WorkspaceSnapshot> {
+    const cached = this.cache.get(workspaceId);
+    if (cached && cached.version === version && nowMs <= cached.freshUntilMs) return cached;
+    const key = `${workspaceId}:${version}`;
+    let pending = this.inflight.get(key);
+    if (!pending) {
+      pending = this.load(workspaceId, version, nowMs).finally(() => this.inflight.delete(key));
+      this.inflight.set(key, pending);
+    }
+    return pending;
+  }
+
+  private async load(workspaceId: string, version: string, nowMs: number): Promise<WorkspaceSnapshot> {
+    const freshUntilMs = nowMs + this.ttlMs;
+    const [units, positions, operations] = await Promise.all([
+      this.db.unit.findMany({ where: { workspaceId }, select: { id: true, parentId: true, organizationId: true } }),
+      this.db.position.findMany({ where: { workspaceId }, select: { id: true, unitId: true } }),
+      this.db.operation.findMany({
+        where: { workspaceId, endsAt: { gt: new Date(nowMs) }, startsAt: { lt: new Date(freshUntilMs + this.ttlMs) } },
+        select: { type: true, startsAt: true, endsAt: true, unitId: true, organizationId: true },
+      }),
+    ]);
+    const snapshot: WorkspaceSnapshot = {
+      version,
+      freshUntilMs,
+      unitParent: new Map(units.map((u) => [u.id, u.parentId])),
+      unitOrganization: new Map(units.map((u) => [u.id, u.organizationId])),
+      positionUnit: new Map(positions.map((p) => [p.id, p.unitId])),
+      operations: operations.map((o) => ({ type: o.type, startsAtMs: o.startsAt.getTime(), endsAtMs: o.endsAt.getTime(), unitId: o.unitId, organizationId: o.organizationId })),
+    };
+    this.cache.set(workspaceId, snapshot);
+    return snapshot;
+  }
+}

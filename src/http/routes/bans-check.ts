@@ -1,0 +1,58 @@
+/**
+ * POST /api/v1/game/bans/check (spec: Endpoints › POST bans/check; Resources › Ban check result). Scope
+ * `heartbeat`. A connect-time blocklist lookup, answered from the workspace's Redis blocklist (no
+ * Postgres query per call) with expiry checked against server time.
+ *
+ * Request `{ externalId, externalServerId }` (src/schemas/bans-check.ts). Response 200:
+ * `{ banned, scope, expiresAt, reason, serverTime }`: `banned` is the only field a client relies on;
+ * `scope` (`server` | `game` | `workspace`), `expiresAt` (RFC 3339, null = permanent) and `reason` are
+ * informational and null when not banned. A ban applies when it is not lifted, not expired, and its
+ * scope covers the key's game and the named server; only bans of the key's workspace are ever looked at.
+ *
+ * Errors: 400 malformed body or field; 401/409 authentication and replay (src/http/authenticate.ts);
+ * 403 `scope_missing` without `heartbeat`; 429 `rate_limited` with Retry-After over the per-(key, user)
+ * quota (src/limits/quotas.ts).
+ */
+import type { RequestHandler } from 'express';
+import type { KeyVerifier } from '../../auth/key-verifier';
+import type { Blocklist } from '../../bans/blocklist';
+import { decideBan } from '../../bans/ban-decision';
+import { compileValidator } from '../../schemas/validator';
+import { bansCheckRequestSchema, type BansCheckRequest } from '../../schemas/bans-check';
+import { authenticateRequest, requireScope } from '../authenticate';
+import { BanCheckClaim } from '../../limits/ban-check-claim';
+import type { AppRedis } from '../../store/redis';
+import { parseJson } from '../parse-json';
+
+const validateBansCheck = compileValidator<BansCheckRequest>(bansCheckRequestSchema);
+
+export interface BansCheckDeps {
+  verifier: KeyVerifier;
+  /** For the replay cache (spec: Authentication rule 3) and the quota. */
+  redis: AppRedis;
+  redisPrefix: string;
+  blocklist: Blocklist;
+}
+
+export function bansCheckRoute(deps: BansCheckDeps): RequestHandler {
+  const claims = new BanCheckClaim(deps.redis, deps.redisPrefix);
+  return async (req, res) => {
+    const nowMs = Date.now();
+    const signed = await authenticateRequest(req, deps.verifier, nowMs);
+    requireScope(signed.key, 'heartbeat');
+    const body = validateBansCheck(parseJson(signed.raw));
+    // Different hash slots ({g:} for the replay key, {w:} for the blocklist): two commands, sent together.
+    const [, entries] = await Promise.all([
+      claims.claim(signed, body.externalId, nowMs),
+      deps.blocklist.lookup(signed.key.workspaceId, body.externalId),
+    ]);
+    const decision = decideBan(entries, { gameId: signed.key.gameId, externalServerId: body.externalServerId }, nowMs);
+    res.status(200).json({
+      banned: decision.banned,
+      scope: decision.scope,
+      expiresAt: decision.expiresAt === null ? null : new Date(decision.expiresAt).toISOString(),
+      reason: decision.reason,
+      serverTime: new Date(nowMs).toISOString(),
+    });
+  };
+}

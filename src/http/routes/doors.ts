@@ -1,0 +1,69 @@
+/**
+ * The door endpoints (spec: Endpoints › POST doors/check, POST doors/bulk, GET doors/manifest; scope
+ * `doors`). Field names are this project's (src/schemas/doors.ts, README "Doors"):
+ *
+ * - POST /api/v1/game/doors/check `{doorKey, externalId, externalServerId?}` → 200
+ *   `{doorKey, decision, reason, policyId, failMode, forcedState, ttlSeconds, externalId, doorsVersion,
+ *   cached, serverTime}`; 404 `unknown_door` for a door key the game does not have.
+ * - POST /api/v1/game/doors/bulk `{externalId, externalServerId?}` → 200
+ *   `{externalId, doorsVersion, decisions: [decision...], serverTime}`.
+ * - GET /api/v1/game/doors/manifest (empty body, signed) → 200
+ *   `{version, doorCacheTtlSeconds, doors: [{key, name, kind, defaultEffect, failMode, forcedState}],
+ *   serverTime}` with `ETag: "<version>"`. Always 200, even when `If-None-Match` matches: every response
+ *   carries serverTime (spec: Endpoints), which a bodiless 304 could not.
+ *
+ * Errors (envelope via the error handler): 400 bad JSON/fields, 401, 403 `scope_missing`, 404, 409,
+ * 413, 503 when Postgres is unreachable on a cache miss (the client applies the door's failMode).
+ */
+import type { RequestHandler } from 'express';
+import type { KeyVerifier } from '../../auth/key-verifier';
+import type { DoorAccessService } from '../../doors/door-access-service';
+import { compileValidator } from '../../schemas/validator';
+import { doorBulkRequestSchema, doorCheckRequestSchema, type DoorBulkRequest, type DoorCheckRequest } from '../../schemas/doors';
+import { authenticateRequest, requireScope } from '../authenticate';
+import { parseJson } from '../parse-json';
+
+const validateCheck = compileValidator<DoorCheckRequest>(doorCheckRequestSchema);
+const validateBulk = compileValidator<DoorBulkRequest>(doorBulkRequestSchema);
+
+export interface DoorRouteDeps {
+  verifier: KeyVerifier;
+  doors: DoorAccessService;
+}
+
+/** POST doors/check. */
+export function doorCheckRoute(deps: DoorRouteDeps): RequestHandler {
+  return async (req, res) => {
+    const nowMs = Date.now();
+    const signed = await authenticateRequest(req, deps.verifier, nowMs);
+    requireScope(signed.key, 'doors');
+    const body = validateCheck(parseJson(signed.raw));
+    const caller = { gameId: signed.key.gameId, keyId: signed.key.keyId, signature: signed.signature };
+    res.status(200).type('application/json').send(await deps.doors.check(caller, body, nowMs));
+  };
+}
+
+/** POST doors/bulk. */
+export function doorBulkRoute(deps: DoorRouteDeps): RequestHandler {
+  return async (req, res) => {
+    const nowMs = Date.now();
+    const signed = await authenticateRequest(req, deps.verifier, nowMs);
+    requireScope(signed.key, 'doors');
+    const body = validateBulk(parseJson(signed.raw));
+    const caller = { gameId: signed.key.gameId, keyId: signed.key.keyId, signature: signed.signature };
+    res.status(200).type('application/json').send(await deps.doors.bulk(caller, body, nowMs));
+  };
+}
+
+/** GET doors/manifest: the body must be empty (the signature covers the timestamp alone). */
+export function doorManifestRoute(deps: DoorRouteDeps): RequestHandler {
+  return async (req, res) => {
+    const nowMs = Date.now();
+    const signed = await authenticateRequest(req, deps.verifier, nowMs);
+    requireScope(signed.key, 'doors');
+    const caller = { gameId: signed.key.gameId, keyId: signed.key.keyId, signature: signed.signature };
+    const manifest = await deps.doors.manifest(caller, nowMs);
+    // `end`, not `send`: send would turn a matching If-None-Match into a bodiless 304.
+    res.status(200).type('application/json').set('ETag', `"${manifest.version}"`).end(manifest.body);
+  };
+}

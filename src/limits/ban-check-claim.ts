@@ -1,0 +1,43 @@
+/**
+ * Replay claim plus quota of POST /api/v1/game/bans/check in one Redis script (`ban-check-claim.lua`),
+ * replacing the plain replay claim so the quota costs no extra round trip: one connect-time lookup per
+ * user, {@link BAN_CHECK_QUOTA} per (key, user) per minute (src/limits/quotas.ts).
+ */
+import type { AppRedis } from '../store/redis';
+import { GameKeys, REPLAY_TTL_SECONDS, THROTTLE_COUNT_TTL_SECONDS } from '../store/keys';
+import { ReplayError } from '../http/errors';
+import type { SignedRequest } from '../http/authenticate';
+import { BAN_CHECK_QUOTA, MINUTE_WINDOW_SECONDS } from './quotas';
+import { QuotaExceededError } from './quota-error';
+import { ThrottleMarks } from './throttle-marks';
+
+export class BanCheckClaim {
+  private readonly throttled: ThrottleMarks;
+
+  constructor(private readonly redis: AppRedis, private readonly redisPrefix: string) {
+    this.throttled = new ThrottleMarks(redis, redisPrefix);
+  }
+
+  /**
+   * Claims `signed`'s signature and counts a check of `externalId` at server time `nowMs` (ms).
+   * @throws {ReplayError} 409 `replayed_signature`. @throws {QuotaExceededError} 429 with Retry-After.
+   */
+  async claim(signed: SignedRequest, externalId: string, nowMs: number): Promise<void> {
+    const keys = new GameKeys(this.redisPrefix, signed.key.gameId);
+    const [outcome, retryAfter] = (await this.redis.runScript('banCheckClaim', [keys.replay(signed.key.keyId, signed.signature)], [
+      keys.base,
+      REPLAY_TTL_SECONDS,
+      `${signed.key.keyId}:${externalId}`,
+      BAN_CHECK_QUOTA,
+      MINUTE_WINDOW_SECONDS,
+      THROTTLE_COUNT_TTL_SECONDS,
+      externalId,
+      nowMs,
+    ])) as [string, string?];
+    if (outcome === 'replay') throw new ReplayError('replayed_signature', 'this signature was already used; re-sign with a fresh timestamp');
+    if (outcome === 'limited') {
+      this.throttled.mark(signed.key.gameId, nowMs);
+      throw new QuotaExceededError(signed.key.gameId, 'ban_check', Number(retryAfter));
+    }
+  }
+}

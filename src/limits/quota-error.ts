@@ -1,0 +1,18 @@
+/**
+ * 429 `rate_limited` from a per-key quota (spec: Errors 429, Limits; quotas in ./quotas.ts). Carries the
+ * game and quota kind so the one place that counts 429s per game (src/metrics/observed-services.ts) can
+ * label them; the envelope and the always-present `Retry-After` (whole seconds, at least 1) come from
+ * {@link RateLimitError}.
+ */
+import { RateLimitError } from '../http/errors';
+import type { QuotaKind } from './quotas';
+
+export class QuotaExceededError extends RateLimitError {
+  constructor(
+    readonly gameId: string,
+    readonly kind: QuotaKind,
+    retryAfterSeconds: number,
+  ) {
+    super(retryAfterSeconds, `over the ${kind} quota of this key; retry after the Retry-After seconds (quotas follow the heartbeat interval and the door cache TTL)`);
+  }
+}

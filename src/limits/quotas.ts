@@ -1,0 +1,102 @@
+/**
+ * Per-key rate quotas (spec: Limits, "Numeric per-key rate quotas: not shown"; "Server-side limits are
+ * derived from the configured heartbeat interval; door checks are governed by the cache TTL. A client that
+ * heartbeats at the returned interval and respects the TTL is not throttled").
+ *
+ * All servers of a game share one key, so no quota counts a whole key: each counts one *subject* (one
+ * server, one user, one user × door) in fixed windows, inside the Lua script that already does the
+ * request's Redis work (no extra round trip). Over the quota: 429 `rate_limited`, `Retry-After` = whole
+ * seconds to the end of the window (at least 1), nothing of the request stored.
+ *
+ * | kind | subject | window | quota per window |
+ * | --- | --- | --- | --- |
+ * | `heartbeat` | key × externalServerId | 60 s | 2·⌈60 / I⌉ + N + 10 |
+ * | `door_check` | key × externalId × doorKey (× versions) | T | 10 |
+ * | `door_bulk` | key × externalId (× versions) | T | 10 |
+ * | `manifest` | key | 60 s | 2·S + 10 |
+ * | `ban_check` | key × externalId | 60 s | 10 |
+ *
+ * I = the game's heartbeat interval (15–60 s), T = the door cache TTL (`DOOR_CACHE_TTL_SECONDS`, 60 s by
+ * default), versions = the game's doors version and the user's subject version (a change of either
+ * invalidates cached decisions, so the client's re-checks start a fresh count), S = the game's live servers, N = {@link NUDGE_ALLOWANCE} = the most nudges the service
+ * publishes on one game's topic in a minute (src/commands/nudge-budget.ts, 108 for a one-server game and
+ * fewer per server for more), each of which may make every server heartbeat once early (spec: Urgent
+ * nudge).
+ *
+ * Why a compliant client is never throttled:
+ * - heartbeat: at the returned interval it sends ⌈60 / I⌉ scheduled heartbeats a minute; a fixed window
+ *   can catch one more, and each may be re-sent once (a 409 re-sign or a 413 split), hence 2·⌈60 / I⌉;
+ *   plus at most N nudged heartbeats; plus 10 for retries after 5xx (exponential backoff from 1 s fits
+ *   fewer than 7 in a minute). I = 20 s: 6 + 108 + 10 = 124 a minute per server; I = 60 s: 120.
+ * - door_check: a decision is re-checked only after its TTL (≤ T) ran out, so one (user, door) needs at
+ *   most 2 checks in a window of T (a window edge); 10 leaves room for re-signs, 5xx retries and decisions
+ *   with a TTL shorter than T near a policy time-window boundary.
+ * - door_bulk: once per join; 10 joins of one user within one TTL is not normal play.
+ * - manifest: on server start and after `refresh_permissions`, so at most about twice a minute per live
+ *   server; S is read in the script (the server that boots has not heartbeated yet, hence + 10).
+ * - ban_check: once per connect.
+ */
+import { nudgesPerMinute } from '../commands/nudge-budget';
+
+export type QuotaKind = 'heartbeat' | 'door_check' | 'door_bulk' | 'manifest' | 'ban_check';
+
+/** Window of the heartbeat, manifest and ban-check quotas, seconds. */
+export const MINUTE_WINDOW_SECONDS = 60;
+/** Re-sends of failed requests a quota leaves room for (5xx backoff retries). */
+export const RETRY_ALLOWANCE = 10;
+/** Most nudged heartbeats one server can be asked for in a minute: the nudge budget of a one-server game. */
+export const NUDGE_ALLOWANCE = nudgesPerMinute(1);
+/** Door checks per (key, user, door) per door-TTL window. */
+export const DOOR_CHECK_QUOTA = 10;
+/** Bulk door checks per (key, user) per door-TTL window. */
+export const DOOR_BULK_QUOTA = 10;
+/** Ban checks per (key, user) per minute. */
+export const BAN_CHECK_QUOTA = 10;
+/** Manifest fetches per key per minute, per live server (plus {@link RETRY_ALLOWANCE}). */
+export const MANIFEST_PER_SERVER = 2;
+
+/** Heartbeats per (key, server) per minute for a game whose interval is `intervalSeconds`. */
+export function heartbeatQuota(intervalSeconds: number): number {
+  return 2 * Math.ceil(MINUTE_WINDOW_SECONDS / intervalSeconds) + NUDGE_ALLOWANCE + RETRY_ALLOWANCE;
+}
+
+/** Manifest fetches per key per minute for a game with `liveServers` live servers. */
+export function manifestQuota(liveServers: number): number {
+  return MANIFEST_PER_SERVER * Math.max(1, liveServers) + RETRY_ALLOWANCE;
+}
+
+/** Short names of the kinds inside Redis keys and the throttle history (`hb:server-7`). */
+export const KIND_TAGS: Readonly<Record<QuotaKind, string>> = {
+  heartbeat: 'hb',
+  door_check: 'door',
+  door_bulk: 'bulk',
+  manifest: 'manifest',
+  ban_check: 'ban',
+};
+
+/** What a Lua script needs to count one request against its quota. */
+export interface QuotaArgs {
+  kind: QuotaKind;
+  /** {@link KIND_TAGS} of the kind: part of the counter key and of the throttle-history field. */
+  tag: string;
+  /** Who is counted (key id plus server, user, door). */
+  subject: string;
+  /** Requests allowed per window (before the per-server addition). */
+  quota: number;
+  /** Added to `quota` per live server of the game (read in the script); 0 = none. */
+  perServer: number;
+  windowSeconds: number;
+  /** The server or user named in the throttle history (`<tag>:<who>`). */
+  who: string;
+}
+
+/**
+ * The quota a door request is counted against (see the table above): `one` = doors/check, `all` =
+ * doors/bulk, `version` = doors/manifest. `doorCacheTtlSeconds` is config `DOOR_CACHE_TTL_SECONDS`.
+ */
+export function doorQuota(mode: 'one' | 'all' | 'version', q: { keyId: string; externalId?: string; doorKey?: string; doorCacheTtlSeconds: number }): QuotaArgs {
+  const user = q.externalId ?? '';
+  if (mode === 'one') return { kind: 'door_check', tag: KIND_TAGS.door_check, subject: `${q.keyId}:${user}:${q.doorKey ?? ''}`, quota: DOOR_CHECK_QUOTA, perServer: 0, windowSeconds: q.doorCacheTtlSeconds, who: user };
+  if (mode === 'all') return { kind: 'door_bulk', tag: KIND_TAGS.door_bulk, subject: `${q.keyId}:${user}`, quota: DOOR_BULK_QUOTA, perServer: 0, windowSeconds: q.doorCacheTtlSeconds, who: user };
+  return { kind: 'manifest', tag: KIND_TAGS.manifest, subject: q.keyId, quota: RETRY_ALLOWANCE, perServer: MANIFEST_PER_SERVER, windowSeconds: MINUTE_WINDOW_SECONDS, who: q.keyId };
+}

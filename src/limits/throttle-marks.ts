@@ -1,0 +1,27 @@
+/**
+ * Remembers which games were throttled recently, for the ingest health check (src/limits/ingest-health.ts):
+ * `GlobalKeys.throttledGames()` zset gameId → last 429 ms. The per-minute counts live under the game's
+ * hash tag and are written by the Lua script that refused the request; this global index cannot be (a
+ * script may only touch one Cluster slot), so it is written here, off the response path, at most once a
+ * second per game per process. A lost mark only delays a warning: the check also revisits games with an
+ * open warning, and the next 429 marks again.
+ */
+import type { Redis } from 'ioredis';
+import { GlobalKeys } from '../store/keys';
+import { log } from '../log';
+
+export class ThrottleMarks {
+  private readonly last = new Map<string, number>();
+  private readonly key: string;
+
+  constructor(private readonly redis: Redis, redisPrefix: string) {
+    this.key = new GlobalKeys(redisPrefix).throttledGames();
+  }
+
+  /** Records that `gameId` answered a 429 at `nowMs` (ms); never throws, never waits. */
+  mark(gameId: string, nowMs: number): void {
+    if (nowMs - (this.last.get(gameId) ?? 0) < 1000) return;
+    this.last.set(gameId, nowMs);
+    this.redis.zadd(this.key, nowMs, gameId).catch((err: unknown) => log.warn('could not mark game throttled', { gameId, err: String(err) }));
+  }
+}

@@ -1,0 +1,65 @@
+/**
+ * In-process Prometheus metrics of one API process (prom-client), exposed on the console listener's
+ * `/metrics` (src/console/console-app.ts). Everything here is a counter or histogram updated in memory:
+ * nothing on the request path touches Redis or Postgres for metrics. Cross-process figures (queue
+ * depths, stream backlogs, commands by state, events flushed) are read at scrape time by
+ * src/metrics/scrape-metrics.ts into the same registry.
+ *
+ * | metric | type | labels | meaning |
+ * | --- | --- | --- | --- |
+ * | `gis_http_requests_total` | counter | route, method, status | game listener requests |
+ * | `gis_http_request_duration_seconds` | histogram | route, method, status | their latency, seconds |
+ * | `gis_heartbeats_total` | counter | — | heartbeats accepted (200) |
+ * | `gis_events_accepted_total` | counter | — | events inside accepted heartbeats |
+ * | `gis_door_decisions_total` | counter | endpoint, decision | door decisions answered (check, bulk) |
+ * | `gis_rate_limited_total` | counter | game, kind | requests answered 429 by a quota, per game |
+ * | `process_*`, `nodejs_*` | — | — | prom-client's default process metrics |
+ *
+ * `route` is one of the game listener's paths (`/api/v1/game/heartbeat`, …, `/healthz`, `/readyz`) or
+ * `unmatched`, so a scanner cannot blow up the label set.
+ */
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import type { RequestHandler } from 'express';
+
+/** Paths of the game listener that get their own `route` label value. */
+export const ROUTE_LABELS: ReadonlySet<string> = new Set([
+  '/api/v1/game/heartbeat',
+  '/api/v1/game/doors/check',
+  '/api/v1/game/doors/bulk',
+  '/api/v1/game/doors/manifest',
+  '/api/v1/game/bans/check',
+  '/healthz',
+  '/readyz',
+]);
+
+/** Latency buckets, seconds: the heartbeat path answers in about a millisecond when healthy. */
+const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+
+export class ApiMetrics {
+  /** The registry `/metrics` renders (one per process; tests make their own). */
+  readonly registry = new Registry();
+  readonly httpRequests = new Counter({ name: 'gis_http_requests_total', help: 'Game listener requests by route, method and status', labelNames: ['route', 'method', 'status'] as const, registers: [this.registry] });
+  readonly httpDuration = new Histogram({ name: 'gis_http_request_duration_seconds', help: 'Game listener request latency in seconds by route, method and status', labelNames: ['route', 'method', 'status'] as const, buckets: LATENCY_BUCKETS, registers: [this.registry] });
+  readonly heartbeats = new Counter({ name: 'gis_heartbeats_total', help: 'Heartbeats accepted (answered 200)', registers: [this.registry] });
+  readonly eventsAccepted = new Counter({ name: 'gis_events_accepted_total', help: 'Player events inside accepted heartbeats (before deduplication by eventId)', registers: [this.registry] });
+  readonly doorDecisions = new Counter({ name: 'gis_door_decisions_total', help: 'Door decisions answered by endpoint and result', labelNames: ['endpoint', 'decision'] as const, registers: [this.registry] });
+  readonly rateLimited = new Counter({ name: 'gis_rate_limited_total', help: 'Requests answered 429 by a per-key quota, by game and quota kind', labelNames: ['game', 'kind'] as const, registers: [this.registry] });
+
+  constructor(opts: { defaultMetrics?: boolean } = {}) {
+    if (opts.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** Middleware timing every request of the game listener; mount it first. */
+  http(): RequestHandler {
+    return (req, res, next) => {
+      const start = process.hrtime.bigint();
+      res.once('finish', () => {
+        const path = req.originalUrl.split('?', 1)[0] ?? '';
+        const labels = { route: ROUTE_LABELS.has(path) ? path : 'unmatched', method: req.method, status: String(res.statusCode) };
+        this.httpRequests.inc(labels);
+        this.httpDuration.observe(labels, Number(process.hrtime.bigint() - start) / 1e9);
+      });
+      next();
+    };
+  }
+}

@@ -1,0 +1,68 @@
+/**
+ * The game listener's services with in-process metrics added (src/metrics/api-metrics.ts): the same
+ * classes, subclassed, so the routes and the services stay unaware of metrics and nothing is added on the
+ * request path but a counter increment. createApp uses these when it is given an {@link ApiMetrics}.
+ */
+import type { ErrorRequestHandler } from 'express';
+import { HeartbeatService, type HeartbeatInput } from '../presence/heartbeat-service';
+import { DoorAccessService, type DoorAccessDeps, type DoorCaller } from '../doors/door-access-service';
+import type { AppRedis } from '../store/redis';
+import { QuotaExceededError } from '../limits/quota-error';
+import type { ApiMetrics } from './api-metrics';
+
+/** Counts accepted heartbeats and the events they carried. */
+export class ObservedHeartbeatService extends HeartbeatService {
+  constructor(redis: AppRedis, redisPrefix: string, private readonly metrics: ApiMetrics) {
+    super(redis, redisPrefix);
+  }
+
+  override async record(input: HeartbeatInput): Promise<string[]> {
+    const commands = await super.record(input);
+    this.metrics.heartbeats.inc();
+    if (input.body.events.length) this.metrics.eventsAccepted.inc(input.body.events.length);
+    return commands;
+  }
+}
+
+/**
+ * Counts `"decision":"allow"` / `"deny"` members in a response body the door service built. Inside a
+ * JSON string a quote is always escaped, so `,"decision":"` only occurs as a member name.
+ */
+export function countDecisions(body: string): { allow: number; deny: number } {
+  const count = (needle: string) => {
+    let n = 0;
+    for (let i = body.indexOf(needle); i !== -1; i = body.indexOf(needle, i + needle.length)) n++;
+    return n;
+  };
+  return { allow: count(',"decision":"allow"'), deny: count(',"decision":"deny"') };
+}
+
+/** Counts door decisions answered by check and bulk, by result. */
+export class ObservedDoorAccessService extends DoorAccessService {
+  constructor(deps: DoorAccessDeps, private readonly metrics: ApiMetrics) {
+    super(deps);
+  }
+
+  override async check(caller: DoorCaller, input: { doorKey: string; externalId: string; externalServerId?: string | null }, nowMs: number): Promise<string> {
+    return this.counted('check', await super.check(caller, input, nowMs));
+  }
+
+  override async bulk(caller: DoorCaller, input: { externalId: string; externalServerId?: string | null }, nowMs: number): Promise<string> {
+    return this.counted('bulk', await super.bulk(caller, input, nowMs));
+  }
+
+  private counted(endpoint: string, body: string): string {
+    const { allow, deny } = countDecisions(body);
+    if (allow) this.metrics.doorDecisions.inc({ endpoint, decision: 'allow' }, allow);
+    if (deny) this.metrics.doorDecisions.inc({ endpoint, decision: 'deny' }, deny);
+    return body;
+  }
+}
+
+/** Error middleware (before the error handler) counting 429s of per-key quotas per game and kind. */
+export function countRateLimited(metrics: ApiMetrics): ErrorRequestHandler {
+  return (err, _req, _res, next) => {
+    if (err instanceof QuotaExceededError) metrics.rateLimited.inc({ game: err.gameId, kind: err.kind });
+    next(err);
+  };
+}

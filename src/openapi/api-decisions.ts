@@ -1,0 +1,131 @@
+/**
+ * Every place where the spec says "not shown", with what this service decided (issue #7: "Every 'not
+ * shown' decision of the spec appears in it"). The OpenAPI document carries the list as
+ * `x-not-shown-decisions`, and the README's "API decisions" section says the same in prose. Numbers come
+ * from the code and the configuration defaults, so the document cannot state a stale value.
+ */
+import type { Config } from '../config';
+import { MAX_ACKS, MAX_EVENTS, MAX_ROSTER } from '../schemas/heartbeat';
+import { DEFAULT_EXPIRY_SECONDS, MAX_EXPIRY_SECONDS, MIN_EXPIRY_SECONDS } from '../commands/command-service';
+import { COMMAND_TYPES } from '../schemas/commands';
+import { BAN_CHECK_QUOTA, DOOR_BULK_QUOTA, DOOR_CHECK_QUOTA, heartbeatQuota, MANIFEST_PER_SERVER, NUDGE_ALLOWANCE, RETRY_ALLOWANCE } from '../limits/quotas';
+
+/** One "not shown" of the spec and the decision taken. */
+export interface ApiDecision {
+  /** Stable identifier. */
+  topic: string;
+  /** Where the spec leaves it open (section, and the words it uses). */
+  spec: string;
+  decision: string;
+}
+
+/** Error codes of the game surface by status (spec: Errors, "Complete list of code values: not shown"). */
+export const ERROR_CODES: Readonly<Record<string, readonly string[]>> = {
+  '400': ['invalid_json', 'invalid_request', 'unreadable_body'],
+  '401': ['missing_key', 'malformed_key', 'unknown_key', 'revoked_key', 'bad_key', 'key_throttled', 'missing_timestamp', 'missing_signature', 'bad_signature'],
+  '403': ['scope_missing'],
+  '404': ['unknown_route', 'not_found', 'unknown_game', 'unknown_door'],
+  '409': ['timestamp_out_of_window', 'replayed_signature'],
+  '413': ['envelope_too_large'],
+  '429': ['rate_limited'],
+  '500': ['internal'],
+  '503': ['unavailable'],
+};
+
+/** The decisions, given the configuration defaults (`loadConfig({})`). */
+export function apiDecisions(defaults: Readonly<Config>): ApiDecision[] {
+  const kib = defaults.maxEnvelopeBytes / 1024;
+  const ttl = defaults.doorCacheTtlSeconds;
+  return [
+    {
+      topic: 'entry-field-types',
+      spec: 'Resources › Heartbeat request body: "Types of the fields inside player and event entries: not shown"',
+      decision: `externalId, username, team, eventId and type are strings (ids 1-128 characters, event types 1-64); joinedAt and occurredAt are RFC 3339 date-times; payload is any JSON value. At most ${MAX_ROSTER} players, ${MAX_EVENTS} events and ${MAX_ACKS} acks per heartbeat. Unknown fields are ignored everywhere (Versioning rule 2).`,
+    },
+    {
+      topic: 'command-entry',
+      spec: 'Resources › Heartbeat response body: "Shape of a command entry (field names, id, per-type payload): not shown"',
+      decision: `{ id (UUID), type, payload, target: { externalServerId, externalId? }, issuedAt, expiresAt } with RFC 3339 UTC times. Types: ${COMMAND_TYPES.join(', ')}; per-type payloads are the CommandPayload_* schemas. A command is re-sent on every heartbeat until acked, failed or expired; clients dedupe by id.`,
+    },
+    {
+      topic: 'config-contents',
+      spec: 'Resources › Heartbeat response body: config "Other contents: not shown"',
+      decision: 'config = { heartbeatIntervalSeconds (15-60, the game\'s; default 20), doorCacheTtlSeconds (longest door decision cache, seconds), doorsVersion (the manifest version; refetch the manifest when it changes; absent while unknown) }. New fields may be added (additive).',
+    },
+    {
+      topic: 'door-fields',
+      spec: 'Resources › Door: "Complete field list of a door definition and of a decision response: not shown"',
+      decision: 'Manifest door: { key, name, kind, defaultEffect (allow|deny), failMode (closed|open), forcedState (auto|locked|unlocked) }. Decision: { doorKey, decision (allow|deny), reason, policyId, failMode, forcedState, ttlSeconds }. reason is forced_locked, forced_unlocked, policy_deny:<id>, policy_allow:<id>, default_allow or default_deny.',
+    },
+    {
+      topic: 'dispatch-trigger',
+      spec: 'States › Command lifecycle: pending → dispatched "Trigger: not shown"',
+      decision: 'A pending command becomes dispatched when it is returned in the response to a heartbeat of the server it is routed to (a user command: the server whose roster holds the user).',
+    },
+    {
+      topic: 'failure-report-and-expiry',
+      spec: 'States › Command lifecycle: "the reporting mechanism and the expiry duration are not shown"',
+      decision: `Failures are reported on the heartbeat as the additive request field failures: [{ id, reason }] (needs the commands scope). Expiry is set per command when it is issued: default ${DEFAULT_EXPIRY_SECONDS} s, ${MIN_EXPIRY_SECONDS} to ${MAX_EXPIRY_SECONDS} s; expiresAt is in the command entry.`,
+    },
+    {
+      topic: 'doors-check-fields',
+      spec: 'POST /api/v1/game/doors/check: "Request fields and response fields: not shown beyond a door key, a user identifier, and a decision with a reason"',
+      decision: 'Request { doorKey, externalId, externalServerId? }. Response: the decision fields plus { externalId, doorsVersion, cached, serverTime }. Unknown door key: 404 unknown_door.',
+    },
+    {
+      topic: 'doors-bulk-fields',
+      spec: 'POST /api/v1/game/doors/bulk: "Request and response field names: not shown"',
+      decision: 'Request { externalId, externalServerId? }. Response { externalId, doorsVersion, decisions: [decision, ...] (every door, key order), serverTime }.',
+    },
+    {
+      topic: 'doors-manifest-fields',
+      spec: 'GET /api/v1/game/doors/manifest: "field names: not shown"',
+      decision: 'Response { version, doorCacheTtlSeconds, doors: [manifest door, ...], serverTime } with ETag "<version>"; always 200 (a bodiless 304 could not carry serverTime). The signed body is empty.',
+    },
+    {
+      topic: 'bans-check-fields',
+      spec: 'POST /api/v1/game/bans/check: "Request field names and response fields other than those in the Ban check result: not shown"',
+      decision: 'Request { externalId, externalServerId }. Response { banned, scope, expiresAt, reason, serverTime }; scope, expiresAt and reason are null when not banned and are informational (not final).',
+    },
+    {
+      topic: 'records-read-and-chat-endpoints',
+      spec: 'Authentication: "Endpoints that need records:read or chat: not shown"',
+      decision: 'None exist in v1. Keys may carry the records:read and chat scopes; they grant nothing yet.',
+    },
+    {
+      topic: 'key-management',
+      spec: 'Authentication: "The interface through which keys are created and revoked (shown once at creation): not shown"',
+      decision: 'The operator CLI: admin keys create --game G --scopes LIST (prints the key once), admin keys list, admin keys revoke --prefix P (effective on every API process within milliseconds). No HTTP interface.',
+    },
+    {
+      topic: 'signature-encoding',
+      spec: 'Authentication: "Encoding of the signature value (for example hexadecimal or base64): not shown"',
+      decision: 'Lowercase hexadecimal (64 characters) of HMAC-SHA256(secret, timestamp string + raw body bytes); uppercase hex is accepted.',
+    },
+    {
+      topic: 'outbound-notifications',
+      spec: 'Events › Other notifications: "Outbound webhooks or other event feeds to integrators: not shown"',
+      decision: 'None. Operators see ingest health warnings (persistent throttling) in the moderator console and with admin health --game G.',
+    },
+    {
+      topic: 'error-codes',
+      spec: 'Errors: "Complete list of code values: not shown"',
+      decision: `Current codes by status: ${Object.entries(ERROR_CODES).map(([s, c]) => `${s} ${c.join(', ')}`).join('; ')}. The list grows; clients branch on the status and only log the code.`,
+    },
+    {
+      topic: 'max-envelope-size',
+      spec: 'Limits: "Maximum envelope size: not shown"',
+      decision: `${kib} KiB (${defaults.maxEnvelopeBytes} bytes, configurable with MAX_ENVELOPE_BYTES) of request body; a larger body is answered 413 envelope_too_large before it is parsed, and the client splits its events across heartbeats.`,
+    },
+    {
+      topic: 'rate-quotas',
+      spec: 'Limits: "Numeric per-key rate quotas: not shown"',
+      decision: `Counted per subject in fixed windows (all servers share a key): heartbeat per key and externalServerId, 2 x ceil(60 / interval) + ${NUDGE_ALLOWANCE} (nudges) + ${RETRY_ALLOWANCE} a minute (${heartbeatQuota(20)} at the default 20 s); doors/check per key, user and door, ${DOOR_CHECK_QUOTA} per door cache TTL; doors/bulk per key and user, ${DOOR_BULK_QUOTA} per TTL; doors/manifest per key, ${MANIFEST_PER_SERVER} x live servers + ${RETRY_ALLOWANCE} a minute; bans/check per key and user, ${BAN_CHECK_QUOTA} a minute. Over a quota: 429 rate_limited with Retry-After (whole seconds to the end of the window), nothing stored. A client following the returned interval and the door TTL is never throttled.`,
+    },
+    {
+      topic: 'door-cache-ttl',
+      spec: 'Limits: "Door cache TTL value: not shown"',
+      decision: `${ttl} s by default (DOOR_CACHE_TTL_SECONDS, 5-3600), sent as config.doorCacheTtlSeconds, in the manifest and per decision as ttlSeconds (which may be shorter, never longer).`,
+    },
+  ];
+}

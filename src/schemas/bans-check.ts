@@ -1,0 +1,42 @@
+/**
+ * JSON Schema of the POST /api/v1/game/bans/check request (spec: Endpoints › POST bans/check: "request
+ * field names: not shown"; this project's choice). Unknown fields are ignored (spec: Versioning rule 2).
+ *
+ * Request: `{ externalId, externalServerId }`: the user who is connecting and the server (instance) it
+ * is connecting to, the same identifiers the heartbeat uses. The game is the requesting key's game.
+ */
+export const bansCheckRequestSchema = {
+  $id: 'BansCheckRequest',
+  type: 'object',
+  required: ['externalId', 'externalServerId'],
+  properties: {
+    externalId: { type: 'string', minLength: 1, maxLength: 128 },
+    externalServerId: { type: 'string', minLength: 1, maxLength: 128 },
+  },
+} as const;
+
+export interface BansCheckRequest {
+  /** The connecting user (opaque platform id). */
+  externalId: string;
+  /** The running instance the user connects to. */
+  externalServerId: string;
+}
+
+/**
+ * Response 200 of POST /api/v1/game/bans/check (spec: Resources › Ban check result). `banned` is the only
+ * field a client relies on; `scope`, `expiresAt` and `reason` are informational (null when not banned)
+ * and not final (spec: Versioning rule 6). Used by the OpenAPI document (src/openapi/).
+ */
+export const bansCheckResponseSchema = {
+  $id: 'BansCheckResponse',
+  type: 'object',
+  required: ['banned', 'scope', 'expiresAt', 'reason', 'serverTime'],
+  properties: {
+    banned: { type: 'boolean' },
+    scope: { enum: ['server', 'game', 'workspace', null] },
+    /** RFC 3339; null = permanent (or not banned). */
+    expiresAt: { type: ['string', 'null'], format: 'date-time' },
+    reason: { type: ['string', 'null'] },
+    serverTime: { type: 'string', format: 'date-time' },
+  },
+} as const;

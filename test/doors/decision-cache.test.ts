@@ -1,0 +1,226 @@
+/**
+ * Issue #5: "Decisions are cached in Redis per (game, user) with the TTL; any change to doors, policies,
+ * forced state, or to the member's positions, records, clock-in state or the schedule that could change a
+ * decision invalidates or versions the cache so no decision older than the change is served. Time-window
+ * and operation conditions expire cached decisions at their boundaries."
+ *
+ * Workspace writes are made the way the workspace services make them: the row, then the door
+ * invalidation hook (src/doors/subject-invalidation.ts).
+ */
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import { Harness, type TestGame } from '../support/harness';
+import { addPolicy, createDoor, deletePolicy, deleteDoor, forceDoor } from '../../src/doors/door-admin-service';
+import { DoorAccessService } from '../../src/doors/door-access-service';
+import { buildOrg, check, bulk, DAY_MS, doorWith, invalidator, type Org } from './door-fixtures';
+
+const HOUR_MS = 3_600_000;
+
+describe('door decision cache', () => {
+  const h = new Harness();
+  let g: TestGame;
+  let org: Org;
+  const deps = () => ({ db: h.db, redis: h.redis, redisPrefix: h.config.redisPrefix });
+
+  before(async () => {
+    g = await h.game(['doors', 'heartbeat']);
+    org = await buildOrg(h, g.workspaceId);
+  });
+  after(() => h.close());
+
+  /** Checks twice: the first is evaluated, the second must come from the cache with the same answer. */
+  async function cachedDecision(doorKey: string, user: string): Promise<string> {
+    const first = await check(h, g, doorKey, user);
+    expect(first.status, first.text).to.equal(200);
+    const second = await check(h, g, doorKey, user);
+    expect(second.body).to.include({ cached: true, decision: first.body.decision, reason: first.body.reason });
+    expect(second.body.ttlSeconds).to.be.within(0, h.config.doorCacheTtlSeconds);
+    return first.body.decision;
+  }
+
+  async function freshDecision(doorKey: string, user: string): Promise<string> {
+    const res = await check(h, g, doorKey, user);
+    expect(res.status, res.text).to.equal(200);
+    expect(res.body.cached).to.equal(false);
+    return res.body.decision;
+  }
+
+  it('serves a repeated check from the cache, per user', async () => {
+    const door = await doorWith(h, g.gameId, [{ effect: 'allow', subjectType: 'users', subjectIds: ['alice'] }]);
+    const first = await check(h, g, door.key, 'alice');
+    expect(first.body).to.include({ cached: false, decision: 'allow' });
+    expect(first.body.ttlSeconds).to.equal(h.config.doorCacheTtlSeconds);
+    const again = await check(h, g, door.key, 'alice');
+    expect(again.body).to.include({ cached: true, decision: 'allow', reason: first.body.reason, doorsVersion: first.body.doorsVersion });
+    expect(await freshDecision(door.key, 'bob')).to.equal('deny');
+  });
+
+  it('door, policy and forced-state changes retire cached decisions', async () => {
+    // A different user per step: a client re-checks a (user, door) only after its TTL, and the door-check
+    // quota (src/limits/quotas.ts) allows 10 per TTL.
+    const door = await doorWith(h, g.gameId, [{ effect: 'allow', subjectType: 'everyone' }]);
+    expect(await cachedDecision(door.key, 'alice')).to.equal('allow');
+    const deny = await addPolicy(deps(), { gameId: g.gameId, doorKey: door.key, effect: 'deny', subjectType: 'users', subjectIds: ['alice', 'bob'] }, 'test');
+    expect(await freshDecision(door.key, 'alice')).to.equal('deny');
+    expect(await cachedDecision(door.key, 'bob')).to.equal('deny');
+    await deletePolicy(deps(), g.gameId, deny.id, 'test');
+    expect(await freshDecision(door.key, 'bob')).to.equal('allow');
+    expect(await cachedDecision(door.key, 'carol')).to.equal('allow');
+    await forceDoor(deps(), g.gameId, door.key, 'locked', 'test');
+    expect((await check(h, g, door.key, 'carol')).body).to.include({ cached: false, decision: 'deny', reason: 'forced_locked' });
+    expect(await cachedDecision(door.key, 'dan')).to.equal('deny');
+    await forceDoor(deps(), g.gameId, door.key, 'auto', 'test');
+    expect(await freshDecision(door.key, 'dan')).to.equal('allow');
+    await deleteDoor(deps(), g.gameId, door.key, 'test');
+    expect((await check(h, g, door.key, 'stranger')).status).to.equal(404);
+    await createDoor(deps(), { gameId: g.gameId, key: door.key, name: 'again', defaultEffect: 'deny' }, 'test');
+    expect((await check(h, g, door.key, 'stranger')).body).to.include({ cached: false, decision: 'deny', reason: 'default_deny' });
+  });
+
+  it("a member's positions: assignment added or removed", async () => {
+    const door = await doorWith(h, g.gameId, [{ effect: 'allow', subjectType: 'positions', subjectIds: [org.pRoot] }]);
+    expect(await cachedDecision(door.key, 'dan')).to.equal('deny');
+    const a = await h.db.assignment.create({ data: { memberId: org.members.dan, positionId: org.pRoot } });
+    await invalidator(h).memberChanged(g.workspaceId, 'dan');
+    expect(await freshDecision(door.key, 'dan')).to.equal('allow');
+    await h.db.assignment.delete({ where: { id: a.id } });
+    await invalidator(h).memberChanged(g.workspaceId, 'dan');
+    expect(await freshDecision(door.key, 'dan')).to.equal('deny');
+  });
+
+  it("a member's records: issued, then revoked", async () => {
+    const door = await doorWith(h, g.gameId, [{ effect: 'allow', subjectType: 'everyone', conditions: { noActiveRecordType: 'suspension' } }]);
+    expect(await cachedDecision(door.key, 'carol')).to.equal('allow');
+    const r = await h.db.memberRecord.create({ data: { workspaceId: g.workspaceId, memberId: org.members.carol, type: 'suspension', issuedAt: new Date() } });
+    await invalidator(h).memberChanged(g.workspaceId, 'carol');
+    expect(await freshDecision(door.key, 'carol')).to.equal('deny');
+    await h.db.memberRecord.update({ where: { id: r.id }, data: { revoked: true } });
+    await invalidator(h).memberChanged(g.workspaceId, 'carol');
+    expect(await freshDecision(door.key, 'carol')).to.equal('allow');
+  });
+
+  it('clock-in state: shift opened, then closed', async () => {
+    const door = await doorWith(h, g.gameId, [{ effect: 'allow', subjectType: 'everyone', conditions: { clockedIn: true } }]);
+    expect(await cachedDecision(door.key, 'bob')).to.equal('deny');
+    const s = await h.db.shift.create({ data: { workspaceId: g.workspaceId, memberId: org.members.bob, openedAt: new Date() } });
+    await invalidator(h).memberChanged(g.workspaceId, 'bob');
+    expect(await freshDecision(door.key, 'bob')).to.equal('allow');
+    await h.db.shift.update({ where: { id: s.id }, data: { closedAt: new Date() } });
+    await invalidator(h).memberChanged(g.workspaceId, 'bob');
+    expect(await freshDecision(door.key, 'bob')).to.equal('deny');
+  });
+
+  it('the schedule: an operation created, then cancelled', async () => {
+    const door = await doorWith(h, g.gameId, [{ effect: 'allow', subjectType: 'everyone', conditions: { operationType: 'exercise' } }]);
+    expect(await cachedDecision(door.key, 'alice')).to.equal('deny');
+    expect(await cachedDecision(door.key, 'stranger')).to.equal('deny');
+    const op = await h.db.operation.create({ data: { workspaceId: g.workspaceId, type: 'exercise', title: 'x', startsAt: new Date(Date.now() - HOUR_MS), endsAt: new Date(Date.now() + HOUR_MS) } });
+    await invalidator(h).workspaceChanged(g.workspaceId);
+    expect(await freshDecision(door.key, 'alice')).to.equal('allow');
+    expect(await freshDecision(door.key, 'stranger')).to.equal('allow');
+    await h.db.operation.delete({ where: { id: op.id } });
+    await invalidator(h).workspaceChanged(g.workspaceId);
+    expect(await freshDecision(door.key, 'alice')).to.equal('deny');
+  });
+
+  it('the org tree: a unit moved under another', async () => {
+    const door = await doorWith(h, g.gameId, [{ effect: 'allow', subjectType: 'units', subjectIds: [org.root], includeDescendants: true }]);
+    expect(await cachedDecision(door.key, 'bob')).to.equal('deny');
+    await h.db.unit.update({ where: { id: org.other }, data: { parentId: org.root } });
+    await invalidator(h).workspaceChanged(g.workspaceId);
+    try {
+      expect(await freshDecision(door.key, 'bob')).to.equal('allow');
+    } finally {
+      await h.db.unit.update({ where: { id: org.other }, data: { parentId: null } });
+      await invalidator(h).workspaceChanged(g.workspaceId);
+    }
+  });
+
+  it("one member's change leaves other members' cached decisions alone", async () => {
+    const door = await doorWith(h, g.gameId, [{ effect: 'allow', subjectType: 'everyone' }]);
+    await cachedDecision(door.key, 'alice');
+    await cachedDecision(door.key, 'bob');
+    await invalidator(h).memberChanged(g.workspaceId, 'alice');
+    expect((await check(h, g, door.key, 'bob')).body.cached).to.equal(true);
+    expect((await check(h, g, door.key, 'alice')).body.cached).to.equal(false);
+  });
+
+  it('bulk checks share the cache with single checks', async () => {
+    const other = await h.game(['doors']);
+    const a = await doorWith(h, other.gameId, [{ effect: 'allow', subjectType: 'users', subjectIds: ['u1'] }], { key: 'a' });
+    await doorWith(h, other.gameId, [], { key: 'b' });
+    expect((await check(h, other, a.key, 'u1')).body.cached).to.equal(false);
+    const res = await bulk(h, other, 'u1');
+    expect(res.status).to.equal(200);
+    expect(res.body.decisions.map((d: { doorKey: string; decision: string }) => [d.doorKey, d.decision])).to.deep.equal([['a', 'allow'], ['b', 'deny']]);
+    expect((await check(h, other, 'b', 'u1')).body.cached).to.equal(true);
+  });
+
+  describe('time boundaries end a cached decision', () => {
+    let service: DoorAccessService;
+    const call = (doorKey: string, user: string, nowMs: number) =>
+      service.check({ gameId: g.gameId, keyId: randomUUID(), signature: randomUUID() }, { doorKey, externalId: user }, nowMs).then((s) => JSON.parse(s) as Record<string, unknown>);
+
+    before(() => {
+      service = new DoorAccessService({ db: h.db, redis: h.redis, redisPrefix: h.config.redisPrefix, doorCacheTtlSeconds: h.config.doorCacheTtlSeconds });
+    });
+
+    it('an operation ending', async () => {
+      const now = Date.now();
+      await h.db.operation.create({ data: { workspaceId: g.workspaceId, type: 'sprint', title: 's', startsAt: new Date(now - HOUR_MS), endsAt: new Date(now + 30_000) } });
+      await invalidator(h).workspaceChanged(g.workspaceId);
+      const door = await doorWith(h, g.gameId, [{ effect: 'allow', subjectType: 'everyone', conditions: { operationType: 'sprint' } }]);
+      const first = await call(door.key, 'alice', now);
+      expect(first).to.include({ decision: 'allow', cached: false });
+      expect(first.ttlSeconds).to.be.within(29, 30);
+      expect(await call(door.key, 'alice', now + 29_000)).to.include({ decision: 'allow', cached: true });
+      expect(await call(door.key, 'alice', now + 30_000)).to.include({ decision: 'deny', cached: false });
+    });
+
+    it('an operation starting', async () => {
+      const now = Date.now();
+      await h.db.operation.create({ data: { workspaceId: g.workspaceId, type: 'briefing', title: 'b', startsAt: new Date(now + 20_000), endsAt: new Date(now + HOUR_MS) } });
+      await invalidator(h).workspaceChanged(g.workspaceId);
+      const door = await doorWith(h, g.gameId, [{ effect: 'allow', subjectType: 'everyone', conditions: { operationType: 'briefing' } }]);
+      expect((await call(door.key, 'bob', now)).ttlSeconds).to.be.within(19, 20);
+      expect(await call(door.key, 'bob', now + 20_000)).to.include({ decision: 'allow', cached: false });
+    });
+
+    it('a record expiring', async () => {
+      const now = Date.now();
+      await h.db.memberRecord.create({ data: { workspaceId: g.workspaceId, memberId: org.members.dan, type: 'timeout', issuedAt: new Date(now - HOUR_MS), expiresAt: new Date(now + 15_000) } });
+      await invalidator(h).memberChanged(g.workspaceId, 'dan');
+      const door = await doorWith(h, g.gameId, [{ effect: 'allow', subjectType: 'everyone', conditions: { noActiveRecordType: 'timeout' } }]);
+      const first = await call(door.key, 'dan', now);
+      expect(first).to.include({ decision: 'deny' });
+      expect(first.ttlSeconds).to.be.within(14, 15);
+      expect(await call(door.key, 'dan', now + 15_000)).to.include({ decision: 'allow', cached: false });
+    });
+
+    it('a tenure threshold reached', async () => {
+      const now = Date.now();
+      await h.db.member.update({ where: { id: org.members.dan }, data: { joinedAt: new Date(now - 7 * DAY_MS + 10_000) } });
+      await invalidator(h).memberChanged(g.workspaceId, 'dan');
+      const door = await doorWith(h, g.gameId, [{ effect: 'allow', subjectType: 'everyone', conditions: { minTenureDays: 7 } }]);
+      const first = await call(door.key, 'dan', now);
+      expect(first).to.include({ decision: 'deny' });
+      expect(first.ttlSeconds).to.be.within(9, 10);
+      expect(await call(door.key, 'dan', now + 10_000)).to.include({ decision: 'allow', cached: false });
+    });
+
+    it('a time window closing', async () => {
+      const now = Date.now();
+      const d = new Date(now);
+      const hhmm = (t: Date) => `${String(t.getUTCHours()).padStart(2, '0')}:${String(t.getUTCMinutes()).padStart(2, '0')}`;
+      const nextMinute = Math.floor(now / 60_000) * 60_000 + 60_000;
+      const door = await doorWith(h, g.gameId, [
+        { effect: 'allow', subjectType: 'everyone', conditions: { timeWindow: { from: hhmm(new Date(now - HOUR_MS)), to: hhmm(new Date(nextMinute)), timeZone: 'UTC' } } },
+      ]);
+      expect(d.getTime()).to.be.below(nextMinute);
+      const first = await call(door.key, 'alice', now);
+      expect(first).to.include({ decision: 'allow' });
+      expect(first.ttlSeconds).to.equal(Math.floor((nextMinute - now) / 1000));
+      expect(await call(door.key, 'alice', nextMinute)).to.include({ decision: 'deny', cached: false });
+    });
+  });
+});

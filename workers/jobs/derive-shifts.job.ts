@@ -1,0 +1,27 @@
+/**
+ * Scheduled live derivation of shifts and payout accrual from stored sessions (src/derived/
+ * live-derivation.ts): each run ticks until new sessions are caught up or the run's budget is spent (the
+ * next run continues). Killing the process at any point loses and duplicates nothing. Clock-in changes
+ * retire the member's cached door decisions.
+ */
+import { ShiftDeriver } from '../../src/derived/shift-deriver';
+import { LiveDerivation } from '../../src/derived/live-derivation';
+import { DoorSubjectInvalidator } from '../../src/doors/subject-invalidation';
+import { JOB_BUDGET_MS, type JobContext } from './context';
+
+/** The `derive-shifts` role's processor; one LiveDerivation per worker process. */
+export function deriveShiftsJob(ctx: JobContext) {
+  const doors = new DoorSubjectInvalidator(ctx.db, ctx.redis, ctx.config.redisPrefix);
+  const live = new LiveDerivation(ctx.db, ctx.redis, ctx.config.redisPrefix, new ShiftDeriver(ctx.db, ctx.redis, ctx.config.redisPrefix, doors));
+  return async (): Promise<{ sessionsRead: number; membersRecomputed: number }> => {
+    const deadline = Date.now() + JOB_BUDGET_MS;
+    let sessionsRead = 0;
+    let membersRecomputed = 0;
+    for (;;) {
+      const r = await live.tick(Date.now());
+      sessionsRead += r.sessionsRead;
+      membersRecomputed += r.membersRecomputed;
+      if (r.caughtUp || Date.now() >= deadline) return { sessionsRead, membersRecomputed };
+    }
+  };
+}

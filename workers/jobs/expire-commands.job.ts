@@ -1,0 +1,26 @@
+/**
+ * Scheduled command expiry (src/commands/command-expiry.ts): every run expires the commands that came due;
+ * every {@link RECONCILE_EVERY_MS} it also reconciles Postgres rows left open past their expiry with Redis.
+ */
+import { expireDueCommands, reconcileCommands } from '../../src/commands/command-expiry';
+import { log } from '../../src/log';
+import type { JobContext } from './context';
+
+/** How often a process runs the reconciliation pass, ms. */
+const RECONCILE_EVERY_MS = 30_000;
+
+export function expireCommandsJob(ctx: JobContext) {
+  let reconciledAt = 0;
+  return async (): Promise<{ expired: number; reconciled: number }> => {
+    const now = Date.now();
+    const { expired, games } = await expireDueCommands(ctx.redis, ctx.config.redisPrefix, now);
+    if (expired) log.info('commands expired', { expired, games });
+    let reconciled = 0;
+    if (now - reconciledAt >= RECONCILE_EVERY_MS) {
+      reconciledAt = now;
+      reconciled = (await reconcileCommands(ctx.db, ctx.redis, ctx.config.redisPrefix, now)).fixed;
+      if (reconciled) log.warn('commands reconciled between Redis and Postgres', { reconciled });
+    }
+    return { expired, reconciled };
+  };
+}
