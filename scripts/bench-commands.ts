@@ -144,11 +144,8 @@ function startServer(i: number, args: Args, apiUrl: string, apiKey: string, subs
     maxPlayers: players * 2,
     sdkVersion: 'bench-commands/1',
     minNudgeGapMs: args.gapMs,
-    onCommand: async () => {
-      // The effect is instant here; an early heartbeat carries the ack instead of the next regular one.
-      setImmediate(() => client.nudge());
-      return { ok: true };
-    },
+    // The effect is instant here; the client's ackEarly sends the ack with an early heartbeat.
+    onCommand: async () => ({ ok: true }),
   });
   client.setRoster(Array.from({ length: players }, (_, n) => ({ externalId: `${id}-p${n}`, username: `p${n}` })));
   subscribe(() => client.nudge());

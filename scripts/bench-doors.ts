@@ -221,6 +221,8 @@ async function seedDoors(db: Db, redis: AppRedis, prefix: string, workspaceId: s
     }
   }
   await db.doorPolicy.createMany({ data: policies });
+  // Fresh statistics after the bulk inserts, as a live database would have (else the planner may scan).
+  await db.$executeRawUnsafe('ANALYZE "Member", "Assignment", "Position", "Unit", "Shift", "MemberRecord", "Operation", "Door", "DoorPolicy"');
   // Policies were inserted in bulk: raise the doors version once, as a policy change through the service would.
   const version = await db.$transaction((tx) => incrementDoorsVersion(tx, gameId));
   await raiseDoorsVersion(redis, prefix, gameId, version);

@@ -7,7 +7,10 @@
  * with every scope, through the service functions directly in Postgres. Each server keeps about M players
  * who join and leave over time and produce join, leave, team_change, death, spawn and a custom
  * `quest_complete` event; commands it receives are executed (kick removes the player) and acked, with an
- * early heartbeat so the ack does not wait a whole interval. While it runs it issues `--commands` moderation
+ * early heartbeat so the ack does not wait a whole interval. Servers fetch the door manifest on boot,
+ * bulk-check each joining player and let players open a random door about every 20 s through the
+ * reference client's DoorAccess (a created game gets four doors: scripts/support/door-play.ts); the summary
+ * reports the door decisions. While it runs it issues `--commands` moderation
  * commands a minute to random players and servers through the service (scripts/support/command-load.ts);
  * with `--nudges` (only for a game it created) the game's urgent nudges go to a local imitation of the
  * cloud messaging API that every simulated server subscribes to (the workers must run `publish-nudges`).
@@ -39,6 +42,7 @@ import type { CommandEntry, CommandOutcome, HeartbeatSuccess, ProblemInfo, Setup
 import { createRedis, type AppRedis } from '../src/store/redis';
 import { NudgeQueue } from '../src/commands/nudge-queue';
 import { attachNudgeImitation, CommandLoad } from './support/command-load';
+import { DoorPlay, emptyDoorSummary, seedSimulatedDoors } from './support/door-play';
 
 const USAGE = `usage: npm run simulate -- --servers N --players M --duration S [--url U] [--interval S] [--key K] [--wait S] [--commands R] [--nudges] [--json]
   --servers   simulated game servers (default 5)
@@ -134,6 +138,8 @@ const pick = <T>(xs: readonly T[]): T => xs[Math.floor(Math.random() * xs.length
 class SimServer {
   readonly id: string;
   readonly client: GameClient;
+  /** The server's doors: manifest, decisions, players opening doors (scripts/support/door-play.ts). */
+  readonly doors: DoorPlay;
   private nextPlayer = 0;
   private readonly dead = new Set<string>();
   /** Players in the last roster the service accepted (for the expected session counts). */
@@ -164,11 +170,12 @@ class SimServer {
       maxPlayers: Math.max(this.target * 2, this.target + 10),
       sdkVersion: SDK_VERSION,
       // The ack goes out with an early heartbeat instead of waiting a whole interval.
-      onCommand: (cmd) => this.execute(cmd).finally(() => setImmediate(() => this.client.nudge())),
+      onCommand: (cmd) => this.execute(cmd),
       onProblem: opts.onProblem,
       onSetupError: opts.onSetupError,
       onHeartbeat: (hb) => this.accept(hb),
     });
+    this.doors = new DoorPlay((method, path, body) => this.client.request(method, path, body), this.id, opts.onProblem);
   }
 
   /** Counts session opens and closes the accepted roster implies (the service reconciles the same way). */
@@ -177,6 +184,7 @@ class SimServer {
     for (const id of now) if (!this.accepted.has(id)) this.sessionsOpened++;
     for (const id of this.accepted) if (!now.has(id)) this.sessionsClosed++;
     this.accepted = now;
+    this.doors.access.onConfig(hb.response.config);
   }
 
   /**
@@ -199,6 +207,7 @@ class SimServer {
     this.client.roster.add({ externalId, username, team, joinedAt: new Date().toISOString() });
     this.client.track({ type: 'join', externalId, payload: { team } });
     this.client.track({ type: 'spawn', externalId });
+    void this.doors.access.onJoin(externalId);
   }
 
   private leave(externalId: string, reason: string): void {
@@ -207,6 +216,7 @@ class SimServer {
     if (player && reason !== 'server_shutdown') this.departed.push({ externalId, username: player.username });
     this.dead.delete(externalId);
     this.client.track({ type: 'leave', externalId, payload: { reason } });
+    this.doors.access.onLeave(externalId);
   }
 
   /** One second of play: joins towards the target, leaves (mean stay 3 min), deaths, spawns, quests. */
@@ -237,6 +247,7 @@ class SimServer {
         this.client.track({ type: 'quest_complete', externalId: id, payload: { questId: pick(QUESTS), xp: 50 + Math.floor(Math.random() * 450) } });
       }
     }
+    this.doors.tick(this.client.roster.list(), 1 / 20);
     const deficit = this.target - this.client.roster.size - this.joining;
     if (deficit > 0) {
       const joins = Math.ceil(deficit / 3);
@@ -268,6 +279,8 @@ class SimServer {
         return { ok: true };
       case 'door_set_state':
       case 'refresh_permissions':
+        log(`${this.id}: ${cmd.type} ${JSON.stringify(cmd.payload)}`);
+        return (await this.doors.access.handleCommand(cmd)) ?? { ok: true };
       case 'custom':
         log(`${this.id}: ${cmd.type} ${JSON.stringify(cmd.payload)}`);
         return { ok: true };
@@ -370,6 +383,12 @@ async function run(opts: Options): Promise<number> {
   try {
     const game = await resolveGame(db, opts);
     const runTag = randomBytes(3).toString('hex');
+    if (game.created) {
+      redis ??= createRedis(config.redisUrl, { name: 'simulate' });
+      // The first players of the first two servers are the VIPs of the armory and the heli spawner.
+      const vips = [0, 1].flatMap((server) => [0, 1, 2].map((n) => `p-${runTag}-${server}-${n}`));
+      await seedSimulatedDoors({ db, redis, redisPrefix: config.redisPrefix }, game.gameId, vips);
+    }
     const prefix = parseServerKey(game.key)!.prefix;
     log(
       `${game.created ? 'created' : 'using'} game ${game.gameId} (interval ${game.intervalSeconds} s), key svc_live_${prefix}.…; ` +
@@ -399,7 +418,7 @@ async function run(opts: Options): Promise<number> {
     // Moderation while the fleet plays (issue #3): random commands through the service, optionally nudged.
     let load: CommandLoad | undefined;
     if (opts.commandsPerMinute > 0) {
-      redis = createRedis(config.redisUrl, { name: 'simulate' });
+      redis ??= createRedis(config.redisUrl, { name: 'simulate' });
       nudgeQueue = new NudgeQueue(redis, config.redisPrefix);
       load = new CommandLoad({ db, redis, redisPrefix: config.redisPrefix, gameId: game.gameId, nudges: nudgeQueue, issuedBy: `simulator:${runTag}` });
     }
@@ -415,7 +434,13 @@ async function run(opts: Options): Promise<number> {
     // Servers boot spread over the first interval so their heartbeats do not all land in one instant.
     const startedAt = Date.now();
     const spread = Math.min(game.intervalSeconds, opts.durationSeconds) * 1000;
-    const boots = fleet.map((s) => setTimeout(() => !s.stopped && s.client.start(), Math.random() * spread));
+    const boots = fleet.map((s) =>
+      setTimeout(() => {
+        if (s.stopped) return;
+        s.client.start();
+        void s.doors.access.refreshManifest(); // the door manifest on boot (spec: intended client flow)
+      }, Math.random() * spread),
+    );
     let interrupted = false;
     const onSignal = (): void => {
       if (!interrupted) log('interrupted: stopping the fleet');
@@ -462,6 +487,8 @@ async function run(opts: Options): Promise<number> {
     const waited = Math.round((Date.now() - waitStart) / 100) / 10;
 
     const eventsMatch = rows.events === t.eventsAcked;
+    const doors = emptyDoorSummary();
+    for (const s of fleet) s.doors.addTo(doors);
     const summary = {
       url: opts.url,
       gameId: game.gameId,
@@ -483,6 +510,7 @@ async function run(opts: Options): Promise<number> {
         ...(issued ? { issued, nudgesPublished: push?.platform.accepted.length ?? 0 } : {}),
       },
       bansRefused: fleet.reduce((n, s) => n + s.bansRefused, 0),
+      doors,
       problems,
       setupErrors: setupErrors.map((e) => ({ server: e.server, status: e.status, code: e.code, message: e.message })),
       waitedSeconds: waited,
@@ -505,6 +533,7 @@ async function run(opts: Options): Promise<number> {
             ]
           : []),
         `bans         ${summary.bansRefused} join(s) refused (banned)`,
+        `doors        opened ${doors.opened}: allowed ${doors.allowed}, denied ${doors.denied}; answered by ${JSON.stringify(doors.bySource)}; reasons ${JSON.stringify(doors.byReason)}`,
         `waited ${waited} s for Postgres`,
       ];
       if (Object.keys(problems).length) lines.push(`problems     ${JSON.stringify(problems)}`);

@@ -16,8 +16,9 @@
  *
  * Rules it follows:
  * - The manifest is fetched on boot, after `refresh_permissions`, and whenever the heartbeat `config`
- *   carries a `doorsVersion` other than the manifest's; each refetch forgets every cached decision,
- *   since a changed version means a door, policy or forced state changed.
+ *   carries a `doorsVersion` other than the manifest's. Cached decisions remember the doors version they
+ *   were made under; one from another version than the manifest's is never used (a changed version means
+ *   a door, policy or forced state changed).
  * - A forced state (from the manifest or a `door_set_state` command) is applied locally, without a
  *   request: locked denies, unlocked allows, auto returns to decisions (and forgets that door's cache).
  * - Decisions are cached for their `ttlSeconds` (0 = not cached); a single check is made only for an
@@ -68,6 +69,8 @@ interface CachedAnswer {
   reason: string;
   /** Local clock, ms. */
   expiresAt: number;
+  /** The doors version the service decided under (`doorsVersion` of the response). */
+  version: number | null;
 }
 
 interface WireDecision {
@@ -94,6 +97,11 @@ export class DoorAccess {
     return this.version;
   }
 
+  /** Keys of the doors the manifest lists. */
+  doorKeys(): string[] {
+    return [...this.doors.keys()];
+  }
+
   /** The door `key` as the manifest (and later door_set_state commands) describe it. */
   door(key: string): ManifestDoor | undefined {
     const d = this.doors.get(key);
@@ -101,7 +109,8 @@ export class DoorAccess {
   }
 
   /**
-   * Fetches the manifest (GET doors/manifest) and forgets every cached decision. Concurrent calls share
+   * Fetches the manifest (GET doors/manifest) and forgets cached decisions made under another doors
+   * version. Concurrent calls share
    * one request. Resolves true on success, false when the service could not be reached (the previous
    * manifest stays in force). Never rejects for HTTP or network outcomes.
    */
@@ -124,9 +133,9 @@ export class DoorAccess {
   async onJoin(externalId: string): Promise<void> {
     const res = await this.send('POST', GAME_PATHS.doorsBulk, { externalId, externalServerId: this.opts.externalServerId });
     if (!res || res.status !== 200) return;
-    const list = (res.json as { decisions?: unknown }).decisions;
-    if (!Array.isArray(list)) return;
-    for (const d of list as WireDecision[]) this.remember(externalId, d);
+    const body = res.json as { decisions?: unknown; doorsVersion?: unknown };
+    if (!Array.isArray(body.decisions)) return;
+    for (const d of body.decisions as WireDecision[]) this.remember(externalId, d, body.doorsVersion);
   }
 
   /** Forgets a player's cached decisions (when they leave). */
@@ -144,11 +153,14 @@ export class DoorAccess {
       return { doorKey, externalId, allowed: door.forcedState === 'unlocked', reason: `forced_${door.forcedState}`, source: 'forced' };
     }
     const cached = this.decisions.get(externalId)?.get(doorKey);
-    if (cached && cached.expiresAt > this.clock.now()) return { doorKey, externalId, allowed: cached.allowed, reason: cached.reason, source: 'cache' };
+    if (cached && cached.expiresAt > this.clock.now() && (this.version === null || cached.version === this.version)) {
+      return { doorKey, externalId, allowed: cached.allowed, reason: cached.reason, source: 'cache' };
+    }
 
     const res = await this.send('POST', GAME_PATHS.doorsCheck, { doorKey, externalId, externalServerId: this.opts.externalServerId });
     if (res?.status === 200) {
-      const answer = this.remember(externalId, res.json as WireDecision);
+      const wire = res.json as WireDecision & { doorsVersion?: unknown };
+      const answer = this.remember(externalId, wire, wire.doorsVersion);
       if (answer) return { doorKey, externalId, ...answer, source: 'service' };
     }
     if (res?.status === 404) return { doorKey, externalId, allowed: false, reason: 'unknown_door', source: 'service' };
@@ -192,19 +204,21 @@ export class DoorAccess {
     if (!body || typeof body.version !== 'number' || !Array.isArray(body.doors)) return false;
     this.doors = new Map((body.doors as ManifestDoor[]).map((d) => [d.key, { ...d }]));
     this.version = body.version;
-    this.decisions.clear();
+    for (const perUser of this.decisions.values()) {
+      for (const [key, cached] of perUser) if (cached.version !== body.version) perUser.delete(key);
+    }
     return true;
   }
 
-  /** Caches one wire decision; returns it as an answer, or undefined when malformed. */
-  private remember(externalId: string, d: WireDecision): { allowed: boolean; reason: string } | undefined {
+  /** Caches one wire decision made under doors version `version`; returns it as an answer, or undefined when malformed. */
+  private remember(externalId: string, d: WireDecision, version: unknown): { allowed: boolean; reason: string } | undefined {
     if (typeof d.doorKey !== 'string' || (d.decision !== 'allow' && d.decision !== 'deny')) return undefined;
     const answer = { allowed: d.decision === 'allow', reason: typeof d.reason === 'string' ? d.reason : '' };
     const ttl = typeof d.ttlSeconds === 'number' ? d.ttlSeconds : 0;
     if (ttl > 0) {
       let perUser = this.decisions.get(externalId);
       if (!perUser) this.decisions.set(externalId, (perUser = new Map()));
-      perUser.set(d.doorKey, { ...answer, expiresAt: this.clock.now() + ttl * 1000 });
+      perUser.set(d.doorKey, { ...answer, expiresAt: this.clock.now() + ttl * 1000, version: typeof version === 'number' ? version : null });
     }
     return answer;
   }

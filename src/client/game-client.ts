@@ -81,8 +81,14 @@ export interface GameClientOptions {
   idRetentionMs?: number;
   /** Backoff for 5xx, network errors and 429 without Retry-After. Default 1 s doubling up to 60 s. */
   backoff?: BackoffOptions;
-  /** Least time between a heartbeat and a nudged one, ms. Default 1000. */
+  /** Least time between a heartbeat and a nudged one, ms. Default 250. */
   minNudgeGapMs?: number;
+  /**
+   * Send the ack (or failure) of a finished command with an early heartbeat instead of waiting for the
+   * next interval, through the same coalescing as {@link GameClient.nudge}. Default true: moderators see
+   * `acked` within a second instead of up to one interval later.
+   */
+  ackEarly?: boolean;
   /** Per-attempt HTTP timeout, ms. Default 10 000. */
   requestTimeoutMs?: number;
   /** When the instance booted, epoch ms (for `uptimeSeconds`). Default: construction time. */
@@ -355,7 +361,7 @@ export class GameClient {
       this.wakeCtl = null;
     }
     if (stop.aborted || !this.nudgePending) return;
-    const gapLeft = this.lastSendAt + (this.opts.minNudgeGapMs ?? 1000) - this.clock.now();
+    const gapLeft = this.lastSendAt + (this.opts.minNudgeGapMs ?? 250) - this.clock.now();
     if (gapLeft > 0) await this.clock.sleep(gapLeft, stop);
   }
 
@@ -539,6 +545,7 @@ export class GameClient {
     }
     if (outcome.ok) this.recorder.counters.commandsExecuted++;
     this.commands.complete(command.id, outcome.ok, outcome.ok ? '' : outcome.reason);
+    if (this.opts.ackEarly ?? true) this.nudge();
   }
 
   private problem(p: ProblemInfo): void {

@@ -11,6 +11,7 @@ import { BAN_CHECK_QUOTA, MINUTE_WINDOW_SECONDS } from './quotas';
 import { QuotaExceededError } from './quota-error';
 import { ThrottleMarks } from './throttle-marks';
 
+/** The replay claim and ban-check quota of one process, over its API Redis client. */
 export class BanCheckClaim {
   private readonly throttled: ThrottleMarks;
 

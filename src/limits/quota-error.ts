@@ -7,6 +7,7 @@
 import { RateLimitError } from '../http/errors';
 import type { QuotaKind } from './quotas';
 
+/** 429 of one quota `kind` for `gameId`; `Retry-After` = `retryAfterSeconds` rounded up, at least 1. */
 export class QuotaExceededError extends RateLimitError {
   constructor(
     readonly gameId: string,

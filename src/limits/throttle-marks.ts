@@ -10,6 +10,7 @@ import type { Redis } from 'ioredis';
 import { GlobalKeys } from '../store/keys';
 import { log } from '../log';
 
+/** Per-process writer of the throttled-games index (see the module comment). */
 export class ThrottleMarks {
   private readonly last = new Map<string, number>();
   private readonly key: string;

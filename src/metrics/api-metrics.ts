@@ -35,6 +35,7 @@ export const ROUTE_LABELS: ReadonlySet<string> = new Set([
 /** Latency buckets, seconds: the heartbeat path answers in about a millisecond when healthy. */
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 
+/** The in-process metrics of one API process (table in the module comment) and their registry. */
 export class ApiMetrics {
   /** The registry `/metrics` renders (one per process; tests make their own). */
   readonly registry = new Registry();

@@ -14,20 +14,28 @@ const ACTIVE_WINDOW_MS = 10 * 60_000;
 
 export class GameDirectory {
   private allGames: string[] = [];
-  private scannedAt = 0;
+  private loadedAt = 0;
+  /** When each caller last received the full list: one directory serves every role of a process. */
+  private readonly lastFullFor = new Map<string, number>();
   private readonly keys: GlobalKeys;
 
   constructor(private readonly redis: Redis, private readonly db: Db, redisPrefix: string) {
     this.keys = new GlobalKeys(redisPrefix);
   }
 
-  /** Game ids to visit now: recently active ones, plus every game when a full scan is due. */
-  async gamesToVisit(nowMs = Date.now()): Promise<string[]> {
+  /**
+   * Game ids `caller` (a role name) should visit now: recently active ones, plus every game when that
+   * caller's full scan is due (every {@link FULL_SCAN_MS}; the Postgres list is loaded at most that often).
+   */
+  async gamesToVisit(caller: string, nowMs = Date.now()): Promise<string[]> {
     await this.redis.zremrangebyscore(this.keys.activeGames(), '-inf', String(nowMs - ACTIVE_WINDOW_MS));
     const active = await this.redis.zrange(this.keys.activeGames(), '0', '-1');
-    if (nowMs - this.scannedAt < FULL_SCAN_MS) return active;
-    this.allGames = (await this.db.game.findMany({ select: { id: true } })).map((g) => g.id);
-    this.scannedAt = nowMs;
+    if (nowMs - (this.lastFullFor.get(caller) ?? 0) < FULL_SCAN_MS) return active;
+    if (nowMs - this.loadedAt >= FULL_SCAN_MS) {
+      this.allGames = (await this.db.game.findMany({ select: { id: true } })).map((g) => g.id);
+      this.loadedAt = nowMs;
+    }
+    this.lastFullFor.set(caller, nowMs);
     return [...new Set([...active, ...this.allGames])];
   }
 }

@@ -102,6 +102,20 @@ describe('command lifecycle', () => {
     expect(first.status).to.equal('acked');
   });
 
+  it('an ack that arrives after expiresAt does not ack: the command ends expired', async () => {
+    const g = await game();
+    await beat(h, g, 'srv-1', ['u1']);
+    const c = await issue(h, g, { type: 'freeze', target: { externalId: 'u1' } });
+    expect((await beat(h, g, 'srv-1', ['u1'])).map((e) => e.id)).to.deep.equal([c.id]);
+    // time passes beyond expiresAt before the ack arrives (the expiry job has not run yet)
+    const keys = new GameKeys(h.config.redisPrefix, g.gameId);
+    await h.redis.hset(keys.command(c.id), 'exp', String(Date.now() - 1));
+    expect(await beat(h, g, 'srv-1', ['u1'], { acks: [c.id] })).to.deep.equal([]);
+    expect(await h.redis.hget(keys.command(c.id), 'status')).to.equal('expired');
+    await h.flush(g.gameId);
+    expect((await recorded(h, c.id)).status).to.equal('expired');
+  });
+
   it('ignores acks of unknown ids and of commands dispatched to another server', async () => {
     const g = await game();
     await beat(h, g, 'srv-1', ['u1']);

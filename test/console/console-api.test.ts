@@ -16,6 +16,7 @@ import { registerScrapeMetrics } from '../../src/metrics/scrape-metrics';
 import { buildOpenApiDocument } from '../../src/openapi/openapi-document';
 import { createDoor } from '../../src/doors/door-admin-service';
 import { THROTTLING_WARNING } from '../../src/limits/ingest-health';
+import { GameKeys } from '../../src/store/keys';
 
 const TOKEN = 'test-operator-token-0123456789abcdef';
 const API = '/console/api';
@@ -212,6 +213,11 @@ describe('console API', () => {
       await hh.heartbeat(g, heartbeatBody(['p1'], { externalServerId: 'srv-metrics', events: [event('spawn'), event('spawn')] }));
       await hh.signed(g, 'post', '/api/v1/game/doors/bulk', { externalId: 'p1', n: 1 });
       await hh.signed(g, 'post', '/api/v1/game/nowhere', {});
+      // a server over its quota in this window and the next (whenever the request lands): one 429
+      const keyId = (await h.db.apiKey.findUniqueOrThrow({ where: { prefix: g.keyPrefix } })).id;
+      const window = Math.floor(Date.now() / 60_000);
+      for (const w of [window, window + 1]) await h.redis.set(new GameKeys(h.config.redisPrefix, g.gameId).rateWindow('hb', w, `${keyId}:srv-loop`), '100000', 'EX', 180);
+      expect((await hh.heartbeat(g, heartbeatBody([], { externalServerId: 'srv-loop' }))).status).to.equal(429);
       const text = (await get('/metrics')).text;
       expect(text).to.match(/gis_http_requests_total\{route="\/api\/v1\/game\/heartbeat",method="POST",status="200"\} 1/);
       expect(text).to.match(/gis_http_requests_total\{route="unmatched",method="POST",status="404"\} 1/);
@@ -219,6 +225,7 @@ describe('console API', () => {
       expect(text).to.match(/^gis_heartbeats_total 1$/m);
       expect(text).to.match(/^gis_events_accepted_total 2$/m);
       expect(text).to.match(/gis_door_decisions_total\{endpoint="bulk",decision="deny"\} 2/);
+      expect(text).to.include(`gis_rate_limited_total{game="${g.gameId}",kind="heartbeat"} 1`);
       expect(text).to.match(/gis_queue_jobs\{queue="\{flush-events\}",state="waiting"\} \d+/);
       expect(text).to.match(/gis_stream_backlog_entries\{stream="events"\} \d+/);
       expect(text).to.match(/gis_flush_lag_seconds\{stream="events"\} [\d.e+-]+/);

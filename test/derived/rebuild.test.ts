@@ -8,6 +8,7 @@ import { sweepGame } from '../../src/presence/liveness-sweep';
 import { rebuildDerived } from '../../src/derived/rebuild';
 import { quotaProgress } from '../../src/derived/quota-progress';
 import { weekContaining } from '../../src/workspace/calendar';
+import { FAR_FUTURE_MS } from '../../src/derived/shift-deriver';
 import { RecordingChanges, forgetGames, heartbeatAt, insertSession, liveDerivation, memberWithPosition } from './fixtures';
 
 /** Everything derived about a workspace, without row ids (a rebuild from scratch makes new ones). */
@@ -15,11 +16,12 @@ async function derivedState(h: Harness, workspaceId: string, atMs: number) {
   const shifts = await h.db.shift.findMany({
     where: { workspaceId },
     include: { member: { select: { externalId: true } }, payouts: true },
-    orderBy: [{ openedAt: 'asc' }, { memberId: 'asc' }],
   });
   const week = weekContaining(atMs, 'UTC', 1);
+  const byTimeThenMember = (a: (typeof shifts)[number], b: (typeof shifts)[number]) =>
+    a.openedAt.getTime() - b.openedAt.getTime() || (a.member.externalId < b.member.externalId ? -1 : a.member.externalId > b.member.externalId ? 1 : 0);
   return {
-    shifts: shifts.map((s) => ({
+    shifts: shifts.sort(byTimeThenMember).map((s) => ({
       member: s.member.externalId,
       openedAt: s.openedAt.toISOString(),
       closedAt: s.closedAt?.toISOString() ?? null,
@@ -95,5 +97,31 @@ describe('derived rebuild equals the live path', () => {
     const fromScratch = await rebuildDerived(h.db, live.deriver, g.workspaceId, from, to);
     expect(fromScratch).to.include({ shifts: 4, created: 4, payoutsWritten: 4 });
     expect(await derivedState(h, g.workspaceId, atMs)).to.deep.equal(liveState);
+  });
+
+  it('recomputes a shift made of a long chain of short sessions whole, from any period inside it', async () => {
+    const g = await h.game();
+    games.push(g.gameId);
+    const { member } = await memberWithPosition(h, g.workspaceId, 'hopper', { autoClockIn: true, payoutRateMinor: 3600n, payoutUnit: 'points' });
+    // 120 visits of 4 minutes with 30 s between them (under the 40 s bridge): one 8.9-hour shift; then a
+    // visit after a 2-minute gap: a second shift
+    const start = Date.parse('2026-10-01T08:00:00Z');
+    const visit = 270_000;
+    for (let i = 0; i < 120; i++) {
+      await insertSession(h, g.gameId, { externalId: 'hopper', server: `srv-${i % 3}`, openedAt: start + i * visit, closedAt: start + i * visit + 240_000 });
+    }
+    const chainEnd = start + 119 * visit + 240_000;
+    await insertSession(h, g.gameId, { externalId: 'hopper', openedAt: chainEnd + 120_000, closedAt: chainEnd + 180_000 });
+    const { deriver } = liveDerivation(h);
+    const ws = await deriver.loadWorkspace(g.workspaceId);
+    const mid = start + 60 * visit;
+    const r = await deriver.recomputeMember(ws, member.id, mid, mid + 1);
+    expect([r.fromMs, r.toMs]).to.deep.equal([start, chainEnd]);
+    const shifts = await h.db.shift.findMany({ where: { memberId: member.id }, include: { payouts: true } });
+    expect(shifts.map((x) => [x.openedAt.getTime(), x.closedAt!.getTime(), x.payouts[0]!.amountMinor])).to.deep.equal([[start, chainEnd, BigInt((chainEnd - start) / 1000)]]);
+    // the live path, from the first session on, finds the same shift and the separate one after the gap
+    await deriver.recomputeMember(ws, member.id, start, FAR_FUTURE_MS);
+    expect(await h.db.shift.count({ where: { memberId: member.id } })).to.equal(2);
+    expect((await h.db.shift.findFirstOrThrow({ where: { memberId: member.id }, orderBy: { openedAt: 'asc' } })).closedAt!.getTime()).to.equal(chainEnd);
   });
 });

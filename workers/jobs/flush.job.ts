@@ -19,7 +19,7 @@ function flushJob(group: string, flushOne: FlushOne) {
     return async (): Promise<{ entries: number }> => {
       const deadline = Date.now() + JOB_BUDGET_MS;
       let entries = 0;
-      for (const gameId of await ctx.games.gamesToVisit()) {
+      for (const gameId of await ctx.games.gamesToVisit(group)) {
         try {
           for (let n = -1; n !== 0 && Date.now() < deadline; ) {
             n = await flushOne(ctx, consumer, gameId);

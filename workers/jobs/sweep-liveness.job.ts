@@ -6,7 +6,7 @@ import type { JobContext } from './context';
 export function sweepLivenessJob(ctx: JobContext) {
   return async (): Promise<{ gone: number }> => {
     let gone = 0;
-    for (const gameId of await ctx.games.gamesToVisit()) {
+    for (const gameId of await ctx.games.gamesToVisit('sweep-liveness')) {
       try {
         const r = await sweepGame(ctx.redis, ctx.db, ctx.config.redisPrefix, gameId, ctx.config.goneAfterMissedIntervals, Date.now());
         if (r.gone.length) log.info('servers gone', { gameId, servers: r.gone, sessionsClosed: r.sessionsClosed });

@@ -10,7 +10,8 @@
  * - `POST /console/api/bans/:banId/lift`, header `X-Moderator` → `{ ban, alreadyLifted, platformWrites,
  *   serverTime }`.
  *
- * Errors: 400 body / `moderator_required` / service validation; 404 `unknown_game`, `unknown_ban`.
+ * Errors: 400 body / `moderator_required` / service validation; 404 `unknown_game`, `unknown_ban` (not a
+ * ban id) or `not_found` (no such ban).
  */
 import { Router } from 'express';
 import { listBans } from '../../bans/ban-service';
@@ -21,6 +22,7 @@ import { gameOf, moderatorOf, uuidParam } from './console-request';
 
 const validateCreate = compileValidator<CreateBanBody>(createBanSchema);
 
+/** Ban routes (see the module comment); mounted under /console/api. */
 export function bansApi(services: ConsoleServices): Router {
   const router = Router();
 

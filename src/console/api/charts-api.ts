@@ -21,6 +21,7 @@ import { gameOf } from './console-request';
 /** The charts cover the last hour, ms. */
 export const CHART_WINDOW_MS = 3_600_000;
 
+/** Route `GET /games/:gameId/charts` (see the module comment); mounted under /console/api. */
 export function chartsApi(deps: { db: Db; redis: AppRedis; redisPrefix: string }): Router {
   const router = Router();
 

@@ -23,6 +23,7 @@ import { gameOf, moderatorOf } from './console-request';
 const validateForce = compileValidator<ForceDoorBody>(forceDoorSchema);
 const validateLockdown = compileValidator<LockdownBody>(lockdownSchema);
 
+/** Door and lockdown routes (see the module comment); mounted under /console/api. */
 export function doorsApi(services: ConsoleServices): Router {
   const router = Router();
 

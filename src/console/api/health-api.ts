@@ -16,6 +16,7 @@ import { listHealthWarnings, throttleHistory } from '../../limits/ingest-health'
 import { streamBacklogs } from '../../ops/stream-backlog';
 import { gameOf } from './console-request';
 
+/** Route `GET /games/:gameId/health` (see the module comment); mounted under /console/api. */
 export function healthApi(deps: { db: Db; redis: AppRedis; redisPrefix: string }): Router {
   const router = Router();
 

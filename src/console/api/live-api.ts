@@ -22,6 +22,7 @@ import { gameOf } from './console-request';
 /** Commands the live view returns, newest first. */
 export const LIVE_COMMANDS = 50;
 
+/** Routes `GET /games` and `GET /games/:gameId/live` (see the module comment); mounted under /console/api. */
 export function liveApi(deps: { db: Db; redis: AppRedis; redisPrefix: string }): Router {
   const router = Router();
 

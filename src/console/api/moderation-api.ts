@@ -21,6 +21,7 @@ import { gameOf, moderatorOf } from './console-request';
 
 const validateIssue = compileValidator<IssueCommandBody>(issueCommandSchema);
 
+/** Route `POST /games/:gameId/commands` (see the module comment); mounted under /console/api. */
 export function moderationApi(services: ConsoleServices): Router {
   const router = Router();
 

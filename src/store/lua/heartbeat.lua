@@ -110,8 +110,9 @@ local cmdlog = base .. ':cmdlog'
 local dispatchedKey = base .. ':cmd:dispatched:' .. sid
 local function finish(id, status, reason)
   local h = base .. ':cmd:' .. id
-  local st = redis.call('HMGET', h, 'status', 'server')
-  if st[1] == 'dispatched' and st[2] == sid then
+  local st = redis.call('HMGET', h, 'status', 'server', 'exp')
+  -- an ack or failure after expiresAt is too late: the delivery step below marks the command expired
+  if st[1] == 'dispatched' and st[2] == sid and tonumber(st[3]) > now then
     redis.call('HSET', h, 'status', status, 'doneAt', nowS, 'reason', reason)
     redis.call('ZREM', dispatchedKey, id)
     redis.call('XADD', cmdlog, '*', 'id', id, 'st', status, 's', sid, 'at', nowS, 'why', reason)
