@@ -1,7 +1,7 @@
 /**
  * scripts/bench-heartbeat.ts — load benchmark of the heartbeat path (not a test).
  *
- * Usage:  npm run bench:heartbeat -- [--duration 10] [--connections 50] [--rounds 2] [--servers 200]
+ * Usage:  npm run bench:heartbeat -- [--duration 10] [--connections 50] [--rounds 2] [--servers 2000]
  *                                    [--games 1] [--rate-duration 20] [--rate-fraction 0.8] [--stagger 10]
  *                                    [--warmup 3] [--prefix gisbench] [--cpu-prof] [--skip-rate]
  *
@@ -15,7 +15,8 @@
  *   3. Warms both up, then drives them alternately (baseline, heartbeat; --rounds times) for --duration s
  *      each with autocannon (--connections, in this process) using freshly signed heartbeats: 30-player
  *      roster, 5 events with unique eventIds, a 2% chance of a leave + join per heartbeat, round-robin
- *      over every seeded server. Prints req/s, p50/p99, non-200s, the CPU each process spent per request
+ *      over every seeded server (2,000 by default: the API's per-(key, server) quota would answer 429 to
+ *      a few hundred servers sending thousands of heartbeats a second). Prints req/s, p50/p99, non-200s, the CPU each process spent per request
  *      (from /proc) and the ratio of the best heartbeat round to the best baseline round.
  *   4. Starts the workers (workers/index.ts, same env) and measures how fast they drain the events the
  *      max-rate runs left in Redis (rows/s into PlayerEvent, worker start-up excluded, capped at 25 s).
@@ -60,6 +61,12 @@ const POLL_MS = 100;
 const LAG_TARGET_S = 5;
 const DRAIN_CAP_MS = 25_000;
 const APP_NAME_PREFIX = 'gisbench-';
+/**
+ * Servers per game. The API allows each (key, server) about 124 heartbeats a minute at a 20 s interval
+ * (src/limits/quotas.ts), and every server of the game shares the key: thousands of heartbeats a second
+ * for a minute need ~2,000 servers to stay under it (a real fleet of that size sends ~100/s).
+ */
+const DEFAULT_SERVERS = 2000;
 
 /** `url` with `application_name` set (node-postgres reads it from the connection string). */
 function withAppName(url: string, name: string): string {
@@ -142,7 +149,7 @@ function parseArgs(argv: string[]): Args {
   return {
     duration,
     connections: Math.round(num('connections', 50, 1, 1000)),
-    servers: Math.round(num('servers', 200, 1, 10000)),
+    servers: Math.round(num('servers', DEFAULT_SERVERS, 1, 20000)),
     games: Math.round(num('games', 1, 1, 20)),
     rateDuration: num('rate-duration', Math.max(20, duration * 2), 1, 600),
     rateFraction: num('rate-fraction', 0.8, 0.05, 1),
@@ -402,6 +409,10 @@ async function drive(
     statuses,
     sampleErrors,
   };
+}
+
+function quotaHint(s: RunStats): string {
+  return s.statuses['429'] ? ' (429 = per-(key, server) heartbeat quota: spread the load over more servers with --servers)' : '';
 }
 
 function describe(label: string, s: RunStats): string {
@@ -695,7 +706,7 @@ async function main(): Promise<number> {
       checkAborted();
       const hb = await measured('heartbeat', () => drive(apiPort, load, { connections: args.connections, duration: args.duration }));
       checkAborted();
-      if (hb.non200 || hb.errors) log(`heartbeat non-200 statuses ${JSON.stringify(hb.statuses)}; samples: ${hb.sampleErrors.join(' | ')}`);
+      if (hb.non200 || hb.errors) log(`heartbeat non-200 statuses ${JSON.stringify(hb.statuses)}${quotaHint(hb)}; samples: ${hb.sampleErrors.join(' | ')}`);
       log(`  round ratio heartbeat/baseline = ${(hb.rps / base.rps).toFixed(3)}`);
       rounds.push({ base, hb });
     }
@@ -781,7 +792,7 @@ async function main(): Promise<number> {
       await sampler;
       checkAborted();
       const endBacklog = await streamBacklog(redis, args.prefix, fx);
-      if (fixed.non200 || fixed.errors) log(`fixed-rate non-200 statuses ${JSON.stringify(fixed.statuses)}; samples: ${fixed.sampleErrors.join(' | ')}`);
+      if (fixed.non200 || fixed.errors) log(`fixed-rate non-200 statuses ${JSON.stringify(fixed.statuses)}${quotaHint(fixed)}; samples: ${fixed.sampleErrors.join(' | ')}`);
       const endAt = Date.now();
       let after = endBacklog;
       while ((probe.outstanding > 0 || after > 0) && Date.now() - endAt < 30_000) {

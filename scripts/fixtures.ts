@@ -1,7 +1,7 @@
 /**
  * scripts/fixtures.ts — Redis-backed load fixtures for benchmarks (not used by the tests).
  *
- * Usage:  node_modules/.bin/tsx scripts/fixtures.ts seed  [--games 1] [--servers 200] [--prefix gisbench]
+ * Usage:  node_modules/.bin/tsx scripts/fixtures.ts seed  [--games 1] [--servers 2000] [--prefix gisbench]
  *         node_modules/.bin/tsx scripts/fixtures.ts clean [--prefix gisbench] [--workspace <id>]
  *
  * `seed` creates, in the database of DATABASE_URL (default: the dev database `gis`):
@@ -38,7 +38,7 @@ const TEAMS = ['red', 'blue', 'green'] as const;
 export interface FixtureOptions {
   /** Games to create (default 1). */
   games?: number;
-  /** Live servers per game (default 200). */
+  /** Live servers per game (default 2000: see DEFAULT_SERVERS in scripts/bench-heartbeat.ts). */
   servers?: number;
   /** Redis key prefix (default `gisbench`); must not be the app's default `gis`. */
   prefix?: string;
@@ -116,7 +116,7 @@ function benchConfig(opts: FixtureOptions): Readonly<Config> {
 export async function seedFixtures(opts: FixtureOptions = {}): Promise<Fixtures> {
   const config = benchConfig(opts);
   const gameCount = opts.games ?? 1;
-  const serverCount = opts.servers ?? 200;
+  const serverCount = opts.servers ?? 2000;
   const db = createDb(config.databaseUrl, 2);
   const redis = createRedis(config.redisUrl, { name: 'bench-fixtures' });
   let workspaceId: string | undefined;
@@ -238,7 +238,7 @@ async function cli(): Promise<void> {
   const { cmd, flags } = parseArgs(process.argv.slice(2));
   const prefix = flags.prefix ?? DEFAULT_BENCH_PREFIX;
   if (cmd === 'seed') {
-    const fx = await seedFixtures({ prefix, games: Number(flags.games ?? 1), servers: Number(flags.servers ?? 200) });
+    const fx = await seedFixtures({ prefix, games: Number(flags.games ?? 1), servers: Number(flags.servers ?? 2000) });
     console.log(JSON.stringify(fx, null, 2));
   } else if (cmd === 'clean') {
     const r = await cleanFixtures({ prefix, workspaceId: flags.workspace });

@@ -110,9 +110,8 @@ export class DoorAccess {
 
   /**
    * Fetches the manifest (GET doors/manifest) and forgets cached decisions made under another doors
-   * version. Concurrent calls share
-   * one request. Resolves true on success, false when the service could not be reached (the previous
-   * manifest stays in force). Never rejects for HTTP or network outcomes.
+   * version. Concurrent calls share one request. Resolves true on success, false when the service could
+   * not be reached (the previous manifest stays in force). Never rejects for HTTP or network outcomes.
    */
   refreshManifest(): Promise<boolean> {
     this.refreshing ??= this.fetchManifest().finally(() => (this.refreshing = null));

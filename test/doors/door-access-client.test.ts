@@ -82,6 +82,14 @@ describe('reference client: doors', function () {
     expect(sent).to.have.length(2);
   });
 
+  it('keeps decisions bulk-checked before the manifest arrived when it has the same version', async () => {
+    const early = new DoorAccess({ request: (m, p, b) => { sent.push(`${m} ${p}`); return client.request(m, p, b); } });
+    await early.onJoin('ann');
+    expect(await early.refreshManifest()).to.equal(true);
+    expect(await early.check('vault', 'ann')).to.include({ allowed: true, source: 'cache' });
+    expect(sent).to.deep.equal(['POST /api/v1/game/doors/bulk', 'GET /api/v1/game/doors/manifest']);
+  });
+
   it('makes a single check only for an uncached door', async () => {
     expect(await doors.check('vault', 'bob')).to.include({ allowed: false, source: 'service', reason: 'default_deny' });
     expect(await doors.check('vault', 'bob')).to.include({ allowed: false, source: 'cache' });
