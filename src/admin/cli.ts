@@ -185,16 +185,17 @@ function resolve(argv: string[], commands: readonly AdminCommand[]): Resolved {
   }
   let name = argv[i + 1];
   const names = inGroup.map((c) => c.name).join(', ');
-  // A command named '' is its group's only command, run as `admin <group> [options]` (e.g. `admin health`).
+  // A group with a single command runs it as `admin <group> [options]` (`admin health`, `admin quotas`).
   const bare = name === undefined || name.startsWith('-');
-  if (bare && inGroup.some((c) => c.name === '')) name = '';
+  const only = inGroup.length === 1 ? inGroup[0]! : undefined;
+  if (bare && only && !(help && only.name !== '')) name = only.name;
   else if (bare) {
     if (help || name === '--help' || name === '-h') return { kind: 'help', text: overallHelp(commands, group) };
     throw new UsageError(`"${group}" needs a command (one of: ${names})`);
   }
   const cmd = inGroup.find((c) => c.name === name);
   if (!cmd) throw new UsageError(`unknown command "${group} ${name}" (one of: ${names})`);
-  const values = parseCommandArgs(cmd, argv.slice(i + (name === '' ? 1 : 2)));
+  const values = parseCommandArgs(cmd, argv.slice(i + (bare ? 1 : 2)));
   if (help || values.help) return { kind: 'help', text: commandHelp(cmd) };
   const missing = Object.entries(cmd.options).filter(([n, s]) => s.required && values[n] === undefined);
   if (missing.length) {

@@ -1,7 +1,7 @@
 /**
- * The Redis side of the door endpoints: replay claim, versions and cached decisions read in one round
- * trip (`door-lookup.lua`), and fresh decisions written back together with their access-log entries in
- * one pipeline that the request does not wait for.
+ * The Redis side of the door endpoints: replay claim, quota, versions and cached decisions read in one
+ * round trip (`door-lookup.lua`), and fresh decisions written back together with their access-log entry
+ * (auto-pipelined) without the request waiting for it.
  *
  * Cache key: `{g}:doors:dec:<doorsVersion>:<workspaceVersion>.<userVersion>:<externalId>`, a hash
  * doorKey → `<expiresAtMs>\n<decision JSON>`. The doors version changes with any door, policy or forced

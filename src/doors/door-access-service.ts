@@ -41,7 +41,7 @@ export interface DoorAccessDeps {
 }
 
 /** The public JSON of a decision without its TTL: `{doorKey, decision, reason, policyId, failMode, forcedState}`. */
-export function decisionJson(door: DoorDef, d: Decision): string {
+function decisionJson(door: DoorDef, d: Decision): string {
   return JSON.stringify({ doorKey: door.key, decision: d.decision, reason: d.reason, policyId: d.policyId, failMode: door.failMode, forcedState: door.forcedState });
 }
 
@@ -65,7 +65,8 @@ export class DoorAccessService {
 
   /**
    * One door, one user → the body of a 200 (`doorCheckResponseSchema`).
-   * @throws {ReplayError} 409. @throws {NotFoundError} 404 `unknown_door` / `unknown_game`.
+   * @throws {ReplayError} 409. @throws {QuotaExceededError} 429 (src/limits/quotas.ts).
+   * @throws {NotFoundError} 404 `unknown_door` / `unknown_game`.
    * @throws {UnavailableError} 503 when Postgres cannot be read on a cache miss.
    */
   async check(caller: DoorCaller, input: { doorKey: string; externalId: string; externalServerId?: string | null }, nowMs: number): Promise<string> {
@@ -85,7 +86,8 @@ export class DoorAccessService {
 
   /**
    * Every door of the game for one user → the body of a 200 (`doorBulkResponseSchema`), doors in key
-   * order. @throws {ReplayError} 409. @throws {UnavailableError} 503 as {@link check}.
+   * order. @throws {ReplayError} 409. @throws {QuotaExceededError} 429. @throws {UnavailableError} 503 as
+   * {@link check}.
    */
   async bulk(caller: DoorCaller, input: { externalId: string; externalServerId?: string | null }, nowMs: number): Promise<string> {
     const found = await this.cache.lookup({ ...caller, mode: 'all', externalId: input.externalId, externalServerId: input.externalServerId, nowMs });
@@ -109,7 +111,7 @@ export class DoorAccessService {
 
   /**
    * The game's door definitions and forced states → `{ version, body }` (`doorManifestResponseSchema`);
-   * the route sends `version` as the ETag. @throws {ReplayError} 409.
+   * the route sends `version` as the ETag. @throws {ReplayError} 409. @throws {QuotaExceededError} 429.
    */
   async manifest(caller: DoorCaller, nowMs: number): Promise<{ version: number; body: string }> {
     const found = await this.cache.lookup({ ...caller, mode: 'version', nowMs });

@@ -13,7 +13,8 @@
  *   carries serverTime (spec: Endpoints), which a bodiless 304 could not.
  *
  * Errors (envelope via the error handler): 400 bad JSON/fields, 401, 403 `scope_missing`, 404, 409,
- * 413, 503 when Postgres is unreachable on a cache miss (the client applies the door's failMode).
+ * 413, 429 over a quota (src/limits/quotas.ts), 503 when Postgres is unreachable on a cache miss (the
+ * client applies the door's failMode).
  */
 import type { RequestHandler } from 'express';
 import type { KeyVerifier } from '../../auth/key-verifier';
