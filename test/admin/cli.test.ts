@@ -44,6 +44,16 @@ const demo: AdminCommand[] = [
   },
 ];
 
+demo.push({
+  group: 'solo',
+  name: 'show',
+  summary: 'The only command of its group',
+  options: { id: { type: 'string', required: true, description: 'an id' } },
+  async run(ctx) {
+    return { json: { id: ctx.args.string('id') }, text: ctx.args.string('id') };
+  },
+});
+
 async function run(argv: string[], loadConfigFn = () => loadConfig({})) {
   const out = collect();
   const err = collect();
@@ -60,6 +70,12 @@ describe('admin CLI dispatcher (src/admin/cli.ts)', function () {
       stderr: '',
     });
     expect(await run(['--json', 'demo', 'echo', '--word', 'hi'])).to.include({ code: 0, stderr: '' });
+  });
+
+  it('runs the only command of a group without its name (admin quotas = admin quotas show)', async function () {
+    expect(await run(['solo', '--id', 'x', '--json'])).to.deep.equal({ code: 0, stdout: '{"id":"x"}\n', stderr: '' });
+    expect(await run(['solo', 'show', '--id', 'y', '--json'])).to.deep.equal({ code: 0, stdout: '{"id":"y"}\n', stderr: '' });
+    expect((await run(['demo', '--word', 'hi'])).code).to.equal(2);
   });
 
   it('readable mode prints text on stdout and notices on stderr', async function () {
