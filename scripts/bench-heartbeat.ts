@@ -838,7 +838,7 @@ async function main(): Promise<number> {
     }
 
     await api.stop();
-    await workers?.stop();
+    await workers?.stop(30_000); // BullMQ lets the running job finish (up to its 5 s budget)
     if (args.cpuProf) log(`CPU profiles: ${profDir}/{api,baseline${workers ? ',workers' : ''}}-${runId}.cpuprofile`);
     console.log(`BENCH ${Object.entries(figures).map(([k, v]) => `${k}=${v}`).join(' ')}`);
     const pass = ratio >= 0.5 && figures.non200 === 0 && (args.skipRate || (Number(figures.at80_p99_ms) <= 25 && Number(figures.flush_lag_max_s) <= LAG_TARGET_S));
