@@ -3,7 +3,7 @@
  *
  * Usage:  npm run bench:heartbeat -- [--duration 10] [--connections 50] [--rounds 2] [--servers 2000]
  *                                    [--games 1] [--rate-duration 20] [--rate-fraction 0.8] [--stagger 10]
- *                                    [--warmup 3] [--prefix gisbench] [--cpu-prof] [--skip-rate]
+ *                                    [--warmup 3] [--worker-roles all] [--prefix gisbench] [--cpu-prof] [--skip-rate]
  *
  * What it does, in one run (~1.5–2 min with the defaults):
  *   1. Seeds fixtures (scripts/fixtures.ts): a workspace, G games with one all-scope key each, S live
@@ -18,7 +18,7 @@
  *      over every seeded server (2,000 by default: the API's per-(key, server) quota would answer 429 to
  *      a few hundred servers sending thousands of heartbeats a second). Prints req/s, p50/p99, non-200s, the CPU each process spent per request
  *      (from /proc) and the ratio of the best heartbeat round to the best baseline round.
- *   4. Starts the workers (workers/index.ts, same env) and measures how fast they drain the events the
+ *   4. Starts the workers (workers/index.ts, same env, WORKER_ROLES=--worker-roles) and measures how fast they drain the events the
  *      max-rate runs left in Redis (rows/s into PlayerEvent, worker start-up excluded, capped at 25 s).
  *   5. Runs at --rate-fraction of the best heartbeat rate for --rate-duration s with the workers on
  *      (autocannon overallRate, split over --stagger instances started evenly across a second, because one
@@ -127,6 +127,7 @@ interface Args {
   skipRate: boolean;
   rounds: number;
   stagger: number;
+  workerRoles: string;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -143,7 +144,7 @@ function parseArgs(argv: string[]): Args {
     if (!Number.isFinite(v) || v < min || v > max) throw new Error(`--${name} must be a number from ${min} to ${max}`);
     return v;
   };
-  const known = new Set(['duration', 'connections', 'servers', 'games', 'rate-duration', 'rate-fraction', 'warmup', 'prefix', 'cpu-prof', 'skip-rate', 'rounds', 'stagger']);
+  const known = new Set(['duration', 'connections', 'servers', 'games', 'rate-duration', 'rate-fraction', 'warmup', 'prefix', 'cpu-prof', 'skip-rate', 'rounds', 'stagger', 'worker-roles']);
   for (const k of flags.keys()) if (!known.has(k)) throw new Error(`unknown option --${k}`);
   const duration = num('duration', 10, 1, 600);
   return {
@@ -159,6 +160,7 @@ function parseArgs(argv: string[]): Args {
     skipRate: flags.has('skip-rate'),
     rounds: Math.round(num('rounds', 2, 1, 20)),
     stagger: Math.round(num('stagger', 10, 1, 100)),
+    workerRoles: flags.get('worker-roles') ?? 'all',
   };
 }
 
@@ -744,7 +746,7 @@ async function main(): Promise<number> {
     if (!args.skipRate) {
       // Workers on: first drain what the max-rate run left in the stream (flush throughput).
       const workerNodeArgs = args.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`, `--cpu-prof-name=workers-${runId}.cpuprofile`] : [];
-      workers = new Child('workers', 'workers/index.ts', childEnv('workers', 0), workerNodeArgs);
+      workers = new Child('workers', 'workers/index.ts', { ...childEnv('workers', 0), WORKER_ROLES: args.workerRoles }, workerNodeArgs);
       children.push(workers);
       // Rate measured from the first entry the workers take (their start-up excluded), for at most
       // DRAIN_CAP_MS; whatever is left then is trimmed so the fixed-rate run starts from an empty stream.
