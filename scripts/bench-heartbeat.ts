@@ -3,7 +3,8 @@
  *
  * Usage:  npm run bench:heartbeat -- [--duration 10] [--connections 50] [--rounds 2] [--servers 2000]
  *                                    [--games 1] [--rate-duration 20] [--rate-fraction 0.8] [--stagger 10]
- *                                    [--warmup 3] [--worker-roles all] [--prefix gisbench] [--cpu-prof] [--skip-rate]
+ *                                    [--rate N] [--warmup 3] [--worker-roles all] [--prefix gisbench] [--cpu-prof]
+ *                                    [--skip-rate]
  *
  * What it does, in one run (~1.5–2 min with the defaults):
  *   1. Seeds fixtures (scripts/fixtures.ts): a workspace, G games with one all-scope key each, S live
@@ -14,17 +15,19 @@
  *        - the ceiling (scripts/bench/baseline-server.ts): raw body + HMAC + JSON.parse only.
  *   3. Warms both up, then drives them alternately (baseline, heartbeat; --rounds times) for --duration s
  *      each with autocannon (--connections, in this process) using freshly signed heartbeats: 30-player
- *      roster, 5 events with unique eventIds, a 2% chance of a leave + join per heartbeat, round-robin
- *      over every seeded server (2,000 by default: the API's per-(key, server) quota would answer 429 to
- *      a few hundred servers sending thousands of heartbeats a second). Prints req/s, p50/p99, non-200s, the CPU each process spent per request
- *      (from /proc) and the ratio of the best heartbeat round to the best baseline round.
- *   4. Starts the workers (workers/index.ts, same env, WORKER_ROLES=--worker-roles) and measures how fast they drain the events the
- *      max-rate runs left in Redis (rows/s into PlayerEvent, worker start-up excluded, capped at 25 s).
- *   5. Runs at --rate-fraction of the best heartbeat rate for --rate-duration s with the workers on
- *      (autocannon overallRate, split over --stagger instances started evenly across a second, because one
- *      instance sends each second's quota as a burst). Every 10th heartbeat carries a marker event; its
- *      acceptance time (200 received) is compared with the first poll (every 100 ms) that finds it in
- *      PlayerEvent: flush lag p50/p99/max. Also prints the events stream backlog during and after the load.
+ *      roster, 5 events with unique eventIds, a 2% chance of a leave + join per heartbeat, round-robin over
+ *      every seeded server (2,000 by default: with a few hundred, the API's per-(key, server) quota answers
+ *      429 to thousands of heartbeats a second). Prints req/s, p50/p99, non-200s, the CPU each process
+ *      spent per request (from /proc) and the ratio of the best heartbeat round to the best baseline round.
+ *   4. Starts the workers (workers/index.ts, same env, WORKER_ROLES=--worker-roles) and measures how fast
+ *      they drain the events the max-rate runs left in Redis (rows/s into PlayerEvent, worker start-up
+ *      excluded, capped at 25 s).
+ *   5. Runs at --rate-fraction of the best heartbeat rate (or at --rate heartbeats/s) for --rate-duration s
+ *      with the workers on (autocannon overallRate, split over --stagger instances started evenly across a
+ *      second, because one instance sends each second's quota as a burst). Every 10th heartbeat carries a
+ *      marker event; its acceptance time (200 received) is compared with the first poll (every 100 ms)
+ *      that finds it in PlayerEvent: flush lag p50/p99/max. Also prints the events stream backlog during
+ *      and after the load.
  *   6. Prints one greppable line `BENCH heartbeat_rps=... ratio=... at80_p99_ms=... flush_lag_max_s=...`
  *      and whether the targets (ratio ≥ 0.5, no non-200, p99 ≤ 25 ms at 80%, flush lag ≤ 5 s) were met.
  * Everything is removed afterwards, also on failure or Ctrl-C: children stopped, fixtures cleaned, and
@@ -38,7 +41,7 @@
  * baseline and worker children to `.data/bench-profiles/` (open them in Chrome DevTools › Performance).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createHmac, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import net from 'node:net';
@@ -128,6 +131,8 @@ interface Args {
   rounds: number;
   stagger: number;
   workerRoles: string;
+  /** Absolute fixed rate (heartbeats/s); 0 = --rate-fraction of the measured maximum. */
+  rate: number;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -144,7 +149,7 @@ function parseArgs(argv: string[]): Args {
     if (!Number.isFinite(v) || v < min || v > max) throw new Error(`--${name} must be a number from ${min} to ${max}`);
     return v;
   };
-  const known = new Set(['duration', 'connections', 'servers', 'games', 'rate-duration', 'rate-fraction', 'warmup', 'prefix', 'cpu-prof', 'skip-rate', 'rounds', 'stagger', 'worker-roles']);
+  const known = new Set(['duration', 'connections', 'servers', 'games', 'rate-duration', 'rate-fraction', 'warmup', 'prefix', 'cpu-prof', 'skip-rate', 'rounds', 'stagger', 'worker-roles', 'rate']);
   for (const k of flags.keys()) if (!known.has(k)) throw new Error(`unknown option --${k}`);
   const duration = num('duration', 10, 1, 600);
   return {
@@ -161,6 +166,7 @@ function parseArgs(argv: string[]): Args {
     rounds: Math.round(num('rounds', 2, 1, 20)),
     stagger: Math.round(num('stagger', 10, 1, 100)),
     workerRoles: flags.get('worker-roles') ?? 'all',
+    rate: Math.round(num('rate', 0, 0, 100000)),
   };
 }
 
@@ -774,8 +780,8 @@ async function main(): Promise<number> {
       }
       figures.drain_rows_per_s = Math.round(drainRowsPerS);
 
-      const rate = Math.max(1, Math.round(hb.rps * args.rateFraction));
-      log(`fixed rate ${rate} heartbeats/s (${Math.round(args.rateFraction * 100)}% of max) for ${args.rateDuration} s, workers on, markers every ${MARKER_EVERY}th heartbeat`);
+      const rate = args.rate || Math.max(1, Math.round(hb.rps * args.rateFraction));
+      log(`fixed rate ${rate} heartbeats/s (${Math.round((100 * rate) / hb.rps)}% of max) for ${args.rateDuration} s, workers on, markers every ${MARKER_EVERY}th heartbeat`);
       const probe = new LagProbe(db, fx.games.map((g) => g.gameId));
       probe.start();
       load.markers = true;
@@ -787,7 +793,7 @@ async function main(): Promise<number> {
           await sleep(500);
         }
       })();
-      const fixed = await measured(`at ${Math.round(args.rateFraction * 100)}%   `, () =>
+      const fixed = await measured(`at ${Math.round((100 * rate) / hb.rps)}%   `, () =>
         drive(apiPort, load, { connections: args.connections, duration: args.rateDuration, rate, stagger: args.stagger, onAccepted: probe.accept }),
       );
       sampling = false;

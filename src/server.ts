@@ -44,6 +44,8 @@ async function main(): Promise<void> {
     await Promise.race([closed, new Promise((r) => setTimeout(r, 10_000))]);
     server.closeAllConnections();
     await consoleClosed;
+    // Fire-and-forget writes started by the last responses (decision cache, active marks) get a moment.
+    await new Promise((r) => setTimeout(r, 250));
     await Promise.allSettled([redis.quit(), subscriber.quit(), db.$disconnect()]);
     process.exit(0);
   };

@@ -64,6 +64,7 @@ export async function sampleConcurrency(redis: Redis, db: Db, redisPrefix: strin
     await db.$executeRaw`
       INSERT INTO "ConcurrencySample" ("gameId", minute, players, servers)
       SELECT g, ${minute}::timestamptz, p, s FROM unnest(${ids}::uuid[], ${players}::int[], ${servers}::int[]) AS v(g, p, s)
+      WHERE EXISTS (SELECT 1 FROM "Game" WHERE id = v.g) -- a game deleted while still live in Redis
       ON CONFLICT ("gameId", minute) DO UPDATE SET players = EXCLUDED.players, servers = EXCLUDED.servers`;
   }
   return { minute, games: ids.length };

@@ -95,6 +95,7 @@ async function insertEvents(db: Db, gameId: string, rows: string[]): Promise<voi
       SELECT ${gameId}::uuid, v.e, v.t, v.x, v.o, v.p -> 0, v.s, v.r
       FROM ROWS FROM (jsonb_to_recordset(${json}::jsonb) AS (e text, t text, x text, o timestamptz, p jsonb, s text, r timestamptz))
         WITH ORDINALITY AS v(e, t, x, o, p, s, r, n)
+      WHERE EXISTS (SELECT 1 FROM "Game" WHERE id = ${gameId}::uuid) -- a deleted game's buffered events are dropped
       ORDER BY v.n
       ON CONFLICT DO NOTHING`;
     i = end;

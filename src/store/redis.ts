@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { Redis, type RedisOptions } from 'ioredis';
+import { log } from '../log';
 
 const luaDir = new URL('./lua/', import.meta.url);
 
@@ -33,6 +34,14 @@ export function createRedis(url: string, opts: { forWorker?: boolean; name?: str
     lazyConnect: false,
   };
   const client = new Redis(url, options) as AppRedis;
+  // Without a listener ioredis prints every connection error as an unhandled event; log it once per
+  // kind instead (commands still fail and callers handle that).
+  let lastError = '';
+  client.on('error', (err: Error) => {
+    if (err.message !== lastError) log.warn('redis connection error', { name: opts.name, err: err.message });
+    lastError = err.message;
+  });
+  client.on('ready', () => (lastError = ''));
   for (const [name, numberOfKeys] of Object.entries(SCRIPTS)) {
     client.defineCommand(name, {
       numberOfKeys,

@@ -1,7 +1,7 @@
 /** Spec: Heartbeat request body, Errors 400/413, Versioning rule 2 (unknown fields ignored), Limits. */
 import { expect } from 'chai';
 import request from 'supertest';
-import { Harness, heartbeatBody, type TestGame } from '../support/harness';
+import { Harness, heartbeatBody, event, type TestGame } from '../support/harness';
 import { GameKeys } from '../../src/store/keys';
 import { MAX_ROSTER } from '../../src/schemas/heartbeat';
 
@@ -44,6 +44,19 @@ describe('heartbeat validation and limits', () => {
       expect(res.body.error.requestId).to.be.a('string');
     });
   }
+
+  it('400 for strings PostgreSQL cannot store (lone surrogate, NUL), so no event can poison the flusher', async () => {
+    for (const bad of ['"\\ud800"', '"a\\u0000b"']) {
+      const raw = JSON.stringify(heartbeatBody([], { externalServerId: 'poison', events: [event('x')] })).replace('"type":"x"', `"type":${bad}`);
+      const res = await h.signed(g, 'post', HB, undefined, { raw });
+      expect(res.status, raw).to.equal(400);
+      expect(res.body.error.code).to.equal('invalid_request');
+    }
+    // a well-formed pair of surrogate escapes (an emoji) is fine
+    const ok = JSON.stringify(heartbeatBody([], { externalServerId: 'poison' })).replace('"sdkVersion":"1.0.0"', '"sdkVersion":"1.0 \\ud83d\\ude00"');
+    expect((await h.signed(g, 'post', HB, undefined, { raw: ok })).status).to.equal(200);
+    expect(await h.redis.exists(new GameKeys(h.config.redisPrefix, g.gameId).eventStream())).to.equal(0);
+  });
 
   it('ignores unknown request fields (additive changes are not breaking)', async () => {
     const res = await h.signed(g, 'post', HB, { ...heartbeatBody(['p1']), futureField: { x: 1 }, players: [{ externalId: 'p1', username: 'a', newThing: true }] });

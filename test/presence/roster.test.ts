@@ -70,6 +70,13 @@ describe('roster reconciliation and sessions', () => {
     expect(await h.redis.hget(keys.where(), 'm')).to.equal('srv-2');
     await hbAt(h, g, [], 'srv-2');
     expect(await h.redis.hexists(keys.where(), 'm')).to.equal(0);
+    // a server whose roster did not change still re-claims a user another server released
+    await hbAt(h, g, ['n'], 'srv-1');
+    await hbAt(h, g, ['n'], 'srv-2');
+    await hbAt(h, g, [], 'srv-2');
+    expect(await h.redis.hexists(keys.where(), 'n')).to.equal(0);
+    await hbAt(h, g, ['n'], 'srv-1');
+    expect(await h.redis.hget(keys.where(), 'n')).to.equal('srv-1');
   });
 
   it('ignores a duplicated externalId inside one roster', async () => {

@@ -38,7 +38,9 @@ redis.call('HSET', base .. ':keys-used', keyId, nowS)
 -- 2. server registration / refresh
 local serverKey = KEYS[1]
 local meta = cjson.decode(ARGV[7])
-local prevLast = redis.call('HGET', serverKey, 'last')
+local rosterJson = ARGV[8]
+local prev = redis.call('HMGET', serverKey, 'last', 'rj')
+local prevLast = prev[1]
 local sessions = base .. ':sessions'
 local scope = meta.scope
 if scope == cjson.null or scope == nil then scope = '' end
@@ -50,8 +52,9 @@ if not prevLast then
     'sdk', meta.sdk, 'mp', tostring(meta.mp))
   prevLast = nowS
 end
+-- `rj` keeps the last roster bytes: most heartbeats repeat them, and then the diff below is skipped
 redis.call('HSET', serverKey, 'last', nowS, 'scope', scope, 'region', region, 'pc', tostring(meta.pc),
-  'mp', tostring(meta.mp), 'sdk', meta.sdk, 'up', tostring(meta.up), 'iv', tostring(meta.iv))
+  'mp', tostring(meta.mp), 'sdk', meta.sdk, 'up', tostring(meta.up), 'iv', tostring(meta.iv), 'rj', rosterJson)
 redis.call('EXPIRE', serverKey, tonumber(ARGV[12]))
 redis.call('ZADD', base .. ':servers', now, sid)
 
@@ -59,44 +62,65 @@ redis.call('ZADD', base .. ':servers', now, sid)
 local rosterKey = base .. ':roster:' .. sid
 local whereKey = base .. ':where'
 local pendingKey = base .. ':cmd:pending:' .. sid
-local old = {}
-local flat = redis.call('HGETALL', rosterKey)
-for i = 1, #flat, 2 do old[flat[i]] = flat[i + 1] end
-local seen = {}
-for _, p in ipairs(cjson.decode(ARGV[8])) do
-  local uid = p[1]
-  if not seen[uid] then
-    seen[uid] = true
-    local info = cjson.encode({p[2], p[3]})
-    local prev = old[uid]
-    if not prev then
-      redis.call('HSET', rosterKey, uid, nowS .. '\n' .. info)
-      redis.call('HSET', whereKey, uid, sid)
-      redis.call('XADD', sessions, '*', 'k', 'o', 's', sid, 'u', uid, 'n', tostring(p[2]), 'at', nowS, 'sc', scope)
-      -- commands that waited for this user now go to this server
-      local userQueue = base .. ':cmd:user:' .. uid
-      local waiting = redis.call('LRANGE', userQueue, 0, -1)
-      if #waiting > 0 then
-        for _, id in ipairs(waiting) do redis.call('RPUSH', pendingKey, id) end
-        redis.call('DEL', userQueue)
+local players = cjson.decode(rosterJson)
+local seen, uids = {}, {}
+for _, p in ipairs(players) do
+  if not seen[p[1]] then
+    seen[p[1]] = true
+    uids[#uids + 1] = p[1]
+  end
+end
+if prev[2] ~= rosterJson then
+  local old = {}
+  local flat = redis.call('HGETALL', rosterKey)
+  for i = 1, #flat, 2 do old[flat[i]] = flat[i + 1] end
+  local done = {}
+  for _, p in ipairs(players) do
+    local uid = p[1]
+    if not done[uid] then
+      done[uid] = true
+      local info = cjson.encode({p[2], p[3]})
+      local before = old[uid]
+      if not before then
+        redis.call('HSET', rosterKey, uid, nowS .. '\n' .. info)
+        redis.call('XADD', sessions, '*', 'k', 'o', 's', sid, 'u', uid, 'n', tostring(p[2]), 'at', nowS, 'sc', scope)
+        -- commands that waited for this user now go to this server
+        local userQueue = base .. ':cmd:user:' .. uid
+        local waiting = redis.call('LRANGE', userQueue, 0, -1)
+        if #waiting > 0 then
+          for _, id in ipairs(waiting) do redis.call('RPUSH', pendingKey, id) end
+          redis.call('DEL', userQueue)
+        end
+      else
+        local nl = string.find(before, '\n', 1, true)
+        if string.sub(before, nl + 1) ~= info then
+          redis.call('HSET', rosterKey, uid, string.sub(before, 1, nl) .. info)
+        end
       end
-    else
-      local nl = string.find(prev, '\n', 1, true)
-      if string.sub(prev, nl + 1) ~= info then
-        redis.call('HSET', rosterKey, uid, string.sub(prev, 1, nl) .. info)
-      end
-      if redis.call('HGET', whereKey, uid) ~= sid then redis.call('HSET', whereKey, uid, sid) end
+    end
+  end
+  for uid, before in pairs(old) do
+    if not seen[uid] then
+      local nl = string.find(before, '\n', 1, true)
+      redis.call('HDEL', rosterKey, uid)
+      if redis.call('HGET', whereKey, uid) == sid then redis.call('HDEL', whereKey, uid) end
+      redis.call('XADD', sessions, '*', 'k', 'c', 's', sid, 'u', uid, 'at', string.sub(before, 1, nl - 1),
+        'cl', prevLast, 'r', 'left')
     end
   end
 end
-for uid, prev in pairs(old) do
-  if not seen[uid] then
-    local nl = string.find(prev, '\n', 1, true)
-    redis.call('HDEL', rosterKey, uid)
-    if redis.call('HGET', whereKey, uid) == sid then redis.call('HDEL', whereKey, uid) end
-    redis.call('XADD', sessions, '*', 'k', 'c', 's', sid, 'u', uid, 'at', string.sub(prev, 1, nl - 1),
-      'cl', prevLast, 'r', 'left')
+-- every listed user is located here (one read, one write at most), also when the roster is unchanged:
+-- another server may have claimed or released the user meanwhile
+if #uids > 0 then
+  local located = redis.call('HMGET', whereKey, unpack(uids))
+  local fix = {}
+  for i, uid in ipairs(uids) do
+    if located[i] ~= sid then
+      fix[#fix + 1] = uid
+      fix[#fix + 1] = sid
+    end
   end
+  if #fix > 0 then redis.call('HSET', whereKey, unpack(fix)) end
 end
 redis.call('EXPIRE', rosterKey, tonumber(ARGV[12]))
 
