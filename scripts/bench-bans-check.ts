@@ -14,7 +14,6 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
-import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -27,6 +26,7 @@ import { sign } from '../src/auth/signature';
 import { BanService } from '../src/bans/ban-service';
 import { Blocklist } from '../src/bans/blocklist';
 import { deleteByPattern } from './fixtures';
+import { freePort } from './support/free-port';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const PATH = '/api/v1/game/bans/check';
@@ -58,16 +58,6 @@ const bannedCount = Math.min(users, Number(values.banned));
 const prefix = values.prefix!;
 if (prefix === 'gis') throw new Error('use a dedicated --prefix: its keys are deleted afterwards');
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 const config = loadConfig({ ...process.env, REDIS_PREFIX: prefix });
 const redis = createRedis(config.redisUrl, { name: 'bench' });

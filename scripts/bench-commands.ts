@@ -30,7 +30,6 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -45,6 +44,7 @@ import { NudgeQueue } from '../src/commands/nudge-queue';
 import { CloudMessagingImitation } from './support/cloud-messaging-imitation';
 import { attachNudgeImitation, CommandLoad, type CommandLoadSummary } from './support/command-load';
 import { deleteByPattern } from './fixtures';
+import { freePort } from './support/free-port';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const INTERVAL_SECONDS = 15;
@@ -92,16 +92,6 @@ function readArgs(argv: string[]): Args {
 const log = (msg: string): void => void process.stderr.write(`[bench-commands] ${msg}\n`);
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 /** A service process (`<node> --import tsx <script>`); warnings and errors are echoed to stderr. */
 class Child {

@@ -32,7 +32,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Prisma } from '@prisma/client';
@@ -46,6 +45,7 @@ import { createKey } from '../src/auth/key-service';
 import { incrementDoorsVersion, raiseDoorsVersion } from '../src/doors/doors-version';
 import { parseConditions } from '../src/doors/policy-conditions';
 import type { AppRedis } from '../src/store/redis';
+import { freePort } from './support/free-port';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const DOORS = 50;
@@ -127,15 +127,6 @@ function nodeBinary(): string {
   return fs.existsSync(local) ? local : process.execPath;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer().once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 /** `<node> --import tsx <script>` listening on `port`; resolves once /healthz answers. */
 async function startChild(name: string, script: string, port: number, env: Record<string, string>, nodeArgs: string[] = []): Promise<ChildProcess> {

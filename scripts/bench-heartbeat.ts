@@ -44,7 +44,6 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -55,6 +54,7 @@ import { createDb, type Db } from '../src/store/prisma';
 import { GameKeys } from '../src/store/keys';
 import { sign } from '../src/auth/signature';
 import type { PlayerEntry } from '../src/schemas/heartbeat';
+import { freePort } from './support/free-port';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const HEARTBEAT_PATH = '/api/v1/game/heartbeat';
@@ -180,16 +180,6 @@ function nodeBinary(): string {
   return fs.existsSync(local) ? local : process.execPath;
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 class Child {
   readonly proc: ChildProcess;

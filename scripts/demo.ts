@@ -6,8 +6,8 @@
  * Flags: --servers N (default 10) --players M (default 12) --duration S (default 30).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { parseArgs } from 'node:util';
+import { freePort } from './support/free-port';
 
 const { values } = parseArgs({
   options: {
@@ -19,14 +19,6 @@ const { values } = parseArgs({
 
 const tsx = new URL('../node_modules/.bin/tsx', import.meta.url).pathname;
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer().listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 function run(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   return new Promise((resolve) => {
