@@ -4,5 +4,8 @@
 # and run the simulated fleet against them.  Usage: bash scripts/quickstart.sh [demo flags]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-npm ci --no-audit --no-fund
+# `npm install` with the committed lock, not `npm ci`: npm 11 writes lock files without the other
+# platforms' optional packages of msgpackr-extract (a BullMQ dependency) and `npm ci` then refuses them
+# as "out of sync"; `npm install` installs the locked versions and leaves the lock unchanged.
+npm install --no-audit --no-fund
 npm run demo -- "$@"
