@@ -21,6 +21,7 @@ import { isBanScope, type BanScope } from './ban-types';
 import { isUnexpired } from './ban-decision';
 import type { Blocklist } from './blocklist';
 import type { PlatformWriteQueue, QueuedWrite } from './platform-write-queue';
+import type { Ban } from '@prisma/client';
 
 /** Longest ban duration accepted, seconds (10 years); longer is a permanent ban. */
 export const MAX_BAN_SECONDS = 10 * 365 * 24 * 3600;
@@ -50,20 +51,9 @@ export interface CreateBanInput {
   issuedBy: string;
 }
 
-/** A ban as operators see it; times are Dates (the CLI prints them as RFC 3339). */
-export interface BanView {
-  id: string;
-  workspaceId: string;
-  externalId: string;
+/** A ban as operators see it (the Ban row); times are Dates (the CLI prints them as RFC 3339). */
+export interface BanView extends Omit<Ban, 'scope'> {
   scope: BanScope;
-  gameId: string | null;
-  externalServerId: string | null;
-  reason: string;
-  issuedBy: string;
-  issuedAt: Date;
-  expiresAt: Date | null;
-  liftedAt: Date | null;
-  liftedBy: string | null;
   /** `active`, `expired` or `lifted`, at the time of the call. */
   status: 'active' | 'expired' | 'lifted';
 }
@@ -101,23 +91,9 @@ export interface BanServiceDeps {
   kick?: KickIssuer | null;
 }
 
-interface BanRecord {
-  id: string;
-  workspaceId: string;
-  externalId: string;
-  scope: string;
-  gameId: string | null;
-  externalServerId: string | null;
-  reason: string;
-  issuedBy: string;
-  issuedAt: Date;
-  expiresAt: Date | null;
-  liftedAt: Date | null;
-  liftedBy: string | null;
-}
 
 /** The operator view of a Ban row at `nowMs`. */
-export function toBanView(row: BanRecord, nowMs: number): BanView {
+export function toBanView(row: Ban, nowMs: number): BanView {
   const status = row.liftedAt ? 'lifted' : isUnexpired({ expiresAt: row.expiresAt?.getTime() ?? null }, nowMs) ? 'active' : 'expired';
   return {
     id: row.id,
@@ -291,7 +267,7 @@ export class BanService {
   }
 
   /** Kicks the banned user from every covered server they are on now (user location: `{g:}:where`). */
-  private async kickOnline(gameIds: string[], ban: BanRecord, issuedBy: string): Promise<KickResult[]> {
+  private async kickOnline(gameIds: string[], ban: Ban, issuedBy: string): Promise<KickResult[]> {
     const kick = this.deps.kick;
     if (!kick || !gameIds.length) return [];
     const pipeline = this.deps.redis.pipeline();

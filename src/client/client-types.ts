@@ -17,20 +17,6 @@ export const GAME_PATHS = Object.freeze({
   bansCheck: '/api/v1/game/bans/check',
 });
 
-/** Command types the spec lists (spec: Command types); new types may appear (additive), so `type` is a string. */
-export const KNOWN_COMMAND_TYPES = [
-  'kick',
-  'mute',
-  'unmute',
-  'freeze',
-  'teleport',
-  'message',
-  'door_set_state',
-  'refresh_permissions',
-  'shutdown',
-  'custom',
-] as const;
-
 /**
  * One command of a heartbeat response (shape decided by this project: `commandEntrySchema` in
  * src/schemas/heartbeat.ts). Times are RFC 3339 UTC strings.
@@ -38,7 +24,7 @@ export const KNOWN_COMMAND_TYPES = [
 export interface CommandEntry {
   /** Command id (UUID): the dedupe key and what goes into `acks` / `failures`. */
   id: string;
-  /** One of {@link KNOWN_COMMAND_TYPES} or a newer type. */
+  /** A type of the spec's Command types table (kick … custom) or a newer one: new types are additive. */
   type: string;
   /** Per-type payload, e.g. `{ reason }` for kick; opaque to the client. */
   payload: Record<string, unknown>;
