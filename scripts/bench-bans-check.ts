@@ -13,7 +13,6 @@
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -27,20 +26,11 @@ import { BanService } from '../src/bans/ban-service';
 import { Blocklist } from '../src/bans/blocklist';
 import { deleteByPattern } from './fixtures';
 import { freePort } from './support/free-port';
+import { autocannon, type AcRequest } from './support/autocannon';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const PATH = '/api/v1/game/bans/check';
 
-interface AcRequest {
-  method?: string;
-  path?: string;
-  headers?: Record<string, string>;
-  body?: string;
-  setupRequest?: (req: AcRequest) => AcRequest;
-}
-interface AcStats { p50: number; p99: number; max: number; average: number }
-interface AcResult { latency: AcStats; requests: AcStats & { total: number }; statusCodeStats: Record<string, { count: number }>; errors: number; duration: number }
-const autocannon = createRequire(import.meta.url)('autocannon') as (opts: { url: string; connections: number; duration: number; requests: AcRequest[] }) => PromiseLike<AcResult>;
 
 const { values } = parseArgs({
   options: {

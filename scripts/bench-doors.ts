@@ -30,7 +30,6 @@
  * (also on failure or Ctrl-C).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -46,6 +45,7 @@ import { incrementDoorsVersion, raiseDoorsVersion } from '../src/doors/doors-ver
 import { parseConditions } from '../src/doors/policy-conditions';
 import type { AppRedis } from '../src/store/redis';
 import { freePort } from './support/free-port';
+import { autocannon, type AcInstance, type AcRequest } from './support/autocannon';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const DOORS = 50;
@@ -56,34 +56,6 @@ const CHECK_KEYS = 10;
 const COLD_USERS = 1500;
 const BULK_USERS = 24000;
 const DAY_MS = 86_400_000;
-
-// ── autocannon (CommonJS, no bundled types): the part used here ───────────────────────────────────────
-interface AcRequest {
-  method?: string;
-  path?: string;
-  headers?: Record<string, string>;
-  body?: string;
-  setupRequest?: (req: AcRequest) => AcRequest;
-  onResponse?: (status: number, body: string) => void;
-}
-interface AcResult {
-  duration: number;
-  latency: { p50: number; p99: number; max: number };
-  errors: number;
-  timeouts: number;
-}
-interface AcInstance extends PromiseLike<AcResult> {
-  stop(): void;
-}
-const autocannon = createRequire(import.meta.url)('autocannon') as (opts: {
-  url: string;
-  connections: number;
-  duration: number;
-  overallRate?: number;
-  ignoreCoordinatedOmission?: boolean;
-  timeout?: number;
-  requests: AcRequest[];
-}) => AcInstance;
 
 // ── arguments ─────────────────────────────────────────────────────────────────────────────────────────
 function parseArgs(argv: string[]) {

@@ -43,7 +43,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -55,6 +54,7 @@ import { GameKeys } from '../src/store/keys';
 import { sign } from '../src/auth/signature';
 import type { PlayerEntry } from '../src/schemas/heartbeat';
 import { freePort } from './support/free-port';
+import { autocannon, type AcInstance, type AcRequest } from './support/autocannon';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const HEARTBEAT_PATH = '/api/v1/game/heartbeat';
@@ -79,40 +79,6 @@ function withAppName(url: string, name: string): string {
 }
 
 // ---------------------------------------------------------------------------------------------------
-// autocannon (CommonJS, no bundled types): the small part of its API used here.
-
-interface AcRequest {
-  method?: string;
-  path?: string;
-  headers?: Record<string, string>;
-  body?: string | Buffer;
-  setupRequest?: (req: AcRequest, context: Record<string, unknown>) => AcRequest;
-  onResponse?: (status: number, body: string, context: Record<string, unknown>) => void;
-}
-interface AcOptions {
-  url: string;
-  connections: number;
-  duration: number;
-  overallRate?: number;
-  ignoreCoordinatedOmission?: boolean;
-  timeout?: number;
-  requests: AcRequest[];
-}
-interface AcStats { average: number; p50: number; p90: number; p99: number; max: number; total: number }
-interface AcResult {
-  duration: number;
-  latency: AcStats;
-  requests: AcStats;
-  errors: number;
-  timeouts: number;
-  non2xx: number;
-  statusCodeStats: Record<string, { count: number }>;
-}
-interface AcInstance extends PromiseLike<AcResult> {
-  stop(): void;
-  on(event: 'response', listener: (client: unknown, status: number, bytes: number, responseTimeMs: number) => void): void;
-}
-const autocannon = createRequire(import.meta.url)('autocannon') as (opts: AcOptions) => AcInstance;
 
 // ---------------------------------------------------------------------------------------------------
 // Arguments
