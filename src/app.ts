@@ -37,15 +37,18 @@ export function createApp(deps: AppDeps): Express {
   app.set('etag', false);
   app.use(requestId);
   if (deps.metrics) app.use(deps.metrics.http());
-  app.use(healthRoutes(deps));
 
   // Raw bytes first: the signature covers the exact body; over the limit → 413 before any parsing.
   const raw = express.raw({ type: () => true, limit: deps.config.maxEnvelopeBytes });
-  const game: Router = express.Router();
   const heartbeats = deps.metrics ? new ObservedHeartbeatService(deps.redis, deps.config.redisPrefix, deps.metrics) : new HeartbeatService(deps.redis, deps.config.redisPrefix);
   const doorsVersions = new DoorsVersionReader(deps.redis, deps.db, deps.config.redisPrefix);
   const heartbeatDoors = { doorCacheTtlSeconds: deps.config.doorCacheTtlSeconds, versions: doorsVersions };
-  game.post('/heartbeat', raw, heartbeatRoute({ verifier: deps.verifier, heartbeats, doors: heartbeatDoors }));
+  // Heartbeats are nearly all of the traffic: matched first, on the app itself, so they skip the
+  // health and game routers' layers.
+  app.post('/api/v1/game/heartbeat', raw, heartbeatRoute({ verifier: deps.verifier, heartbeats, doors: heartbeatDoors }));
+  app.use(healthRoutes(deps));
+
+  const game: Router = express.Router();
   const doorDeps = { db: deps.db, redis: deps.redis, redisPrefix: deps.config.redisPrefix, doorCacheTtlSeconds: deps.config.doorCacheTtlSeconds };
   const doors = deps.metrics ? new ObservedDoorAccessService(doorDeps, deps.metrics) : new DoorAccessService(doorDeps);
   game.post('/doors/check', raw, doorCheckRoute({ verifier: deps.verifier, doors }));

@@ -1,7 +1,7 @@
 /**
  * The Redis side of the door endpoints: replay claim, quota, versions and cached decisions read in one
  * round trip (`door-lookup.lua`), and fresh decisions written back together with their access-log entry
- * (auto-pipelined) without the request waiting for it.
+ * without the request waiting for it.
  *
  * Cache key: `{g}:doors:dec:<doorsVersion>:<workspaceVersion>.<userVersion>:<externalId>`, a hash
  * doorKey → `<expiresAtMs>\n<decision JSON>`. The doors version changes with any door, policy or forced
@@ -118,9 +118,9 @@ export class DecisionCache {
   }
 
   /**
-   * Caches fresh decisions and appends the access-log entry. The commands are issued in one tick, so the
-   * client's auto-pipelining writes them together (an explicit ioredis pipeline costs more CPU to build
-   * than these commands take). Resolves when Redis has them; callers do not wait for it before answering
+   * Caches fresh decisions and appends the access-log entry. The commands are issued in one tick and go
+   * back to back on the one connection (an explicit ioredis pipeline costs more CPU to build than these
+   * commands take). Resolves when Redis has them; callers do not wait for it before answering
    * (a failure is logged: the decision was already answered, and the next request simply evaluates again).
    */
   async store(input: StoreInput): Promise<void> {

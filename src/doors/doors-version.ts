@@ -28,21 +28,22 @@ export async function raiseDoorsVersion(redis: AppRedis, redisPrefix: string, ga
 }
 
 /**
- * Reads a game's doors version for the heartbeat `config` (issue #5: "config carries the current manifest
- * version"). A plain GET issued in the same tick as the heartbeat script, so ioredis sends both in one
- * write and the heartbeat pays no extra round trip and no Postgres query. Only when Redis does not hold
- * the version (a game whose doors never changed since Redis was last empty) is it initialised from
- * Postgres, once per game (single-flight); if that fails the version is reported as unknown (null).
+ * The doors version for the heartbeat `config` (issue #5: "config carries the current manifest version").
+ * The heartbeat script reads the Redis copy in its own round trip; only when Redis does not hold it (a
+ * game whose doors never changed since Redis was last empty) is it initialised from Postgres here, once
+ * per game at a time (single-flight); if that fails the version is reported as unknown (null).
  */
 export class DoorsVersionReader {
   private readonly inflight = new Map<string, Promise<number | null>>();
 
   constructor(private readonly redis: AppRedis, private readonly db: Db, private readonly redisPrefix: string) {}
 
-  /** The game's doors version, or null when it cannot be determined right now. Never rejects on Postgres failure. */
-  async read(gameId: string): Promise<number | null> {
-    const stored = await this.redis.get(new GameKeys(this.redisPrefix, gameId).doorsVersion());
-    if (stored !== null) return Number(stored);
+  /**
+   * `fromRedis` when Redis held a version, else the version initialised from Postgres, or null when it
+   * cannot be determined right now. Never rejects on Postgres failure.
+   */
+  resolve(gameId: string, fromRedis: number | null): Promise<number | null> | number {
+    if (fromRedis !== null) return fromRedis;
     let pending = this.inflight.get(gameId);
     if (!pending) {
       pending = this.initialise(gameId).finally(() => this.inflight.delete(gameId));

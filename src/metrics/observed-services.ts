@@ -4,7 +4,7 @@
  * request path but a counter increment. createApp uses these when it is given an {@link ApiMetrics}.
  */
 import type { ErrorRequestHandler } from 'express';
-import { HeartbeatService, type HeartbeatInput } from '../presence/heartbeat-service';
+import { HeartbeatService, type HeartbeatInput, type RecordedHeartbeat } from '../presence/heartbeat-service';
 import { DoorAccessService, type DoorAccessDeps, type DoorCaller } from '../doors/door-access-service';
 import type { AppRedis } from '../store/redis';
 import { QuotaExceededError } from '../limits/quota-error';
@@ -16,11 +16,11 @@ export class ObservedHeartbeatService extends HeartbeatService {
     super(redis, redisPrefix);
   }
 
-  override async record(input: HeartbeatInput): Promise<string[]> {
-    const commands = await super.record(input);
+  override async record(input: HeartbeatInput): Promise<RecordedHeartbeat> {
+    const recorded = await super.record(input);
     this.metrics.heartbeats.inc();
     if (input.body.events.length) this.metrics.eventsAccepted.inc(input.body.events.length);
-    return commands;
+    return recorded;
   }
 }
 

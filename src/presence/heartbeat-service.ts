@@ -25,6 +25,14 @@ export interface HeartbeatInput {
   nowMs: number;
 }
 
+/** What {@link HeartbeatService.record} returns for an accepted heartbeat. */
+export interface RecordedHeartbeat {
+  /** Command entries to deliver, each a JSON string, oldest first. */
+  commands: string[];
+  /** The game's doors version from Redis; null when Redis does not hold it (yet). */
+  doorsVersion: number | null;
+}
+
 export class HeartbeatService {
   private readonly lastMarked = new Map<string, number>();
   private readonly globalKeys: GlobalKeys;
@@ -36,13 +44,14 @@ export class HeartbeatService {
   }
 
   /**
-   * Records the heartbeat and returns the command entries to deliver, each already a JSON string (shape:
-   * `commandEntrySchema` in src/schemas/heartbeat.ts), oldest first.
+   * Records the heartbeat. Returns the command entries to deliver, each already a JSON string (shape:
+   * `commandEntrySchema` in src/schemas/heartbeat.ts), oldest first, and the game's doors version as Redis
+   * holds it (null when Redis has none yet: see src/doors/doors-version.ts).
    * @throws {ReplayError} 409 when the signature was seen in the last {@link REPLAY_TTL_SECONDS} s.
    * @throws {QuotaExceededError} 429 with Retry-After when this (key, server) is over its heartbeat quota
    *   (src/limits/quotas.ts); nothing of the request is stored.
    */
-  async record(input: HeartbeatInput): Promise<string[]> {
+  async record(input: HeartbeatInput): Promise<RecordedHeartbeat> {
     const { body } = input;
     const keys = new GameKeys(this.redisPrefix, input.gameId);
     const meta = JSON.stringify({
@@ -55,6 +64,7 @@ export class HeartbeatService {
       iv: input.heartbeatIntervalSeconds,
     });
     const roster = JSON.stringify(body.players.map((p) => [p.externalId, p.username, p.team ?? null]));
+    const userIds = new Set(body.players.map((p) => p.externalId));
     const result = (await this.redis.runScript('heartbeat', [keys.server(body.externalServerId)], [
       keys.base,
       input.keyId,
@@ -72,6 +82,7 @@ export class HeartbeatService {
       heartbeatQuota(input.heartbeatIntervalSeconds),
       MINUTE_WINDOW_SECONDS,
       THROTTLE_COUNT_TTL_SECONDS,
+      ...userIds,
     ])) as string[];
     if (result[0] === 'replay') throw new ReplayError('replayed_signature', 'this signature was already used; re-sign with a fresh timestamp');
     if (result[0] === 'limited') {
@@ -79,7 +90,7 @@ export class HeartbeatService {
       throw new QuotaExceededError(input.gameId, 'heartbeat', Number(result[1]));
     }
     this.markActive(input.gameId, input.nowMs);
-    return result.slice(1);
+    return { commands: result.slice(2), doorsVersion: result[1] ? Number(result[1]) : null };
   }
 
   /**

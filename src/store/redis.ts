@@ -30,7 +30,10 @@ export function createRedis(url: string, opts: { forWorker?: boolean; name?: str
   const options: RedisOptions = {
     connectionName: opts.name,
     maxRetriesPerRequest: opts.forWorker ? null : 2,
-    enableAutoPipelining: !opts.forWorker,
+    // Off: with it, a tick's commands wait for each other in one pipeline (and ioredis builds a Pipeline
+    // object per tick), so the API and Redis took turns idling; the heartbeat bench ran ~15% faster
+    // without it (scripts/bench-heartbeat.ts, README "Benchmarks").
+    enableAutoPipelining: false,
     lazyConnect: false,
   };
   const client = new Redis(url, options) as AppRedis;

@@ -14,7 +14,7 @@ import { parseJson } from '../parse-json';
 
 const validateHeartbeat = compileValidator<HeartbeatRequest>(heartbeatRequestSchema);
 
-/** Values of `config` read per request from Redis, alongside the heartbeat script. */
+/** Values of `config` read per request from Redis by the heartbeat script. */
 export interface LiveConfig {
   /** Door cache TTL in seconds (config `DOOR_CACHE_TTL_SECONDS`); absent when doors are not wired. */
   doorCacheTtlSeconds?: number;
@@ -33,7 +33,7 @@ export const baseConfig: ConfigBuilder = (key, live) =>
     ...(typeof live.doorsVersion === 'number' ? { doorsVersion: live.doorsVersion } : {}),
   });
 
-/** Door values of `config`: the TTL, and where the doors version is read (src/doors/doors-version.ts). */
+/** Door values of `config`: the TTL, and where a doors version Redis lacks comes from (src/doors/doors-version.ts). */
 export interface HeartbeatDoorConfig {
   doorCacheTtlSeconds: number;
   versions: DoorsVersionReader;
@@ -48,7 +48,7 @@ export function heartbeatRoute(deps: { verifier: KeyVerifier; heartbeats: Heartb
     const body = validateHeartbeat(parseJson(signed.raw));
     if (body.events.length) requireScope(signed.key, 'events');
     if (body.acks.length || body.failures?.length) requireScope(signed.key, 'commands');
-    const recorded = deps.heartbeats.record({
+    const recorded = await deps.heartbeats.record({
       gameId: signed.key.gameId,
       keyId: signed.key.keyId,
       signature: signed.signature,
@@ -57,13 +57,11 @@ export function heartbeatRoute(deps: { verifier: KeyVerifier; heartbeats: Heartb
       body,
       nowMs,
     });
-    // Issued in the same tick as the heartbeat script: ioredis writes both together (one round trip).
-    const doorsVersion = deps.doors?.versions.read(signed.key.gameId);
-    const [commands, version] = await Promise.all([recorded, doorsVersion]);
-    const live: LiveConfig = deps.doors ? { doorCacheTtlSeconds: deps.doors.doorCacheTtlSeconds, doorsVersion: version } : {};
-    res
-      .status(200)
-      .type('application/json')
-      .send(`{"commands":[${commands.join(',')}],"config":${buildConfig(signed.key, live)},"serverTime":"${new Date(nowMs).toISOString()}"}`);
+    const live: LiveConfig = deps.doors
+      ? { doorCacheTtlSeconds: deps.doors.doorCacheTtlSeconds, doorsVersion: await deps.doors.versions.resolve(signed.key.gameId, recorded.doorsVersion) }
+      : {};
+    const json = `{"commands":[${recorded.commands.join(',')}],"config":${buildConfig(signed.key, live)},"serverTime":"${new Date(nowMs).toISOString()}"}`;
+    // Written directly: Express's send would re-parse the content type and check freshness on every heartbeat.
+    res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(json) }).end(json);
   };
 }

@@ -7,10 +7,13 @@
         7 server meta JSON {scope,pc,mp,sdk,up,region,iv}, 8 roster JSON [[externalId,username,team],...],
         9 events JSON array or "", 10 acks JSON array, 11 failures JSON array [{id,reason}], 12 server TTL s,
         13 "1" when the key has the commands scope (deliver commands), else "0",
-        14 heartbeat quota per (key, server) per window, 15 quota window s, 16 throttle-count TTL s
+        14 heartbeat quota per (key, server) per window, 15 quota window s, 16 throttle-count TTL s,
+        17.. the roster's distinct externalIds in roster order (so an unchanged roster is never decoded:
+        cjson.decode of 30 players costs more than the rest of the script)
   Returns {"replay"} when the signature was already used, {"limited", <seconds to the window's end>}
   when the server is over its quota (src/limits/quotas.ts; nothing else is written), else
-  {"ok", <command entry JSON>...}.
+  {"ok", <doors version or "">, <command entry JSON>...}: the doors version (src/doors/doors-version.ts)
+  rides along so the heartbeat's `config` costs no second command.
 ]]
 local base, keyId, sig = ARGV[1], ARGV[2], ARGV[3]
 local sid, now = ARGV[5], tonumber(ARGV[6])
@@ -62,15 +65,11 @@ redis.call('ZADD', base .. ':servers', now, sid)
 local rosterKey = base .. ':roster:' .. sid
 local whereKey = base .. ':where'
 local pendingKey = base .. ':cmd:pending:' .. sid
-local players = cjson.decode(rosterJson)
-local seen, uids = {}, {}
-for _, p in ipairs(players) do
-  if not seen[p[1]] then
-    seen[p[1]] = true
-    uids[#uids + 1] = p[1]
-  end
-end
+local FIRST_UID = 17
 if prev[2] ~= rosterJson then
+  local players = cjson.decode(rosterJson)
+  local seen = {}
+  for i = FIRST_UID, #ARGV do seen[ARGV[i]] = true end
   local old = {}
   local flat = redis.call('HGETALL', rosterKey)
   for i = 1, #flat, 2 do old[flat[i]] = flat[i + 1] end
@@ -111,12 +110,12 @@ if prev[2] ~= rosterJson then
 end
 -- every listed user is located here (one read, one write at most), also when the roster is unchanged:
 -- another server may have claimed or released the user meanwhile
-if #uids > 0 then
-  local located = redis.call('HMGET', whereKey, unpack(uids))
+if #ARGV >= FIRST_UID then
+  local located = redis.call('HMGET', whereKey, unpack(ARGV, FIRST_UID))
   local fix = {}
-  for i, uid in ipairs(uids) do
-    if located[i] ~= sid then
-      fix[#fix + 1] = uid
+  for i = FIRST_UID, #ARGV do
+    if located[i - FIRST_UID + 1] ~= sid then
+      fix[#fix + 1] = ARGV[i]
       fix[#fix + 1] = sid
     end
   end
@@ -151,7 +150,7 @@ local function expire(h, id)
   redis.call('ZREM', dispatchedKey, id)
   redis.call('XADD', cmdlog, '*', 'id', id, 'st', 'expired', 's', sid, 'at', nowS, 'why', '')
 end
-local out = {'ok'}
+local out = {'ok', redis.call('GET', base .. ':doors:ver') or ''}
 if ARGV[13] ~= '1' then return out end
 local pending = redis.call('LRANGE', pendingKey, 0, -1)
 if #pending > 0 then
