@@ -2,7 +2,7 @@
  * scripts/bench-heartbeat.ts — load benchmark of the heartbeat path (not a test).
  *
  * Usage:  npm run bench:heartbeat -- [--duration 10] [--connections 150] [--rounds 2] [--servers 2000]
- *                                    [--games 1] [--rate-duration 20] [--rate-fraction 0.8] [--stagger 10]
+ *                                    [--games 1] [--rate-duration 20] [--rate-fraction 0.8]
  *                                    [--rate N] [--warmup 3] [--worker-roles all] [--prefix gisbench] [--cpu-prof]
  *                                    [--skip-rate]
  *
@@ -28,8 +28,8 @@
  *      beside the API (the rate the whole service keeps up with on this machine: the API-only maximum of
  *      step 3 leaves the flush for later, and on 2 shared cores the flush costs as much CPU as the API).
  *   6. Runs at --rate-fraction of that sustained maximum (or at --rate heartbeats/s) for --rate-duration s
- *      with the workers on (autocannon overallRate, split over --stagger instances started evenly across a
- *      second, because one instance sends each second's quota as a burst). Every 10th heartbeat carries a
+ *      with the workers on, as an open-loop load with evenly spaced arrivals (scripts/support/paced-load.ts:
+ *      autocannon's fixed rate sends each second's quota as one burst, whose queue would be measured). Every 10th heartbeat carries a
  *      marker event; its acceptance time (200 received) is compared with the first poll (every 100 ms)
  *      that finds it in PlayerEvent: flush lag p50/p99/max. Also prints the events stream backlog during
  *      and after the load.
@@ -59,7 +59,9 @@ import { GameKeys } from '../src/store/keys';
 import { sign } from '../src/auth/signature';
 import type { PlayerEntry } from '../src/schemas/heartbeat';
 import { freePort } from './support/free-port';
-import { autocannon, type AcInstance, type AcRequest } from './support/autocannon';
+import { autocannon, type AcInstance } from './support/autocannon';
+import { pacedLoad } from './support/paced-load';
+import { percentile } from '../src/client/client-stats';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const HEARTBEAT_PATH = '/api/v1/game/heartbeat';
@@ -100,7 +102,6 @@ interface Args {
   cpuProf: boolean;
   skipRate: boolean;
   rounds: number;
-  stagger: number;
   workerRoles: string;
   /** Absolute fixed rate (heartbeats/s); 0 = --rate-fraction of the measured maximum. */
   rate: number;
@@ -120,7 +121,7 @@ function parseArgs(argv: string[]): Args {
     if (!Number.isFinite(v) || v < min || v > max) throw new Error(`--${name} must be a number from ${min} to ${max}`);
     return v;
   };
-  const known = new Set(['duration', 'connections', 'servers', 'games', 'rate-duration', 'rate-fraction', 'warmup', 'prefix', 'cpu-prof', 'skip-rate', 'rounds', 'stagger', 'worker-roles', 'rate']);
+  const known = new Set(['duration', 'connections', 'servers', 'games', 'rate-duration', 'rate-fraction', 'warmup', 'prefix', 'cpu-prof', 'skip-rate', 'rounds', 'worker-roles', 'rate']);
   for (const k of flags.keys()) if (!known.has(k)) throw new Error(`unknown option --${k}`);
   const duration = num('duration', 10, 1, 600);
   return {
@@ -135,7 +136,6 @@ function parseArgs(argv: string[]): Args {
     cpuProf: flags.has('cpu-prof'),
     skipRate: flags.has('skip-rate'),
     rounds: Math.round(num('rounds', 2, 1, 20)),
-    stagger: Math.round(num('stagger', 10, 1, 100)),
     workerRoles: flags.get('worker-roles') ?? 'all',
     rate: Math.round(num('rate', 0, 0, 100000)),
   };
@@ -303,72 +303,72 @@ function checkAborted(): void {
 
 /**
  * Drives `port` with `load` for `duration` s. Without `rate`: one autocannon instance, as fast as the
- * server answers. With `rate` (requests/s): `stagger` instances, each with its share of the connections
- * and of the rate, started 1000/stagger ms apart. autocannon limits a rate per connection per 1 s
- * window and sends each window's quota back to back, so one instance turns a fixed rate into one burst
- * per second; staggered instances spread those bursts over the second. Latencies are recorded raw
- * from every response (exact percentiles over all instances; autocannon's coordinated-omission
- * correction uses an expected interval of ceil(1 / rate) ms, i.e. 1 ms, which inflates rather than
- * corrects). `onAccepted` sees every 200 with the marker it carried.
+ * server answers (latencies recorded raw from every response: autocannon's coordinated-omission
+ * correction assumes an interval of ceil(1 / rate) ms, which inflates rather than corrects). With `rate`
+ * (requests/s): an open-loop paced load (scripts/support/paced-load.ts), latency counted from each
+ * request's due time. `onAccepted` sees every 200 with the marker it carried.
  */
 async function drive(
   port: number,
   load: HeartbeatLoad,
-  opts: { connections: number; duration: number; rate?: number; stagger?: number; onAccepted?: (marker: string, atMs: number) => void },
+  opts: { connections: number; duration: number; rate?: number; onAccepted?: (marker: string, atMs: number) => void },
 ): Promise<RunStats> {
   const statuses: Record<string, number> = {};
   const sampleErrors: string[] = [];
-  const latencies: number[] = [];
+  const onResponse = (status: number, body: string, marker: unknown) => {
+    statuses[status] = (statuses[status] ?? 0) + 1;
+    if (status !== 200 && sampleErrors.length < 5) sampleErrors.push(`${status} ${body.slice(0, 300)}`);
+    if (status === 200 && typeof marker === 'string' && opts.onAccepted) opts.onAccepted(marker, Date.now());
+  };
+  let latencies: number[] = [];
   let errors = 0;
-  const k = opts.rate ? Math.max(1, Math.min(opts.stagger ?? 10, opts.connections, Math.floor(opts.rate))) : 1;
-  const share = (total: number, i: number) => Math.floor(total / k) + (i < total % k ? 1 : 0);
-  const startedAt = Date.now();
-  const runs: Promise<void>[] = [];
-  for (let i = 0; i < k; i++) {
-    runs.push(
-      (async () => {
-        if (i) await sleep((i * 1000) / k);
-        checkAborted();
-        const instance = autocannon({
-          url: `http://127.0.0.1:${port}`,
-          connections: share(opts.connections, i),
-          duration: opts.duration,
-          overallRate: opts.rate ? share(Math.round(opts.rate), i) : undefined,
-          ignoreCoordinatedOmission: opts.rate ? true : undefined,
-          timeout: 10,
-          requests: [
-            {
-              method: 'POST',
-              path: HEARTBEAT_PATH,
-              setupRequest: (req, context) => {
-                const hb = load.next();
-                context.marker = hb.marker;
-                return { ...req, headers: hb.headers, body: hb.body };
-              },
-              onResponse: (status, body, context) => {
-                statuses[status] = (statuses[status] ?? 0) + 1;
-                if (status !== 200 && sampleErrors.length < 5) sampleErrors.push(`${status} ${body.slice(0, 300)}`);
-                if (status === 200 && context.marker && opts.onAccepted) opts.onAccepted(context.marker as string, Date.now());
-              },
-            },
-          ],
-        });
-        instance.on('response', (_client, _status, _bytes, ms) => latencies.push(ms));
-        running.add(instance);
-        const r = await instance;
-        running.delete(instance);
-        errors += r.errors + r.timeouts;
-      })(),
-    );
+  let seconds = opts.duration;
+  if (opts.rate) {
+    const r = await pacedLoad({
+      port,
+      rate: opts.rate,
+      duration: opts.duration,
+      connections: opts.connections,
+      stopped: () => aborted,
+      next: () => {
+        const hb = load.next();
+        return { method: 'POST', path: HEARTBEAT_PATH, headers: hb.headers, body: hb.body, context: hb.marker };
+      },
+      onResponse,
+    });
+    latencies = r.latenciesMs;
+    errors = r.errors;
+    seconds = r.seconds;
+  } else {
+    const instance = autocannon({
+      url: `http://127.0.0.1:${port}`,
+      connections: opts.connections,
+      duration: opts.duration,
+      timeout: 10,
+      requests: [
+        {
+          method: 'POST',
+          path: HEARTBEAT_PATH,
+          setupRequest: (req, context) => {
+            const hb = load.next();
+            context.marker = hb.marker;
+            return { ...req, headers: hb.headers, body: hb.body };
+          },
+          onResponse: (status, body, context) => onResponse(status, body, context.marker),
+        },
+      ],
+    });
+    instance.on('response', (_client, _status, _bytes, ms) => latencies.push(ms));
+    running.add(instance);
+    const r = await instance;
+    running.delete(instance);
+    errors = r.errors + r.timeouts;
+    latencies.sort((a, b) => a - b);
   }
-  await Promise.all(runs);
-  const wallS = (Date.now() - startedAt) / 1000;
   const ok = statuses['200'] ?? 0;
   const total = Object.values(statuses).reduce((a, b) => a + b, 0);
-  latencies.sort((a, b) => a - b);
   return {
-    // Responses over the run's span (a staggered run lasts duration + (k-1)/k s).
-    rps: ok / Math.max(opts.duration, wallS),
+    rps: ok / seconds,
     ok,
     non200: total - ok,
     errors,
@@ -390,11 +390,6 @@ function describe(label: string, s: RunStats): string {
 
 // ---------------------------------------------------------------------------------------------------
 // Flush-lag measurement
-
-function percentile(sorted: number[], p: number): number {
-  if (!sorted.length) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
 
 class LagProbe {
   private readonly accepted = new Map<string, number>();
@@ -772,7 +767,7 @@ async function main(): Promise<number> {
         }
       })();
       const fixed = await measured(`at ${pct}%   `, () =>
-        drive(apiPort, load, { connections: args.connections, duration: args.rateDuration, rate, stagger: args.stagger, onAccepted: probe.accept }),
+        drive(apiPort, load, { connections: args.connections, duration: args.rateDuration, rate, onAccepted: probe.accept }),
       );
       sampling = false;
       await sampler;

@@ -23,6 +23,7 @@ import { authenticateRequest, requireScope } from '../authenticate';
 import { BanCheckClaim } from '../../limits/ban-check-claim';
 import type { AppRedis } from '../../store/redis';
 import { parseJson } from '../parse-json';
+import { sendJson } from '../send-json';
 
 const validateBansCheck = compileValidator<BansCheckRequest>(bansCheckRequestSchema);
 
@@ -47,12 +48,15 @@ export function bansCheckRoute(deps: BansCheckDeps): RequestHandler {
       deps.blocklist.lookup(signed.key.workspaceId, body.externalId),
     ]);
     const decision = decideBan(entries, { gameId: signed.key.gameId, externalServerId: body.externalServerId }, nowMs);
-    res.status(200).json({
-      banned: decision.banned,
-      scope: decision.scope,
-      expiresAt: decision.expiresAt === null ? null : new Date(decision.expiresAt).toISOString(),
-      reason: decision.reason,
-      serverTime: new Date(nowMs).toISOString(),
-    });
+    sendJson(
+      res,
+      JSON.stringify({
+        banned: decision.banned,
+        scope: decision.scope,
+        expiresAt: decision.expiresAt === null ? null : new Date(decision.expiresAt).toISOString(),
+        reason: decision.reason,
+        serverTime: new Date(nowMs).toISOString(),
+      }),
+    );
   };
 }

@@ -23,6 +23,7 @@ import { compileValidator } from '../../schemas/validator';
 import { doorBulkRequestSchema, doorCheckRequestSchema, type DoorBulkRequest, type DoorCheckRequest } from '../../schemas/doors';
 import { authenticateRequest, requireScope } from '../authenticate';
 import { parseJson } from '../parse-json';
+import { sendJson } from '../send-json';
 
 const validateCheck = compileValidator<DoorCheckRequest>(doorCheckRequestSchema);
 const validateBulk = compileValidator<DoorBulkRequest>(doorBulkRequestSchema);
@@ -40,7 +41,7 @@ export function doorCheckRoute(deps: DoorRouteDeps): RequestHandler {
     requireScope(signed.key, 'doors');
     const body = validateCheck(parseJson(signed.raw));
     const caller = { gameId: signed.key.gameId, keyId: signed.key.keyId, signature: signed.signature };
-    res.status(200).type('application/json').send(await deps.doors.check(caller, body, nowMs));
+    sendJson(res, await deps.doors.check(caller, body, nowMs));
   };
 }
 
@@ -52,7 +53,7 @@ export function doorBulkRoute(deps: DoorRouteDeps): RequestHandler {
     requireScope(signed.key, 'doors');
     const body = validateBulk(parseJson(signed.raw));
     const caller = { gameId: signed.key.gameId, keyId: signed.key.keyId, signature: signed.signature };
-    res.status(200).type('application/json').send(await deps.doors.bulk(caller, body, nowMs));
+    sendJson(res, await deps.doors.bulk(caller, body, nowMs));
   };
 }
 
@@ -64,7 +65,6 @@ export function doorManifestRoute(deps: DoorRouteDeps): RequestHandler {
     requireScope(signed.key, 'doors');
     const caller = { gameId: signed.key.gameId, keyId: signed.key.keyId, signature: signed.signature };
     const manifest = await deps.doors.manifest(caller, nowMs);
-    // `end`, not `send`: send would turn a matching If-None-Match into a bodiless 304.
-    res.status(200).type('application/json').set('ETag', `"${manifest.version}"`).end(manifest.body);
+    sendJson(res, manifest.body, { ETag: `"${manifest.version}"` });
   };
 }

@@ -11,6 +11,7 @@ import { compileValidator } from '../../schemas/validator';
 import { heartbeatRequestSchema, type HeartbeatRequest } from '../../schemas/heartbeat';
 import { authenticateRequest, requireScope } from '../authenticate';
 import { parseJson } from '../parse-json';
+import { sendJson } from '../send-json';
 
 const validateHeartbeat = compileValidator<HeartbeatRequest>(heartbeatRequestSchema);
 
@@ -60,8 +61,6 @@ export function heartbeatRoute(deps: { verifier: KeyVerifier; heartbeats: Heartb
     const live: LiveConfig = deps.doors
       ? { doorCacheTtlSeconds: deps.doors.doorCacheTtlSeconds, doorsVersion: await deps.doors.versions.resolve(signed.key.gameId, recorded.doorsVersion) }
       : {};
-    const json = `{"commands":[${recorded.commands.join(',')}],"config":${buildConfig(signed.key, live)},"serverTime":"${new Date(nowMs).toISOString()}"}`;
-    // Written directly: Express's send would re-parse the content type and check freshness on every heartbeat.
-    res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(json) }).end(json);
+    sendJson(res, `{"commands":[${recorded.commands.join(',')}],"config":${buildConfig(signed.key, live)},"serverTime":"${new Date(nowMs).toISOString()}"}`);
   };
 }
