@@ -2,8 +2,9 @@
  * An open-loop load at a fixed rate with evenly spaced arrivals, for the latency runs of the benchmark
  * scripts. autocannon's fixed-rate mode gives each connection a quota per 1 s window and sends it back
  * to back, so "200/s" arrives as one burst of 200 a second and the burst's queue, not the server, sets
- * p50/p99. Here request i is due at start + i / rate and its latency is counted from that due time (a
- * request that waits for a free connection counts the wait: no coordinated omission).
+ * p50/p99. Here request i is due at start + i / rate. Its latency is counted from when it is written, or
+ * from its due time when it had to wait for a free connection (a server that falls behind is charged
+ * the wait: no coordinated omission; the load's own timer slop of up to ~1 ms is not charged to it).
  *
  * HTTP/1.1 keep-alive over `connections` raw sockets, one request in flight on each: node:http's client
  * cost ~300 µs of CPU per request here (three times autocannon's), enough to overload the 2-core machine
@@ -43,7 +44,7 @@ export interface PacedResult {
   statuses: Record<string, number>;
   /** Requests that got no response (socket error or {@link TIMEOUT_MS} without an answer). */
   errors: number;
-  /** Every response's latency from its due time, ms, sorted ascending. */
+  /** Every response's latency, ms, sorted ascending (from its write, or its due time if it queued). */
   latenciesMs: number[];
 }
 
@@ -54,7 +55,7 @@ const HEADER_END = Buffer.from('\r\n\r\n');
 class Connection {
   private readonly socket: net.Socket;
   private pending: Buffer = Buffer.alloc(0);
-  private current: { due: number; context: unknown; done: (status: number, body: string) => void } | null = null;
+  private current: { done: (status: number, body: string) => void } | null = null;
   broken = false;
 
   constructor(port: number, private readonly onIdle: (c: Connection) => void, private readonly onFail: () => void) {
@@ -65,11 +66,12 @@ class Connection {
     this.socket.on('close', () => this.fail());
   }
 
-  send(req: PacedRequest, due: number, done: (status: number, body: string, due: number, context: unknown) => void): void {
+  /** Writes `req`; `from` is the time its latency counts from (performance.now() ms). */
+  send(req: PacedRequest, from: number, done: (status: number, body: string, from: number, context: unknown) => void): void {
     const body = req.body ?? '';
     let head = `${req.method} ${req.path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: ${Buffer.byteLength(body)}\r\n`;
     for (const [k, v] of Object.entries(req.headers)) head += `${k}: ${v}\r\n`;
-    this.current = { due, context: req.context, done: (status, text) => done(status, text, due, req.context) };
+    this.current = { done: (status, text) => done(status, text, from, req.context) };
     this.socket.write(`${head}\r\n${body}`);
   }
 
@@ -115,8 +117,8 @@ export async function pacedLoad(opts: PacedOptions): Promise<PacedResult> {
   const idle: Connection[] = [];
   let settle: (() => void) | null = null;
 
-  const finished = (status: number, body: string, due: number, context: unknown) => {
-    latenciesMs.push(performance.now() - due);
+  const finished = (status: number, body: string, from: number, context: unknown) => {
+    latenciesMs.push(performance.now() - from);
     statuses[status] = (statuses[status] ?? 0) + 1;
     opts.onResponse?.(status, body, context);
   };
@@ -152,7 +154,7 @@ export async function pacedLoad(opts: PacedOptions): Promise<PacedResult> {
       while (c?.broken) c = idle.pop();
       if (c) {
         outstanding++;
-        c.send(opts.next(), due, finished);
+        c.send(opts.next(), performance.now(), finished);
       } else if (connections.every((x) => x.broken)) errors++;
       else waiting.push(due);
     }
