@@ -29,8 +29,8 @@
  *      step 3 leaves the flush for later, and on 2 shared cores the flush costs as much CPU as the API).
  *   6. Runs at --rate-fraction of that sustained maximum (or at --rate heartbeats/s) for --rate-duration s
  *      with the workers on, as an open-loop load with evenly spaced arrivals (scripts/support/paced-load.ts:
- *      autocannon's fixed rate sends each second's quota as one burst, whose queue would be measured). Every 10th heartbeat carries a
- *      marker event; its acceptance time (200 received) is compared with the first poll (every 100 ms)
+ *      autocannon's fixed rate sends each second's quota as one burst, whose queue would be measured).
+ *      Every 10th heartbeat carries a marker event; its acceptance time (200 received) is compared with the first poll (every 100 ms)
  *      that finds it in PlayerEvent: flush lag p50/p99/max. Also prints the events stream backlog during
  *      and after the load.
  *   7. Prints one greppable line `BENCH heartbeat_rps=... ratio=... at80_p99_ms=... flush_lag_max_s=...`
@@ -41,8 +41,8 @@
  *
  * The machine is shared: `other processes N%` in the CPU lines (and `others_cpu_pct`) says how much of it
  * something else used meanwhile; figures taken with a high value are not comparable. Latencies are raw
- * samples of every response (autocannon 9's coordinated-omission correction assumes an interval of
- * ceil(1 / rate) ms, always 1 ms, so it is switched off). `--cpu-prof` writes V8 CPU profiles of the API,
+ * samples of every response: autocannon's at the maximum, the paced load's at a fixed rate (see there how
+ * it avoids coordinated omission). `--cpu-prof` writes V8 CPU profiles of the API,
  * baseline and worker children to `.data/bench-profiles/` (open them in Chrome DevTools › Performance).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
