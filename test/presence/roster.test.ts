@@ -6,6 +6,7 @@ import { expect } from 'chai';
 import { Harness, heartbeatBody, type TestGame } from '../support/harness';
 import { GameKeys } from '../../src/store/keys';
 import { sweepGame } from '../../src/presence/liveness-sweep';
+import { MAX_ROSTER } from '../../src/schemas/heartbeat';
 
 async function hbAt(h: Harness, g: TestGame, players: string[], sid = 'srv-a') {
   const res = await h.heartbeat(g, heartbeatBody(players, { externalServerId: sid }));
@@ -84,6 +85,22 @@ describe('roster reconciliation and sessions', () => {
     await h.heartbeat(g, heartbeatBody([], { players: [{ externalId: 'd', username: 'one' }, { externalId: 'd', username: 'two' }] }));
     await h.flush(g.gameId);
     expect(await h.db.session.count({ where: { gameId: g.gameId } })).to.equal(1);
+  });
+
+  it(`reconciles a full roster of ${MAX_ROSTER} players, then locates them again when it repeats unchanged`, async () => {
+    const g = await h.game();
+    const keys = new GameKeys(h.config.redisPrefix, g.gameId);
+    const players = Array.from({ length: MAX_ROSTER }, (_, i) => `full-${i}`);
+    await hbAt(h, g, players);
+    expect(await h.redis.hlen(keys.roster('srv-a'))).to.equal(MAX_ROSTER);
+    expect(await h.redis.hlen(keys.where())).to.equal(MAX_ROSTER);
+    // Another server claims one user; the unchanged roster (not decoded again) still re-locates it.
+    await hbAt(h, g, ['full-7'], 'srv-b');
+    expect(await h.redis.hget(keys.where(), 'full-7')).to.equal('srv-b');
+    await hbAt(h, g, players);
+    expect(await h.redis.hget(keys.where(), 'full-7')).to.equal('srv-a');
+    await h.flush(g.gameId);
+    expect(await h.db.session.count({ where: { gameId: g.gameId, externalServerId: 'srv-a' } })).to.equal(MAX_ROSTER);
   });
 
   it('declares a silent server gone after the documented missed intervals and closes its sessions at its last heartbeat', async () => {
