@@ -8,21 +8,14 @@
 import type { Db } from '../store/prisma';
 import { ValidationError } from '../http/errors';
 import { requireWorkspace } from '../workspace/workspace-lookup';
-import type { ShiftDeriver } from './shift-deriver';
+import { RECOMPUTE_COUNT_KEYS, type RecomputeCounts, type ShiftDeriver } from './shift-deriver';
 
 /** Totals of one rebuild over all members of the workspace. */
-export interface RebuildSummary {
+export interface RebuildSummary extends RecomputeCounts {
   workspaceId: string;
   from: Date;
   to: Date;
   members: number;
-  /** Shifts in the (widened) periods after the rebuild. */
-  shifts: number;
-  created: number;
-  updated: number;
-  deleted: number;
-  payoutsWritten: number;
-  payoutsDeleted: number;
 }
 
 /**
@@ -37,12 +30,7 @@ export async function rebuildDerived(db: Db, deriver: ShiftDeriver, workspaceId:
   const summary: RebuildSummary = { workspaceId, from, to, members: members.length, shifts: 0, created: 0, updated: 0, deleted: 0, payoutsWritten: 0, payoutsDeleted: 0 };
   for (const { id } of members) {
     const r = await deriver.recomputeMember(ws, id, from.getTime(), to.getTime());
-    summary.shifts += r.shifts;
-    summary.created += r.created;
-    summary.updated += r.updated;
-    summary.deleted += r.deleted;
-    summary.payoutsWritten += r.payoutsWritten;
-    summary.payoutsDeleted += r.payoutsDeleted;
+    for (const k of RECOMPUTE_COUNT_KEYS) summary[k] += r[k];
   }
   return summary;
 }

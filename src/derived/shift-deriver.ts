@@ -51,19 +51,26 @@ export interface WorkspaceGames {
   maxBridgeMs: number;
 }
 
-/** What one recompute changed. */
-export interface MemberRecompute {
-  memberId: string;
-  /** The widened period that was replaced, ms ([from, to]; to = {@link FAR_FUTURE_MS} for "no end"). */
-  fromMs: number;
-  toMs: number;
-  /** Shifts in that period after the recompute. */
+/** Row counts of a recompute; a rebuild sums them over its members. */
+export interface RecomputeCounts {
+  /** Shifts in the (widened) period after the recompute. */
   shifts: number;
   created: number;
   updated: number;
   deleted: number;
   payoutsWritten: number;
   payoutsDeleted: number;
+}
+
+/** The keys of {@link RecomputeCounts}, for summing. */
+export const RECOMPUTE_COUNT_KEYS = ['shifts', 'created', 'updated', 'deleted', 'payoutsWritten', 'payoutsDeleted'] as const satisfies readonly (keyof RecomputeCounts)[];
+
+/** What one recompute changed. */
+export interface MemberRecompute extends RecomputeCounts {
+  memberId: string;
+  /** The widened period that was replaced, ms ([from, to]; to = {@link FAR_FUTURE_MS} for "no end"). */
+  fromMs: number;
+  toMs: number;
   /** The member holds an open shift after the recompute. */
   open: boolean;
   /** Whether {@link open} differs from before the recompute (a clock-in or clock-out). */

@@ -63,8 +63,13 @@ export class HeartbeatService {
       region: body.region ?? null,
       iv: input.heartbeatIntervalSeconds,
     });
-    const roster = JSON.stringify(body.players.map((p) => [p.externalId, p.username, p.team ?? null]));
-    const userIds = new Set(body.players.map((p) => p.externalId));
+    const rows: [string, string, string | null][] = [];
+    const userIds = new Set<string>();
+    for (const p of body.players) {
+      rows.push([p.externalId, p.username, p.team ?? null]);
+      userIds.add(p.externalId);
+    }
+    const roster = JSON.stringify(rows);
     const result = (await this.redis.runScript('heartbeat', [keys.server(body.externalServerId)], [
       keys.base,
       input.keyId,
