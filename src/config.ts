@@ -26,6 +26,12 @@ export interface Config {
   /** Comma-separated worker roles this worker process runs (`all` or names from workers/queues.ts). */
   workerRoles: string[];
   /**
+   * CPU niceness a worker process gives itself at boot (0–19; 0 = as the API). Flushing is throughput
+   * work with seconds of slack; the request path has milliseconds, so where both share cores the API
+   * should win them (README "Benchmarks").
+   */
+  workerNice: number;
+  /**
    * Longest time in seconds a door decision may be cached, by the service and by clients (spec: Limits,
    * "Door cache TTL value: not shown"); sent in the heartbeat `config` and on every decision.
    */
@@ -54,6 +60,7 @@ const schema = {
     GONE_AFTER_MISSED_INTERVALS: { type: 'integer', minimum: 2, maximum: 20, default: 3 },
     DB_POOL_SIZE: { type: 'integer', minimum: 1, maximum: 100, default: 5 },
     WORKER_ROLES: { type: 'string', pattern: '^[a-z,-]+$', default: 'all' },
+    WORKER_NICE: { type: 'integer', minimum: 0, maximum: 19, default: 10 },
     DOOR_CACHE_TTL_SECONDS: { type: 'integer', minimum: 5, maximum: 3600, default: 60 },
     CONSOLE_PORT: { type: 'integer', minimum: 0, maximum: 65535, default: 3001 },
     CONSOLE_HOST: { type: 'string', minLength: 1, default: '127.0.0.1' },
@@ -103,6 +110,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     goneAfterMissedIntervals: Number(v.GONE_AFTER_MISSED_INTERVALS),
     dbPoolSize: Number(v.DB_POOL_SIZE),
     workerRoles: String(v.WORKER_ROLES).split(',').filter(Boolean),
+    workerNice: Number(v.WORKER_NICE),
     doorCacheTtlSeconds: Number(v.DOOR_CACHE_TTL_SECONDS),
     consolePort: Number(v.CONSOLE_PORT),
     consoleHost: String(v.CONSOLE_HOST),

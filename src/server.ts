@@ -17,7 +17,7 @@ import { startConsole } from './console/console-server';
 async function main(): Promise<void> {
   const config = loadConfig();
   setLogLevel(config.logLevel);
-  const redis = createRedis(config.redisUrl, { name: 'api' });
+  const redis = createRedis(config.redisUrl, { name: 'api', coalesceWrites: true });
   const subscriber = createRedis(config.redisUrl, { name: 'api-sub', forWorker: true });
   const db = createDb(config.databaseUrl, config.dbPoolSize);
   const verifier = new KeyVerifier(db);

@@ -3,7 +3,7 @@
  * them across processes as load requires), each a BullMQ worker on its own queue fed by a job
  * scheduler. SIGTERM/SIGINT: stop taking jobs, let the current ones finish, close connections.
  */
-import { hostname } from 'node:os';
+import { getPriority, hostname, setPriority } from 'node:os';
 import { Queue, Worker, type Job } from 'bullmq';
 import { loadConfig, ConfigError } from '../src/config';
 import { log, logContext, setLogLevel } from '../src/log';
@@ -43,6 +43,9 @@ async function main(): Promise<void> {
   const config = loadConfig();
   setLogLevel(config.logLevel);
   const roles = resolveRoles(config.workerRoles);
+  // Below the API's priority where they share cores: a flush burst must not queue heartbeats behind it.
+  // Only ever lowered (raising needs privileges): a process started with more niceness keeps it.
+  if (getPriority() < config.workerNice) setPriority(config.workerNice);
   const redis = createRedis(config.redisUrl, { name: 'worker' });
   const bullConnection = createRedis(config.redisUrl, { name: 'worker-bull', forWorker: true });
   const db = createDb(config.databaseUrl, config.dbPoolSize);

@@ -42,7 +42,8 @@ export class Harness {
   constructor(overrides: Record<string, string> = {}) {
     this.config = loadConfig({ ...process.env, ...overrides });
     setLogLevel(this.config.logLevel);
-    this.redis = createRedis(this.config.redisUrl, { name: 'test' });
+    // As the API's own client (src/server.ts): every HTTP test runs through the write coalescing.
+    this.redis = createRedis(this.config.redisUrl, { name: 'test', coalesceWrites: true });
     this.db = createDb(this.config.databaseUrl, 4);
     this.verifier = new KeyVerifier(this.db);
     this.app = createApp({ config: this.config, redis: this.redis, db: this.db, verifier: this.verifier });

@@ -1,0 +1,48 @@
+/** The API's Redis client batches a busy turn's commands into one write (src/store/redis.ts coalesceWrites). */
+import { expect } from 'chai';
+import type { Socket } from 'node:net';
+import { loadConfig } from '../../src/config';
+import { createRedis, type AppRedis } from '../../src/store/redis';
+
+describe('redis client write coalescing', () => {
+  const config = loadConfig();
+  let client: AppRedis;
+  const key = `${config.redisPrefix}:coalesce-test:${process.pid}`;
+  before(async () => {
+    client = createRedis(config.redisUrl, { name: 'test-coalesce', coalesceWrites: true });
+    await client.ping();
+  });
+  after(async () => {
+    await client.del(key);
+    await client.quit();
+  });
+
+  it('writes a command at once while nothing is in flight', async () => {
+    const reply = client.incr(key);
+    expect((client.stream as Socket).writableCorked).to.equal(0);
+    expect(await reply).to.equal(1);
+  });
+
+  it('corks the commands sent behind one in flight until the turn ends, and answers each in order', async () => {
+    await client.del(key);
+    const first = client.incr(key);
+    const rest = Array.from({ length: 200 }, () => client.incr(key));
+    expect((client.stream as Socket).writableCorked).to.equal(1);
+    await new Promise((r) => setImmediate(r));
+    expect((client.stream as Socket).writableCorked).to.equal(0);
+    expect(await Promise.all([first, ...rest])).to.deep.equal(Array.from({ length: 201 }, (_, i) => i + 1));
+  });
+
+  it('leaves other clients alone', async () => {
+    const plain = createRedis(config.redisUrl, { name: 'test-plain' });
+    try {
+      await plain.ping();
+      void plain.get(key);
+      void plain.get(key);
+      expect((plain.stream as Socket).writableCorked).to.equal(0);
+      await plain.ping();
+    } finally {
+      await plain.quit();
+    }
+  });
+});
