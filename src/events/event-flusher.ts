@@ -31,9 +31,9 @@ export interface FlushHooks {
 /**
  * Stream entries (heartbeats, ~5 events each) per INSERT. Small on purpose: one statement's Postgres
  * work holds a core for its whole length, and on a host shared with the API every heartbeat arriving
- * meanwhile queues behind it. 100 entries (~15 ms of Postgres) instead of 500 took the heartbeat p99 at
- * ~3,000/s with the workers on from ~84 ms to ~32 ms, at ~25 % less drain throughput
- * (scripts/bench-heartbeat.ts).
+ * meanwhile queues behind it. 100 entries (~15 ms of Postgres) instead of 500, together with the
+ * workers' lower CPU priority (config `WORKER_NICE`), took the heartbeat p99 at ~3,000/s with the
+ * workers on from ~84 ms to ~32 ms; the drain rate stayed at 19–23k rows/s (scripts/bench-heartbeat.ts).
  */
 export const EVENT_FLUSH_BATCH = 100;
 
