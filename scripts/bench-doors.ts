@@ -55,8 +55,10 @@ const POLICIES_PER_DOOR = 50;
 const CACHED_USERS = 400;
 /** Keys the cached scenario signs with (see the door-check quota note there). */
 const CHECK_KEYS = 10;
-const COLD_USERS = 1500;
-const BULK_USERS = 24000;
+/** Enough never-checked pairs (× 50 doors) for the max, fixed-rate and light phases at ~2,500 cold checks/s. */
+const COLD_USERS = 4000;
+/** Enough never-checked users for every bulk phase at ~1,400 bulk checks/s. */
+const BULK_USERS = 40000;
 const DAY_MS = 86_400_000;
 
 // ── arguments ─────────────────────────────────────────────────────────────────────────────────────────
