@@ -201,6 +201,10 @@ interface Stats {
   rps: number;
   /** CPU time the driven child spent per 200 answer, µs (robust to other load on the machine). */
   cpuUs: number;
+  /** CPU time this process (the load generator: signing, sending, reading) spent per answer, µs. */
+  loadCpuUs: number;
+  /** The paced load's own event-loop delay, ms (latency runs only; see paced-load.ts). */
+  loadLoopMaxMs: number;
   p50: number;
   p99: number;
   non200: number;
@@ -240,6 +244,7 @@ interface BenchKey {
 
 async function drive(port: number, pid: number | undefined, game: SeededGame, next: () => BenchRequest, opts: { connections: number; duration: number; overallRate?: number }): Promise<Stats> {
   const cpuBefore = cpuSeconds(pid);
+  const loadBefore = process.cpuUsage();
   let ok = 0;
   let non200 = 0;
   let cached = 0;
@@ -262,6 +267,7 @@ async function drive(port: number, pid: number | undefined, game: SeededGame, ne
   let p50: number;
   let p99: number;
   let failed: number;
+  let loadLoopMaxMs = NaN;
   if (opts.overallRate) {
     // Latency runs: evenly spaced arrivals (autocannon's fixed rate sends each second's quota as a burst).
     const r = await pacedLoad({ port, rate: opts.overallRate, duration: opts.duration, connections: opts.connections, next: () => ({ method: 'POST', ...signed() }), onResponse });
@@ -269,6 +275,7 @@ async function drive(port: number, pid: number | undefined, game: SeededGame, ne
     p50 = percentile(r.latenciesMs, 50);
     p99 = percentile(r.latenciesMs, 99);
     failed = r.errors;
+    loadLoopMaxMs = r.loopDelayMs.max;
   } else {
     current = autocannon({
       url: `http://127.0.0.1:${port}`,
@@ -285,7 +292,9 @@ async function drive(port: number, pid: number | undefined, game: SeededGame, ne
     failed = r.errors + r.timeouts;
   }
   const cpuUs = ok ? ((cpuSeconds(pid) - cpuBefore) * 1e6) / ok : NaN;
-  return { rps: ok / seconds, cpuUs, p50, p99, non200: non200 + failed, cachedShare: ok ? cached / ok : 0, samples };
+  const load = process.cpuUsage(loadBefore);
+  const loadCpuUs = ok + non200 ? (load.user + load.system) / (ok + non200) : NaN;
+  return { rps: ok / seconds, cpuUs, loadCpuUs, loadLoopMaxMs, p50, p99, non200: non200 + failed, cachedShare: ok ? cached / ok : 0, samples };
 }
 
 /** One signed request outside autocannon. @throws when the answer is not a 200. */
@@ -302,7 +311,7 @@ async function post(port: number, game: SeededGame, req: { path: string; body: s
 const fmt = (n: number, d = 2) => (Number.isFinite(n) ? n.toFixed(d) : 'NaN');
 
 function report(label: string, max: Stats, at: Stats | null, light: Stats | null): void {
-  const lat = (name: string, x: Stats | null) => (x ? ` | ${name} ${fmt(x.rps, 0)}/s: p50 ${fmt(x.p50)} ms p99 ${fmt(x.p99)} ms` : '');
+  const lat = (name: string, x: Stats | null) => (x ? ` | ${name} ${fmt(x.rps, 0)}/s: p50 ${fmt(x.p50)} ms p99 ${fmt(x.p99)} ms (load generator ${fmt(x.loadCpuUs, 0)} µs CPU each, its event loop stalled up to ${fmt(x.loadLoopMaxMs, 0)} ms)` : '');
   log(`${label.padEnd(8)} max ${fmt(max.rps, 0)}/s (${fmt(max.cpuUs, 0)} µs CPU each) p50 ${fmt(max.p50)} ms p99 ${fmt(max.p99)} ms${lat('at', at)}${lat('light', light)}` +
     ` | from cache ${fmt(100 * max.cachedShare, 1)}% | non-200 ${max.non200 + (at?.non200 ?? 0) + (light?.non200 ?? 0)}`);
   for (const s of [...max.samples, ...(at?.samples ?? []), ...(light?.samples ?? [])]) log(`         sample: ${s}`);

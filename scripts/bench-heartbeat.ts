@@ -291,6 +291,8 @@ interface RunStats {
   max: number;
   statuses: Record<string, number>;
   sampleErrors: string[];
+  /** Paced runs: the load generator's own longest event-loop stall, ms (scripts/support/paced-load.ts). */
+  loadLoopMaxMs?: number;
 }
 
 type MeasuredStats = RunStats & { othersPct: number; cpuUs: Record<string, number> };
@@ -324,6 +326,7 @@ async function drive(
   let latencies: number[] = [];
   let errors = 0;
   let seconds = opts.duration;
+  let loadLoopMaxMs: number | undefined;
   if (opts.rate) {
     const r = await pacedLoad({
       port,
@@ -340,6 +343,7 @@ async function drive(
     latencies = r.latenciesMs;
     errors = r.errors;
     seconds = r.seconds;
+    loadLoopMaxMs = r.loopDelayMs.max;
   } else {
     const instance = autocannon({
       url: `http://127.0.0.1:${port}`,
@@ -378,6 +382,7 @@ async function drive(
     max: latencies.length ? latencies[latencies.length - 1]! : NaN,
     statuses,
     sampleErrors,
+    loadLoopMaxMs,
   };
 }
 
@@ -386,7 +391,8 @@ function quotaHint(s: RunStats): string {
 }
 
 function describe(label: string, s: RunStats): string {
-  return `${label}: ${s.rps.toFixed(0)} req/s (200s ${s.ok}), p50 ${s.p50.toFixed(2)} ms, p99 ${s.p99.toFixed(2)} ms, max ${s.max.toFixed(0)} ms, non-200 ${s.non200}, socket errors/timeouts ${s.errors}`;
+  return `${label}: ${s.rps.toFixed(0)} req/s (200s ${s.ok}), p50 ${s.p50.toFixed(2)} ms, p99 ${s.p99.toFixed(2)} ms, max ${s.max.toFixed(0)} ms, non-200 ${s.non200}, socket errors/timeouts ${s.errors}` +
+    (s.loadLoopMaxMs === undefined ? '' : `; load generator's event loop stalled up to ${s.loadLoopMaxMs.toFixed(0)} ms`);
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@
  * in ms, the rate in requests/s, the duration in s.
  */
 import net from 'node:net';
-import { performance } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 
 /** One request to send; `context` is handed back to `onResponse`. */
 export interface PacedRequest {
@@ -46,6 +46,12 @@ export interface PacedResult {
   errors: number;
   /** Every response's latency, ms, sorted ascending (from its write, or its due time if it queued). */
   latenciesMs: number[];
+  /**
+   * The load generator's own event-loop delay during the run, ms (p99, max): time it could not send or
+   * read because its process was busy (its GC, other work in it) or not scheduled. It is counted in the
+   * latencies above, so a large value means they overstate the server's.
+   */
+  loopDelayMs: { p99: number; max: number };
 }
 
 const TIMEOUT_MS = 10_000;
@@ -142,6 +148,8 @@ export async function pacedLoad(opts: PacedOptions): Promise<PacedResult> {
   for (let i = 0; i < opts.connections; i++) connections.push(new Connection(opts.port, onIdle, onFail));
   idle.push(...connections);
 
+  const loopDelay = monitorEventLoopDelay({ resolution: 1 });
+  loopDelay.enable();
   const intervalMs = 1000 / opts.rate;
   const total = Math.round(opts.rate * opts.duration);
   const start = performance.now();
@@ -164,8 +172,10 @@ export async function pacedLoad(opts: PacedOptions): Promise<PacedResult> {
     await new Promise<void>((r) => setTimeout(r, Math.max(1, Math.floor(wait))));
   }
   if (outstanding || waiting.length) await new Promise<void>((r) => (settle = r));
+  loopDelay.disable();
+  const loopDelayMs = { p99: loopDelay.percentile(99) / 1e6, max: loopDelay.max / 1e6 };
   const seconds = Math.max(opts.duration, (performance.now() - start) / 1000);
   for (const c of connections) c.close();
   latenciesMs.sort((a, b) => a - b);
-  return { seconds, statuses, errors, latenciesMs };
+  return { seconds, statuses, errors, latenciesMs, loopDelayMs };
 }
