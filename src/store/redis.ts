@@ -62,11 +62,20 @@ export function createRedis(url: string, opts: { forWorker?: boolean; name?: str
 }
 
 /**
- * Batches the commands of one turn of the event loop into one socket write while Redis is busy. A
- * command sent while earlier ones still await their replies corks the socket, and a `setImmediate`
- * uncorks it once the turn's I/O callbacks have run: Node hands the kernel one `writev`, and Redis
- * reads, runs and answers the batch in one wake-up. A command sent while nothing is in flight goes out
- * at once, so an idle Redis never waits for the rest of the turn. Each command keeps its own reply.
+ * Most commands one coalesced write carries. The first cut sent a whole turn's commands at once, and
+ * then the API and Redis took turns: Redis idled while the API parsed the turn's requests, the API
+ * idled while Redis ran the batch (the machine sat ~15 % idle at the heartbeat maximum). Batches of 8
+ * keep both busy: heartbeat/ceiling 0.54–0.57 over four rounds, against 0.47–0.50 uncapped, 0.52–0.54
+ * at 16 and 0.47–0.51 at 4 (scripts/bench-heartbeat.ts).
+ */
+export const MAX_COALESCED_COMMANDS = 8;
+
+/**
+ * Batches commands into one socket write while Redis is busy. A command sent while earlier ones still
+ * await their replies corks the socket; it is uncorked after {@link MAX_COALESCED_COMMANDS} commands or
+ * by a `setImmediate` once the turn's I/O callbacks have run, whichever comes first: Node hands the
+ * kernel one `writev`, and Redis reads, runs and answers the batch in one wake-up. A command sent while
+ * nothing is in flight goes out at once, so an idle Redis never waits. Each command keeps its own reply.
  * Why: at thousands of heartbeats a second, one write per request (the send syscall waking Redis, and
  * Redis's own per-read work) cost about as much CPU as the heartbeat script itself; batched, Redis's CPU
  * per heartbeat fell ~15 % and the kernel's ~40 % (scripts/bench-heartbeat.ts). ioredis's own
@@ -75,17 +84,23 @@ export function createRedis(url: string, opts: { forWorker?: boolean; name?: str
  */
 function coalesceWrites(client: Redis): void {
   const send = client.sendCommand.bind(client);
-  let corked = false;
+  let corked: Socket | null = null;
+  let batched = 0;
+  const flush = () => {
+    const socket = corked;
+    corked = null;
+    socket?.uncork();
+  };
   client.sendCommand = (command, stream) => {
     const socket = client.stream as Socket | undefined;
     if (!corked && socket && client.status === 'ready' && client.commandQueue.length > 0) {
-      corked = true;
+      corked = socket;
+      batched = 0;
       socket.cork();
-      setImmediate(() => {
-        corked = false;
-        socket.uncork();
-      });
+      setImmediate(flush);
     }
-    return send(command, stream);
+    const reply = send(command, stream);
+    if (corked && ++batched >= MAX_COALESCED_COMMANDS) flush();
+    return reply;
   };
 }

@@ -2,7 +2,7 @@
 import { expect } from 'chai';
 import type { Socket } from 'node:net';
 import { loadConfig } from '../../src/config';
-import { createRedis, type AppRedis } from '../../src/store/redis';
+import { createRedis, MAX_COALESCED_COMMANDS, type AppRedis } from '../../src/store/redis';
 
 describe('redis client write coalescing', () => {
   const config = loadConfig();
@@ -26,11 +26,23 @@ describe('redis client write coalescing', () => {
   it('corks the commands sent behind one in flight until the turn ends, and answers each in order', async () => {
     await client.del(key);
     const first = client.incr(key);
-    const rest = Array.from({ length: 200 }, () => client.incr(key));
+    const rest = Array.from({ length: MAX_COALESCED_COMMANDS - 1 }, () => client.incr(key));
     expect((client.stream as Socket).writableCorked).to.equal(1);
     await new Promise((r) => setImmediate(r));
     expect((client.stream as Socket).writableCorked).to.equal(0);
-    expect(await Promise.all([first, ...rest])).to.deep.equal(Array.from({ length: 201 }, (_, i) => i + 1));
+    expect(await Promise.all([first, ...rest])).to.deep.equal(Array.from({ length: MAX_COALESCED_COMMANDS }, (_, i) => i + 1));
+  });
+
+  it(`writes a batch as soon as it holds ${MAX_COALESCED_COMMANDS} commands, and corks the next one anew`, async () => {
+    await client.del(key);
+    const replies = [client.incr(key)];
+    for (let i = 0; i < MAX_COALESCED_COMMANDS; i++) replies.push(client.incr(key));
+    expect((client.stream as Socket).writableCorked).to.equal(0);
+    replies.push(client.incr(key));
+    expect((client.stream as Socket).writableCorked).to.equal(1);
+    replies.push(...Array.from({ length: 300 }, () => client.incr(key)));
+    expect(await Promise.all(replies)).to.deep.equal(Array.from({ length: replies.length }, (_, i) => i + 1));
+    expect((client.stream as Socket).writableCorked).to.equal(0);
   });
 
   it('leaves other clients alone', async () => {
