@@ -58,7 +58,7 @@ const CHECK_KEYS = 10;
 /** Enough never-checked pairs (× 50 doors) for the max, fixed-rate and light phases at ~2,500 cold checks/s. */
 const COLD_USERS = 4000;
 /** Enough never-checked users for every bulk phase at ~1,400 bulk checks/s. */
-const BULK_USERS = 40000;
+const BULK_USERS = 50000;
 const DAY_MS = 86_400_000;
 
 // ── arguments ─────────────────────────────────────────────────────────────────────────────────────────
