@@ -6,7 +6,7 @@
  *                                    [--rate N] [--warmup 3] [--worker-roles all] [--prefix gisbench] [--cpu-prof]
  *                                    [--skip-rate]
  *
- * What it does, in one run (~1.5–2 min with the defaults):
+ * What it does, in one run (~3.5 min with the defaults):
  *   1. Seeds fixtures (scripts/fixtures.ts): a workspace, G games with one all-scope key each, S live
  *      servers per game with 30-player rosters, in the dev database and under the dedicated Redis prefix.
  *   2. Starts two children the same way — `<node> --import tsx <file>`, the Node 24 of node_modules/.bin

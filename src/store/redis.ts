@@ -65,7 +65,7 @@ export function createRedis(url: string, opts: { forWorker?: boolean; name?: str
  * Most commands one coalesced write carries. The first cut sent a whole turn's commands at once, and
  * then the API and Redis took turns: Redis idled while the API parsed the turn's requests, the API
  * idled while Redis ran the batch (the machine sat ~15 % idle at the heartbeat maximum). Batches of 8
- * keep both busy: heartbeat/ceiling 0.54–0.57 over four rounds, against 0.47–0.50 uncapped, 0.52–0.54
+ * keep both busy: heartbeat/ceiling 0.52–0.57 over eight rounds, against 0.46–0.50 uncapped, 0.52–0.54
  * at 16 and 0.47–0.51 at 4 (scripts/bench-heartbeat.ts).
  */
 export const MAX_COALESCED_COMMANDS = 8;
