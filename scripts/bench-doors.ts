@@ -275,7 +275,7 @@ async function drive(port: number, pid: number | undefined, game: SeededGame, ne
     p50 = percentile(r.latenciesMs, 50);
     p99 = percentile(r.latenciesMs, 99);
     failed = r.errors;
-    loadLoopMaxMs = r.loopDelayMs.max;
+    loadLoopMaxMs = r.loopDelayMaxMs;
   } else {
     current = autocannon({
       url: `http://127.0.0.1:${port}`,

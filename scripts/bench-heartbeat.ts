@@ -345,7 +345,7 @@ async function drive(
     latencies = r.latenciesMs;
     errors = r.errors;
     seconds = r.seconds;
-    loadLoopMaxMs = r.loopDelayMs.max;
+    loadLoopMaxMs = r.loopDelayMaxMs;
   } else {
     const instance = autocannon({
       url: `http://127.0.0.1:${port}`,
