@@ -6,9 +6,9 @@
  * Repeats one fixed piece of single-threaded work (20,000 chained SHA-256 hashes, ~30 ms on the
  * 2-core machine of 2026-11-22) for the given time and prints its duration in ms: min, p10, p50, p90,
  * p99, max. On a steady machine they stay close; the spread is how much slower the CPU runs at times.
- * The latency runs of the benchmarks leave the service 20 % headroom at 80 % of its maximum, so a p90
- * more than 25 % above the minimum means the machine itself, not the service, sets their tail
- * (README "Benchmarks").
+ * The latency runs of the benchmarks leave the service 20 % headroom at 80 % of its maximum; where the
+ * p90 is more than 25 % above the minimum, the machine's own slow stretches exceed that headroom and
+ * can set their tail (README "Benchmarks").
  */
 import { createHash } from 'node:crypto';
 
