@@ -334,9 +334,9 @@ function report(label: string, max: Stats, ats: AtLoad[], light: Stats | null): 
   for (const s of all.flatMap((x) => x.samples)) log(`         sample: ${s}`);
 }
 
-/** The run with the median throughput. */
-function median(runs: Stats[]): Stats {
-  return [...runs].sort((a, b) => a.rps - b.rps)[Math.floor(runs.length / 2)]!;
+/** The run with the median `by` (default: throughput). */
+function median(runs: Stats[], by: (s: Stats) => number = (s) => s.rps): Stats {
+  return [...runs].sort((a, b) => by(a) - by(b))[Math.floor(runs.length / 2)]!;
 }
 
 /** A 3.9 KB heartbeat like the core benchmark's (30 players, 5 events), unique per call. */
@@ -410,10 +410,10 @@ async function main(): Promise<void> {
           latency[i]!.push(await drive(l.port, l.child.pid, game, l.next, { ...full, overallRate: Math.max(1, Math.round(runs[0]![r]!.rps * f)) }));
         }
       }
-      const max = runs.map(median);
+      const max = runs.map((r) => median(r));
       const ats: AtLoad[] = latency.map((rounds, i) => {
-        const byP99 = [...rounds].sort((a, b) => a.p99 - b.p99);
-        return { ...byP99[Math.floor(byP99.length / 2)]!, fraction: args.rateFractions[i]!, p99Min: byP99[0]!.p99, p99Max: byP99.at(-1)!.p99 };
+        const p99s = rounds.map((x) => x.p99);
+        return { ...median(rounds, (x) => x.p99), fraction: args.rateFractions[i]!, p99Min: Math.min(...p99s), p99Max: Math.max(...p99s) };
       });
       const light = await drive(l.port, l.child.pid, game, l.next, { ...full, overallRate: args.lightRate });
       for (const [i, m] of max.entries()) report(loads[i]!.label, m, i === 0 ? ats : [], i === 0 ? light : null);
