@@ -4,9 +4,9 @@
  * environment (src/config.ts); commands live in src/admin/commands/, the dispatcher in src/admin/cli.ts.
  * Exit codes: 0 ok, 1 failure, 2 usage error.
  */
-import { loadConfig } from '../src/config';
-import { runCli } from '../src/admin/cli';
-import { ADMIN_COMMANDS } from '../src/admin/commands';
+import { loadConfig } from '../src/config.js';
+import { runCli } from '../src/admin/cli.js';
+import { ADMIN_COMMANDS } from '../src/admin/commands/index.js';
 
 const code = await runCli(process.argv.slice(2), { commands: ADMIN_COMMANDS, loadConfig: () => loadConfig() });
 process.exit(code);

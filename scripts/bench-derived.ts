@@ -16,15 +16,15 @@
  */
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../src/config';
-import { createDb } from '../src/store/prisma';
-import { createRedis } from '../src/store/redis';
-import { ShiftDeriver } from '../src/derived/shift-deriver';
-import { LiveDerivation } from '../src/derived/live-derivation';
-import { rebuildDerived } from '../src/derived/rebuild';
-import { gameAnalytics } from '../src/derived/analytics';
-import { quotaProgress } from '../src/derived/quota-progress';
-import { weekContaining } from '../src/workspace/calendar';
+import { loadConfig } from '../src/config.js';
+import { createDb } from '../src/store/prisma.js';
+import { createRedis } from '../src/store/redis.js';
+import { ShiftDeriver } from '../src/derived/shift-deriver.js';
+import { LiveDerivation } from '../src/derived/live-derivation.js';
+import { rebuildDerived } from '../src/derived/rebuild.js';
+import { gameAnalytics } from '../src/derived/analytics.js';
+import { quotaProgress } from '../src/derived/quota-progress.js';
+import { weekContaining } from '../src/workspace/calendar.js';
 
 const DAY_MS = 86_400_000;
 const { values } = parseArgs({ options: { members: { type: 'string', default: '500' }, 'sessions-per-member': { type: 'string', default: '50' } } });

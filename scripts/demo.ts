@@ -7,7 +7,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { parseArgs } from 'node:util';
-import { freePort } from './support/free-port';
+import { freePort } from './support/free-port.js';
 
 const { values } = parseArgs({
   options: {

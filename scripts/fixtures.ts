@@ -20,15 +20,15 @@
  */
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { loadConfig, type Config } from '../src/config';
-import { createRedis, type AppRedis } from '../src/store/redis';
-import { createDb, type Db } from '../src/store/prisma';
-import { createWorkspace, createGame } from '../src/games/game-service';
-import { createKey } from '../src/auth/key-service';
-import { SCOPES, type Scope } from '../src/auth/scopes';
-import { GameKeys, GlobalKeys } from '../src/store/keys';
-import { HeartbeatService } from '../src/presence/heartbeat-service';
-import type { HeartbeatRequest, PlayerEntry } from '../src/schemas/heartbeat';
+import { loadConfig, type Config } from '../src/config.js';
+import { createRedis, type AppRedis } from '../src/store/redis.js';
+import { createDb, type Db } from '../src/store/prisma.js';
+import { createWorkspace, createGame } from '../src/games/game-service.js';
+import { createKey } from '../src/auth/key-service.js';
+import { SCOPES, type Scope } from '../src/auth/scopes.js';
+import { GameKeys, GlobalKeys } from '../src/store/keys.js';
+import { HeartbeatService } from '../src/presence/heartbeat-service.js';
+import type { HeartbeatRequest, PlayerEntry } from '../src/schemas/heartbeat.js';
 
 export const DEFAULT_BENCH_PREFIX = 'gisbench';
 export const ROSTER_SIZE = 30;

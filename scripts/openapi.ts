@@ -4,7 +4,7 @@
  * when the committed file differs from what the schemas generate (CI; test/openapi/ does the same).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { buildOpenApiDocument } from '../src/openapi/openapi-document';
+import { buildOpenApiDocument } from '../src/openapi/openapi-document.js';
 
 const target = new URL('../openapi.json', import.meta.url);
 const text = `${JSON.stringify(buildOpenApiDocument(), null, 2)}\n`;

@@ -29,20 +29,20 @@
  */
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { loadConfig, ConfigError } from '../src/config';
-import { createDb, type Db } from '../src/store/prisma';
-import { createGame, createWorkspace, checkInterval } from '../src/games/game-service';
-import { createKey } from '../src/auth/key-service';
-import { parseServerKey } from '../src/auth/server-key';
-import { SCOPES } from '../src/auth/scopes';
-import { GameClient } from '../src/client/game-client';
-import { percentile, type ClientStats } from '../src/client/client-stats';
-import { realSleep } from '../src/client/clock';
-import type { CommandEntry, CommandOutcome, HeartbeatSuccess, ProblemInfo, SetupErrorInfo } from '../src/client/client-types';
-import { createRedis, type AppRedis } from '../src/store/redis';
-import { NudgeQueue } from '../src/commands/nudge-queue';
-import { attachNudgeImitation, CommandLoad } from './support/command-load';
-import { DoorPlay, emptyDoorSummary, seedSimulatedDoors } from './support/door-play';
+import { loadConfig, ConfigError } from '../src/config.js';
+import { createDb, type Db } from '../src/store/prisma.js';
+import { createGame, createWorkspace, checkInterval } from '../src/games/game-service.js';
+import { createKey } from '../src/auth/key-service.js';
+import { parseServerKey } from '../src/auth/server-key.js';
+import { SCOPES } from '../src/auth/scopes.js';
+import { GameClient } from '../src/client/game-client.js';
+import { percentile, type ClientStats } from '../src/client/client-stats.js';
+import { realSleep } from '../src/client/clock.js';
+import type { CommandEntry, CommandOutcome, HeartbeatSuccess, ProblemInfo, SetupErrorInfo } from '../src/client/client-types.js';
+import { createRedis, type AppRedis } from '../src/store/redis.js';
+import { NudgeQueue } from '../src/commands/nudge-queue.js';
+import { attachNudgeImitation, CommandLoad } from './support/command-load.js';
+import { DoorPlay, emptyDoorSummary, seedSimulatedDoors } from './support/door-play.js';
 
 const USAGE = `usage: npm run simulate -- --servers N --players M --duration S [--url U] [--interval S] [--key K] [--wait S] [--commands R] [--nudges] [--json]
   --servers   simulated game servers (default 5)

@@ -4,22 +4,22 @@
  * apart from the key-verification cache. Used by src/server.ts and by the tests (supertest).
  */
 import express, { type Express } from 'express';
-import type { Db } from './store/prisma';
-import type { AppRedis } from './store/redis';
-import type { Config } from './config';
-import type { KeyVerifier } from './auth/key-verifier';
-import { HeartbeatService } from './presence/heartbeat-service';
-import { requestId } from './http/request-id';
-import { errorHandler, notFoundHandler } from './http/error-handler';
-import { heartbeatRoute } from './http/routes/heartbeat';
-import { doorBulkRoute, doorCheckRoute, doorManifestRoute } from './http/routes/doors';
-import { DoorAccessService } from './doors/door-access-service';
-import { DoorsVersionReader } from './doors/doors-version';
-import { healthRoutes } from './http/routes/health';
-import { bansCheckRoute } from './http/routes/bans-check';
-import { Blocklist } from './bans/blocklist';
-import type { ApiMetrics } from './metrics/api-metrics';
-import { countRateLimited, ObservedDoorAccessService, ObservedHeartbeatService } from './metrics/observed-services';
+import type { Db } from './store/prisma.js';
+import type { AppRedis } from './store/redis.js';
+import type { Config } from './config.js';
+import type { KeyVerifier } from './auth/key-verifier.js';
+import { HeartbeatService } from './presence/heartbeat-service.js';
+import { requestId } from './http/request-id.js';
+import { errorHandler, notFoundHandler } from './http/error-handler.js';
+import { heartbeatRoute } from './http/routes/heartbeat.js';
+import { doorBulkRoute, doorCheckRoute, doorManifestRoute } from './http/routes/doors.js';
+import { DoorAccessService } from './doors/door-access-service.js';
+import { DoorsVersionReader } from './doors/doors-version.js';
+import { healthRoutes } from './http/routes/health.js';
+import { bansCheckRoute } from './http/routes/bans-check.js';
+import { Blocklist } from './bans/blocklist.js';
+import type { ApiMetrics } from './metrics/api-metrics.js';
+import { countRateLimited, ObservedDoorAccessService, ObservedHeartbeatService } from './metrics/observed-services.js';
 
 export interface AppDeps {
   config: Readonly<Config>;

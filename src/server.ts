@@ -4,15 +4,15 @@
  * src/console/: page, /console/api, /metrics of this process, /openapi.json), and shuts down gracefully on
  * SIGTERM/SIGINT (stop accepting on both, finish in-flight requests, close connections).
  */
-import { loadConfig, ConfigError } from './config';
-import { log, setLogLevel } from './log';
-import { createRedis } from './store/redis';
-import { createDb } from './store/prisma';
-import { subscribeInvalidations } from './auth/invalidation';
-import { KeyVerifier } from './auth/key-verifier';
-import { createApp } from './app';
-import { ApiMetrics } from './metrics/api-metrics';
-import { startConsole } from './console/console-server';
+import { loadConfig, ConfigError } from './config.js';
+import { log, setLogLevel } from './log.js';
+import { createRedis } from './store/redis.js';
+import { createDb } from './store/prisma.js';
+import { subscribeInvalidations } from './auth/invalidation.js';
+import { KeyVerifier } from './auth/key-verifier.js';
+import { createApp } from './app.js';
+import { ApiMetrics } from './metrics/api-metrics.js';
+import { startConsole } from './console/console-server.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();

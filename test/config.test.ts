@@ -1,6 +1,6 @@
 /** Boot-time configuration (src/config.ts): the worker niceness setting. */
 import { expect } from 'chai';
-import { ConfigError, loadConfig } from '../src/config';
+import { ConfigError, loadConfig } from '../src/config.js';
 
 describe('config', () => {
   it('WORKER_NICE defaults to 10 and takes 0 to 19', () => {

@@ -5,22 +5,22 @@
  */
 import { getPriority, hostname, setPriority } from 'node:os';
 import { Queue, Worker, type Job } from 'bullmq';
-import { loadConfig, ConfigError } from '../src/config';
-import { log, logContext, setLogLevel } from '../src/log';
-import { createRedis } from '../src/store/redis';
-import { createDb } from '../src/store/prisma';
-import { GameDirectory } from '../src/store/game-directory';
-import { GlobalKeys } from '../src/store/keys';
-import { JOB_OPTIONS, ROLES, resolveRoles, type RoleName } from './queues';
-import type { JobContext } from './jobs/context';
-import { flushAccessLogJob, flushCommandLogJob, flushEventsJob, flushSessionsJob } from './jobs/flush.job';
-import { sweepLivenessJob } from './jobs/sweep-liveness.job';
-import { expireCommandsJob } from './jobs/expire-commands.job';
-import { publishNudgesJob } from './jobs/publish-nudges.job';
-import { platformBansJob } from './jobs/platform-bans.job';
-import { deriveShiftsJob } from './jobs/derive-shifts.job';
-import { sampleConcurrencyJob } from './jobs/sample-concurrency.job';
-import { ingestHealthJob } from './jobs/ingest-health.job';
+import { loadConfig, ConfigError } from '../src/config.js';
+import { log, logContext, setLogLevel } from '../src/log.js';
+import { createRedis } from '../src/store/redis.js';
+import { createDb } from '../src/store/prisma.js';
+import { GameDirectory } from '../src/store/game-directory.js';
+import { GlobalKeys } from '../src/store/keys.js';
+import { JOB_OPTIONS, ROLES, resolveRoles, type RoleName } from './queues.js';
+import type { JobContext } from './jobs/context.js';
+import { flushAccessLogJob, flushCommandLogJob, flushEventsJob, flushSessionsJob } from './jobs/flush.job.js';
+import { sweepLivenessJob } from './jobs/sweep-liveness.job.js';
+import { expireCommandsJob } from './jobs/expire-commands.job.js';
+import { publishNudgesJob } from './jobs/publish-nudges.job.js';
+import { platformBansJob } from './jobs/platform-bans.job.js';
+import { deriveShiftsJob } from './jobs/derive-shifts.job.js';
+import { sampleConcurrencyJob } from './jobs/sample-concurrency.job.js';
+import { ingestHealthJob } from './jobs/ingest-health.job.js';
 
 /** Scheduled roles ignore the job; producer-fed roles read its data (and the lock token to delay it). */
 type Processor = (job: Job, token?: string) => Promise<unknown>;

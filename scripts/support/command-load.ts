@@ -5,15 +5,15 @@
  * both server time in ms). Also wires a game to the local cloud messaging imitation so the fleet
  * receives urgent nudges. Not part of the service.
  */
-import type { Db } from '../../src/store/prisma';
-import type { AppRedis } from '../../src/store/redis';
-import { GameKeys } from '../../src/store/keys';
-import { AppError } from '../../src/http/errors';
-import { issueCommand } from '../../src/commands/command-service';
-import type { NudgeRequester } from '../../src/commands/nudge-queue';
-import { NUDGE_TOPIC } from '../../src/commands/nudge-publisher';
-import { percentile } from '../../src/client/client-stats';
-import { CloudMessagingImitation } from './cloud-messaging-imitation';
+import type { Db } from '../../src/store/prisma.js';
+import type { AppRedis } from '../../src/store/redis.js';
+import { GameKeys } from '../../src/store/keys.js';
+import { AppError } from '../../src/http/errors.js';
+import { issueCommand } from '../../src/commands/command-service.js';
+import type { NudgeRequester } from '../../src/commands/nudge-queue.js';
+import { NUDGE_TOPIC } from '../../src/commands/nudge-publisher.js';
+import { percentile } from '../../src/client/client-stats.js';
+import { CloudMessagingImitation } from './cloud-messaging-imitation.js';
 
 /** A server of the fleet as the load sees it: its id and who is on it now. */
 export interface FleetServer {

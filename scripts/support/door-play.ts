@@ -4,12 +4,12 @@
  * {@link DoorAccess} (manifest on boot, bulk check on join, cached decisions, single checks for uncached
  * doors, failMode when unreachable, door_set_state applied). Not part of the service.
  */
-import type { Db } from '../../src/store/prisma';
-import type { AppRedis } from '../../src/store/redis';
-import { addPolicy, createDoor } from '../../src/doors/door-admin-service';
-import { DoorAccess, type DoorAnswer } from '../../src/client/door-access';
-import type { TransportResponse } from '../../src/client/http-transport';
-import type { PlayerEntry, ProblemInfo } from '../../src/client/client-types';
+import type { Db } from '../../src/store/prisma.js';
+import type { AppRedis } from '../../src/store/redis.js';
+import { addPolicy, createDoor } from '../../src/doors/door-admin-service.js';
+import { DoorAccess, type DoorAnswer } from '../../src/client/door-access.js';
+import type { TransportResponse } from '../../src/client/http-transport.js';
+import type { PlayerEntry, ProblemInfo } from '../../src/client/client-types.js';
 
 /** What the fleet's door use came to: answers by outcome, by where they came from, and the reasons. */
 export interface DoorPlaySummary {

@@ -13,12 +13,12 @@
  */
 import { userInfo } from 'node:os';
 import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
-import { ConfigError, type Config } from '../config';
-import { AppError } from '../http/errors';
-import { log, setLogLevel } from '../log';
-import { createDb, type Db } from '../store/prisma';
-import { createRedis, type AppRedis } from '../store/redis';
-import { ArgReader, UsageError, type AdminCommand, type CommandContext } from './command';
+import { ConfigError, type Config } from '../config.js';
+import { AppError } from '../http/errors.js';
+import { log, setLogLevel } from '../log.js';
+import { createDb, type Db } from '../store/prisma.js';
+import { createRedis, type AppRedis } from '../store/redis.js';
+import { ArgReader, UsageError, type AdminCommand, type CommandContext } from './command.js';
 
 export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;

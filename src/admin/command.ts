@@ -3,9 +3,9 @@
  * (`commands/*.ts`). A command declares its options and returns one result that the dispatcher prints
  * either as one JSON object (`--json`) or as readable text; it never writes to stdout itself.
  */
-import type { Config } from '../config';
-import type { Db } from '../store/prisma';
-import type { AppRedis } from '../store/redis';
+import type { Config } from '../config.js';
+import type { Db } from '../store/prisma.js';
+import type { AppRedis } from '../store/redis.js';
 
 /** One `--name value` or `--flag` option of a command (parsed with node:util parseArgs, strict). */
 export interface OptionSpec {

@@ -4,8 +4,8 @@
  * `subscriber` must be a dedicated connection (it enters subscriber mode).
  */
 import type { Redis } from 'ioredis';
-import { GlobalKeys } from '../store/keys';
-import type { KeyVerifier } from './key-verifier';
+import { GlobalKeys } from '../store/keys.js';
+import type { KeyVerifier } from './key-verifier.js';
 
 export async function subscribeInvalidations(subscriber: Redis, verifier: KeyVerifier, redisPrefix: string): Promise<void> {
   const channel = new GlobalKeys(redisPrefix).authChannel();

@@ -5,11 +5,11 @@
  */
 import argon2 from 'argon2';
 import type { Redis } from 'ioredis';
-import type { Db } from '../store/prisma';
-import { GlobalKeys } from '../store/keys';
-import { generateServerKey } from './server-key';
-import { isScope, type Scope } from './scopes';
-import { ValidationError, NotFoundError } from '../http/errors';
+import type { Db } from '../store/prisma.js';
+import { GlobalKeys } from '../store/keys.js';
+import { generateServerKey } from './server-key.js';
+import { isScope, type Scope } from './scopes.js';
+import { ValidationError, NotFoundError } from '../http/errors.js';
 
 export interface CreatedKey {
   /** The full key `svc_live_<prefix>.<secret>`: returned once, never stored. */

@@ -11,11 +11,11 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import argon2 from 'argon2';
-import type { Db } from '../store/prisma';
-import { AuthError } from '../http/errors';
-import { log } from '../log';
-import { parseServerKey } from './server-key';
-import type { Scope } from './scopes';
+import type { Db } from '../store/prisma.js';
+import { AuthError } from '../http/errors.js';
+import { log } from '../log.js';
+import { parseServerKey } from './server-key.js';
+import type { Scope } from './scopes.js';
 
 /** What a request knows about its key once authenticated. */
 export interface VerifiedKey {

@@ -3,7 +3,7 @@
  * active, i.e. not lifted and not expired, and its scope covers the requesting key's game and server).
  * Pure functions: the caller supplies server time, so expiry is exact to the millisecond.
  */
-import type { BanDecision, BanTarget, BlocklistEntry } from './ban-types';
+import type { BanDecision, BanTarget, BlocklistEntry } from './ban-types.js';
 
 /** True while `entry` has not expired at `nowMs` (a ban with expiresAt T applies while now < T). */
 export function isUnexpired(entry: Pick<BlocklistEntry, 'expiresAt'>, nowMs: number): boolean {

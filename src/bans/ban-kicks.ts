@@ -5,8 +5,8 @@
  * which is complete once the game acks it (spec: Command lifecycle). The ban service only calls this for
  * covered servers the user is on right now.
  */
-import { issueCommand, type CommandServiceDeps } from '../commands/command-service';
-import type { KickIssuer } from './ban-service';
+import { issueCommand, type CommandServiceDeps } from '../commands/command-service.js';
+import type { KickIssuer } from './ban-service.js';
 
 /** A {@link KickIssuer} that issues `kick` commands with the commands service. */
 export function commandKickIssuer(deps: CommandServiceDeps): KickIssuer {

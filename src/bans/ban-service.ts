@@ -12,15 +12,15 @@
  *   (platform-write-queue.ts); server bans are not written to the platform (a platform restriction
  *   covers the whole universe).
  */
-import type { Db } from '../store/prisma';
-import type { AppRedis } from '../store/redis';
-import { GameKeys } from '../store/keys';
-import { NotFoundError, ValidationError } from '../http/errors';
-import { log } from '../log';
-import { isBanScope, type BanScope } from './ban-types';
-import { isUnexpired } from './ban-decision';
-import type { Blocklist } from './blocklist';
-import type { PlatformWriteQueue, QueuedWrite } from './platform-write-queue';
+import type { Db } from '../store/prisma.js';
+import type { AppRedis } from '../store/redis.js';
+import { GameKeys } from '../store/keys.js';
+import { NotFoundError, ValidationError } from '../http/errors.js';
+import { log } from '../log.js';
+import { isBanScope, type BanScope } from './ban-types.js';
+import { isUnexpired } from './ban-decision.js';
+import type { Blocklist } from './blocklist.js';
+import type { PlatformWriteQueue, QueuedWrite } from './platform-write-queue.js';
 import type { Ban } from '@prisma/client';
 
 /** Longest ban duration accepted, seconds (10 years); longer is a permanent ban. */

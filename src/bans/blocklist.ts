@@ -17,11 +17,11 @@
  * job and is exact. They disappear at the user's next sync or the next rebuild.
  */
 import { randomUUID } from 'node:crypto';
-import type { Db } from '../store/prisma';
-import type { AppRedis } from '../store/redis';
-import { BAN_REBUILD_LOCK_MS, WorkspaceKeys } from '../store/keys';
-import { log } from '../log';
-import type { BanScope, BlocklistEntry } from './ban-types';
+import type { Db } from '../store/prisma.js';
+import type { AppRedis } from '../store/redis.js';
+import { BAN_REBUILD_LOCK_MS, WorkspaceKeys } from '../store/keys.js';
+import { log } from '../log.js';
+import type { BanScope, BlocklistEntry } from './ban-types.js';
 
 /** Users written per script call during a rebuild (bounds the Lua argument size and the time Redis is busy). */
 const REBUILD_CHUNK = 500;

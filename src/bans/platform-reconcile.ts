@@ -7,11 +7,11 @@
  * Users looked at: everyone with an active ban covering the game, everyone whose last write is still
  * in force on the platform, and everyone with a queued write.
  */
-import type { Db } from '../store/prisma';
-import { NotFoundError, ValidationError } from '../http/errors';
-import { nativeBanSettings } from '../games/platform-settings';
-import type { PlatformWriteQueue } from './platform-write-queue';
-import { desiredRestrictions, matchesPlatform, NO_RESTRICTION, type WrittenRestriction } from './restriction-state';
+import type { Db } from '../store/prisma.js';
+import { NotFoundError, ValidationError } from '../http/errors.js';
+import { nativeBanSettings } from '../games/platform-settings.js';
+import type { PlatformWriteQueue } from './platform-write-queue.js';
+import { desiredRestrictions, matchesPlatform, NO_RESTRICTION, type WrittenRestriction } from './restriction-state.js';
 
 /** One user whose platform state differs from their bans. */
 export interface Drift {

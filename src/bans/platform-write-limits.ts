@@ -15,8 +15,8 @@
  * set-up, network). 200 ms on the universe's 1 s costs a sixth of the throughput (8.3 writes/s) and keeps
  * 429s away; 1 s on the user's minute costs nothing noticeable.
  */
-import type { AppRedis } from '../store/redis';
-import { GameKeys } from '../store/keys';
+import type { AppRedis } from '../store/redis.js';
+import { GameKeys } from '../store/keys.js';
 
 export interface PlatformWriteLimits {
   /** Writes per universe (= per game here: each game has its own universe) per window. */

@@ -13,8 +13,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Queue } from 'bullmq';
-import type { Db } from '../store/prisma';
-import { desiredRestriction, writeStateFor } from './restriction-state';
+import type { Db } from '../store/prisma.js';
+import { desiredRestriction, writeStateFor } from './restriction-state.js';
 
 /** BullMQ queue of the platform ban writes (hash-tagged name: one Cluster slot per queue). */
 export const PLATFORM_BANS_QUEUE = '{platform-bans}';

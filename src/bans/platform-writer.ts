@@ -18,14 +18,14 @@
  *    also pauses the universe) or an exponential backoff with jitter, until `maxAttempts`; then, and on
  *    any other 4xx, `failed` with the reason. Every attempt is counted on the row.
  */
-import type { Db } from '../store/prisma';
-import type { AppRedis } from '../store/redis';
-import { log } from '../log';
-import { nativeBanSettings } from '../games/platform-settings';
-import { PlatformRestrictionClient, PlatformWriteError, type PlatformSettings } from './platform-restriction-client';
-import { DEFAULT_WRITE_LIMITS, pauseWrites, reserveWriteSlot, type PlatformWriteLimits } from './platform-write-limits';
-import { DEFAULT_DEBOUNCE_MS, type PlatformBanJob } from './platform-write-queue';
-import { desiredRestriction, writeStateFor } from './restriction-state';
+import type { Db } from '../store/prisma.js';
+import type { AppRedis } from '../store/redis.js';
+import { log } from '../log.js';
+import { nativeBanSettings } from '../games/platform-settings.js';
+import { PlatformRestrictionClient, PlatformWriteError, type PlatformSettings } from './platform-restriction-client.js';
+import { DEFAULT_WRITE_LIMITS, pauseWrites, reserveWriteSlot, type PlatformWriteLimits } from './platform-write-limits.js';
+import { DEFAULT_DEBOUNCE_MS, type PlatformBanJob } from './platform-write-queue.js';
+import { desiredRestriction, writeStateFor } from './restriction-state.js';
 
 export interface PlatformWriterOptions extends PlatformWriteLimits {
   /** Quiet period after the newest change before writing, ms. */

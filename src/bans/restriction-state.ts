@@ -6,7 +6,7 @@
  * `workspace`, or `game` for this game. A `server` ban cannot be expressed as a universe restriction;
  * it is enforced by the kick issued at ban time and by POST bans/check.
  */
-import type { Db } from '../store/prisma';
+import type { Db } from '../store/prisma.js';
 
 /** Longest display reason sent to the platform (characters). */
 export const MAX_DISPLAY_REASON = 400;

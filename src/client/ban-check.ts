@@ -8,8 +8,8 @@
  * timeout, 5xx, 429, or any other non-200 such as a setup problem) the fail mode decides: `open` lets the
  * user in, `closed` refuses them; the problem is reported either way.
  */
-import { TransportError, type TransportResponse } from './http-transport';
-import { GAME_PATHS, type ProblemInfo } from './client-types';
+import { TransportError, type TransportResponse } from './http-transport.js';
+import { GAME_PATHS, type ProblemInfo } from './client-types.js';
 
 /** What to do when the service gives no answer: `open` admits the user (default), `closed` refuses. */
 export type BanFailMode = 'open' | 'closed';

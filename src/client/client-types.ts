@@ -3,7 +3,7 @@
  * Command types). Request shapes are the service's own (src/schemas/heartbeat.ts); response shapes are
  * parsed leniently here because "clients ignore unknown fields" (spec: Versioning, rule 2).
  */
-import type { EventEntry, HeartbeatRequest, PlayerEntry } from '../schemas/heartbeat';
+import type { EventEntry, HeartbeatRequest, PlayerEntry } from '../schemas/heartbeat.js';
 
 export type { EventEntry, HeartbeatRequest, PlayerEntry };
 

@@ -26,9 +26,9 @@
  * - Service unreachable (network error, timeout, 5xx, 429, or a 401/403 setup problem): the door's
  *   failMode decides, `closed` (deny) when the door is not in the manifest. An unknown door (404) is denied.
  */
-import { systemClock, type Clock } from './clock';
-import { TransportError, type TransportResponse } from './http-transport';
-import { GAME_PATHS, type CommandEntry, type CommandHandler, type CommandOutcome, type ProblemInfo } from './client-types';
+import { systemClock, type Clock } from './clock.js';
+import { TransportError, type TransportResponse } from './http-transport.js';
+import { GAME_PATHS, type CommandEntry, type CommandHandler, type CommandOutcome, type ProblemInfo } from './client-types.js';
 
 /** One door of the manifest (`doorManifestResponseSchema` in src/schemas/doors.ts). */
 export interface ManifestDoor {

@@ -4,7 +4,7 @@
  * front for a heartbeat with {@link EventQueue.peek} and removed with {@link EventQueue.confirm} only when
  * that heartbeat got its 200; anything else leaves them queued, unchanged, eventIds included (Events rule 2).
  */
-import type { EventEntry } from './client-types';
+import type { EventEntry } from './client-types.js';
 
 export class EventQueue {
   private items: EventEntry[] = [];

@@ -16,15 +16,15 @@
  * - `nudge()`: one early heartbeat for any number of nudges before the next send (spec: Urgent nudge).
  */
 import { randomUUID } from 'node:crypto';
-import { MAX_ACKS, MAX_EVENTS } from '../schemas/heartbeat';
-import { backoffDelayMs, DEFAULT_BACKOFF, parseRetryAfterMs, type BackoffOptions } from './backoff';
-import { systemClock, type Clock } from './clock';
-import { StatsRecorder, type ClientStats } from './client-stats';
-import { CommandTracker, type CommandResults } from './command-tracker';
-import { EventQueue } from './event-queue';
-import { SignedTransport, TransportError, type TransportResponse } from './http-transport';
-import { Roster } from './roster';
-import { checkBan, type BanCheckResult, type BanFailMode } from './ban-check';
+import { MAX_ACKS, MAX_EVENTS } from '../schemas/heartbeat.js';
+import { backoffDelayMs, DEFAULT_BACKOFF, parseRetryAfterMs, type BackoffOptions } from './backoff.js';
+import { systemClock, type Clock } from './clock.js';
+import { StatsRecorder, type ClientStats } from './client-stats.js';
+import { CommandTracker, type CommandResults } from './command-tracker.js';
+import { EventQueue } from './event-queue.js';
+import { SignedTransport, TransportError, type TransportResponse } from './http-transport.js';
+import { Roster } from './roster.js';
+import { checkBan, type BanCheckResult, type BanFailMode } from './ban-check.js';
 import {
   GAME_PATHS,
   type CommandEntry,
@@ -38,7 +38,7 @@ import {
   type PlayerEntry,
   type ProblemInfo,
   type SetupErrorInfo,
-} from './client-types';
+} from './client-types.js';
 
 /** `sdkVersion` reported when the game does not set one (spec: Versioning, rule 4). */
 export const DEFAULT_SDK_VERSION = 'gis-ts-reference/0.1.0';

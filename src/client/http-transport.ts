@@ -12,8 +12,8 @@
  *
  * Uses Node's global fetch (undici), whose default dispatcher keeps connections alive between requests.
  */
-import { sign } from '../auth/signature';
-import { systemClock, type Clock } from './clock';
+import { sign } from '../auth/signature.js';
+import { systemClock, type Clock } from './clock.js';
 
 /** Thrown by the constructor when the key is not `svc_live_<prefix>.<secret>`. */
 export class KeyFormatError extends Error {

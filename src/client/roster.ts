@@ -3,7 +3,7 @@
  * not a delta). Presence is reconciled by state on the service, so the client only keeps who is here now;
  * a lost heartbeat self-corrects on the next.
  */
-import type { PlayerEntry } from './client-types';
+import type { PlayerEntry } from './client-types.js';
 
 export class Roster {
   private readonly players = new Map<string, PlayerEntry>();

@@ -5,7 +5,7 @@
  * subscribed to the topic. The base URL is a per-game setting (tests and benchmarks point it at a local
  * imitation); the API key is a credential and never appears in a result, a log line or an error.
  */
-import { MAX_NUDGE_BYTES, NUDGE_TOPIC, type NudgePublisher, type PublishResult } from './nudge-publisher';
+import { MAX_NUDGE_BYTES, NUDGE_TOPIC, type NudgePublisher, type PublishResult } from './nudge-publisher.js';
 
 /** Base URL used when a game has a universe and a key but no base URL of its own. */
 export const DEFAULT_CLOUD_API_BASE_URL = 'https://apis.roblox.com';

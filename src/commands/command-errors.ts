@@ -1,5 +1,5 @@
 /** Domain errors of command issuing; they carry a status and a stable code like every AppError. */
-import { AppError } from '../http/errors';
+import { AppError } from '../http/errors.js';
 
 /**
  * 429 `command_queue_full`: the destination queue (a server's open commands, or a waiting user's

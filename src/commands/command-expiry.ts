@@ -13,10 +13,10 @@
  * lost); no Redis state at all (a crash between the issuer's two writes, or lost Redis data) → `expired`
  * with reason {@link NO_LIVE_STATE}, because such a command can no longer be delivered.
  */
-import type { Db } from '../store/prisma';
-import type { AppRedis } from '../store/redis';
-import { GameKeys, GlobalKeys } from '../store/keys';
-import { applyCommandTransitions, type CommandTransitionRow } from './command-log-flusher';
+import type { Db } from '../store/prisma.js';
+import type { AppRedis } from '../store/redis.js';
+import { GameKeys, GlobalKeys } from '../store/keys.js';
+import { applyCommandTransitions, type CommandTransitionRow } from './command-log-flusher.js';
 
 /** Due index members handled per round, and commands one script call looks at. */
 const BATCH = 500;

@@ -4,10 +4,10 @@
  * (commandId, toStatus) is unique and status only moves forward (pending → dispatched → terminal).
  * Transitions of commands with no Postgres row are skipped (the issuer writes the row first).
  */
-import type { Db } from '../store/prisma';
-import type { StreamConsumer } from '../store/streams';
-import { GameKeys } from '../store/keys';
-import type { FlushHooks } from '../events/event-flusher';
+import type { Db } from '../store/prisma.js';
+import type { StreamConsumer } from '../store/streams.js';
+import { GameKeys } from '../store/keys.js';
+import type { FlushHooks } from '../events/event-flusher.js';
 
 /** One command transition to record: the command moved to `status` at `at` (on `server`, '' if none). */
 export interface CommandTransitionRow {

@@ -5,11 +5,11 @@
  * `status` here is the live one, and a transition the flusher has not written yet shows up in `status`
  * before it shows up in `transitions`.
  */
-import type { Db } from '../store/prisma';
-import type { AppRedis } from '../store/redis';
-import { GameKeys } from '../store/keys';
-import { NotFoundError } from '../http/errors';
-import type { CommandStatus } from '../schemas/commands';
+import type { Db } from '../store/prisma.js';
+import type { AppRedis } from '../store/redis.js';
+import { GameKeys } from '../store/keys.js';
+import { NotFoundError } from '../http/errors.js';
+import type { CommandStatus } from '../schemas/commands.js';
 
 /** One command as a moderator sees it. Times are Dates (printed as ISO 8601). */
 export interface CommandView {

@@ -27,14 +27,14 @@
  * which the expiry worker's reconciliation marks expired (src/commands/command-expiry.ts).
  */
 import { randomUUID } from 'node:crypto';
-import type { Db } from '../store/prisma';
-import type { AppRedis } from '../store/redis';
-import { COMMAND_HASH_GRACE_SECONDS, GameKeys, GlobalKeys } from '../store/keys';
-import { NotFoundError, ValidationError } from '../http/errors';
-import { COMMAND_TARGETS, validateCommandPayload, type CommandType } from '../schemas/commands';
-import { log } from '../log';
-import { CommandQueueFullError } from './command-errors';
-import type { NudgeRequester } from './nudge-queue';
+import type { Db } from '../store/prisma.js';
+import type { AppRedis } from '../store/redis.js';
+import { COMMAND_HASH_GRACE_SECONDS, GameKeys, GlobalKeys } from '../store/keys.js';
+import { NotFoundError, ValidationError } from '../http/errors.js';
+import { COMMAND_TARGETS, validateCommandPayload, type CommandType } from '../schemas/commands.js';
+import { log } from '../log.js';
+import { CommandQueueFullError } from './command-errors.js';
+import type { NudgeRequester } from './nudge-queue.js';
 
 /** Default time to live of a command, seconds. */
 export const DEFAULT_EXPIRY_SECONDS = 300;

@@ -10,8 +10,8 @@
  * shares one budget per game.
  */
 import { randomUUID } from 'node:crypto';
-import type { AppRedis } from '../store/redis';
-import { GameKeys, NUDGE_WINDOW_MS } from '../store/keys';
+import type { AppRedis } from '../store/redis.js';
+import { GameKeys, NUDGE_WINDOW_MS } from '../store/keys.js';
 
 export const NUDGE_BUDGET_BASE = 40;
 export const NUDGE_BUDGET_PER_SERVER = 80;

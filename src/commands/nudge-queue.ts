@@ -10,7 +10,7 @@
  */
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { GlobalKeys } from '../store/keys';
+import { GlobalKeys } from '../store/keys.js';
 
 /** BullMQ queue of the `publish-nudges` worker role (its own hash tag, BullMQ's Cluster guidance). */
 export const NUDGE_QUEUE = '{publish-nudges}';

@@ -9,11 +9,11 @@
  *   given (the Retry-After for a 429), still as one coalesced job.
  * - 5xx, timeout, network: retry after {@link UNAVAILABLE_RETRY_MS}. Other refusals: failed, not retried.
  */
-import type { Db } from '../store/prisma';
-import type { AppRedis } from '../store/redis';
-import { admitNudge } from './nudge-budget';
-import { CloudMessagingPublisher } from './cloud-messaging-publisher';
-import { nudgeMessage, type NudgePublisher } from './nudge-publisher';
+import type { Db } from '../store/prisma.js';
+import type { AppRedis } from '../store/redis.js';
+import { admitNudge } from './nudge-budget.js';
+import { CloudMessagingPublisher } from './cloud-messaging-publisher.js';
+import { nudgeMessage, type NudgePublisher } from './nudge-publisher.js';
 
 /** A nudge request older than this is dropped, ms: the longest heartbeat interval (spec: 15 to 60 s). */
 export const NUDGE_MAX_AGE_MS = 60_000;

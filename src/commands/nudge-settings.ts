@@ -3,10 +3,10 @@
  * through the game's platform settings (universe id, cloud API key and base URL, set with
  * `admin games set-platform`), so they can only be turned on once a universe and a key are stored.
  */
-import type { Db } from '../store/prisma';
-import { NotFoundError, ValidationError } from '../http/errors';
-import { DEFAULT_CLOUD_API_BASE_URL } from './cloud-messaging-publisher';
-import { NUDGE_TOPIC } from './nudge-publisher';
+import type { Db } from '../store/prisma.js';
+import { NotFoundError, ValidationError } from '../http/errors.js';
+import { DEFAULT_CLOUD_API_BASE_URL } from './cloud-messaging-publisher.js';
+import { NUDGE_TOPIC } from './nudge-publisher.js';
 
 /** What a game's nudges look like after a change; never the API key. */
 export interface NudgeSettingsView {

@@ -17,17 +17,17 @@
  */
 import express, { type Express } from 'express';
 import type { Registry } from 'prom-client';
-import { requestId } from '../http/request-id';
-import { errorHandler, notFoundHandler } from '../http/error-handler';
-import { requireOperator } from './console-token';
-import { consolePage, securityHeaders } from './console-page';
-import type { ConsoleServices } from './console-services';
-import { liveApi } from './api/live-api';
-import { moderationApi } from './api/moderation-api';
-import { doorsApi } from './api/doors-api';
-import { bansApi } from './api/bans-api';
-import { healthApi } from './api/health-api';
-import { chartsApi } from './api/charts-api';
+import { requestId } from '../http/request-id.js';
+import { errorHandler, notFoundHandler } from '../http/error-handler.js';
+import { requireOperator } from './console-token.js';
+import { consolePage, securityHeaders } from './console-page.js';
+import type { ConsoleServices } from './console-services.js';
+import { liveApi } from './api/live-api.js';
+import { moderationApi } from './api/moderation-api.js';
+import { doorsApi } from './api/doors-api.js';
+import { bansApi } from './api/bans-api.js';
+import { healthApi } from './api/health-api.js';
+import { chartsApi } from './api/charts-api.js';
 
 /** Largest console request body, bytes (a ban reason or a command payload; the command cap is 2 KiB). */
 export const CONSOLE_BODY_LIMIT_BYTES = 64 * 1024;

@@ -3,8 +3,8 @@
  * endpoints these refuse unknown fields: a moderator's typo must not silently drop part of an action.
  * Per-type command payloads are checked by the commands service (src/schemas/commands.ts).
  */
-import { BAN_SCOPES } from '../bans/ban-types';
-import { FORCED_STATES } from '../doors/door-types';
+import { BAN_SCOPES } from '../bans/ban-types.js';
+import { FORCED_STATES } from '../doors/door-types.js';
 
 const id = { type: 'string', minLength: 1, maxLength: 128 } as const;
 

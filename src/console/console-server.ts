@@ -5,17 +5,17 @@
  * in the URL fragment, once, at info. A configured token is never logged.
  */
 import type { AddressInfo } from 'node:net';
-import type { Config } from '../config';
-import type { Db } from '../store/prisma';
-import type { AppRedis } from '../store/redis';
-import type { ApiMetrics } from '../metrics/api-metrics';
-import { registerScrapeMetrics } from '../metrics/scrape-metrics';
-import { buildOpenApiDocument } from '../openapi/openapi-document';
-import { ROLES } from '../../workers/queues';
-import { log } from '../log';
-import { resolveConsoleToken } from './console-token';
-import { createConsoleServices } from './console-services';
-import { createConsoleApp } from './console-app';
+import type { Config } from '../config.js';
+import type { Db } from '../store/prisma.js';
+import type { AppRedis } from '../store/redis.js';
+import type { ApiMetrics } from '../metrics/api-metrics.js';
+import { registerScrapeMetrics } from '../metrics/scrape-metrics.js';
+import { buildOpenApiDocument } from '../openapi/openapi-document.js';
+import { ROLES } from '../../workers/queues.js';
+import { log } from '../log.js';
+import { resolveConsoleToken } from './console-token.js';
+import { createConsoleServices } from './console-services.js';
+import { createConsoleApp } from './console-app.js';
 
 /** A running console listener. */
 export interface ConsoleListener {

@@ -5,16 +5,16 @@
  * of its own: everything a moderator does here is what the operator CLI does.
  */
 import { Queue } from 'bullmq';
-import type { Db } from '../store/prisma';
-import type { AppRedis } from '../store/redis';
-import { GlobalKeys } from '../store/keys';
-import type { CommandServiceDeps } from '../commands/command-service';
-import { NudgeQueue } from '../commands/nudge-queue';
-import type { DoorAdminDeps } from '../doors/door-admin-service';
-import { BanService } from '../bans/ban-service';
-import { Blocklist } from '../bans/blocklist';
-import { commandKickIssuer } from '../bans/ban-kicks';
-import { PLATFORM_BANS_QUEUE, PlatformWriteQueue, type PlatformBanJob } from '../bans/platform-write-queue';
+import type { Db } from '../store/prisma.js';
+import type { AppRedis } from '../store/redis.js';
+import { GlobalKeys } from '../store/keys.js';
+import type { CommandServiceDeps } from '../commands/command-service.js';
+import { NudgeQueue } from '../commands/nudge-queue.js';
+import type { DoorAdminDeps } from '../doors/door-admin-service.js';
+import { BanService } from '../bans/ban-service.js';
+import { Blocklist } from '../bans/blocklist.js';
+import { commandKickIssuer } from '../bans/ban-kicks.js';
+import { PLATFORM_BANS_QUEUE, PlatformWriteQueue, type PlatformBanJob } from '../bans/platform-write-queue.js';
 
 export interface ConsoleServices {
   db: Db;

@@ -11,7 +11,7 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
-import { AppError } from '../http/errors';
+import { AppError } from '../http/errors.js';
 
 /** The token in force and whether this process made it up. */
 export interface ConsoleToken {

@@ -15,9 +15,9 @@
  *   90th percentile in whole seconds; sessions still open are counted apart.
  * - Top custom types: the {@link TOP_CUSTOM_TYPES} most frequent custom types in the period.
  */
-import type { Db } from '../store/prisma';
-import { ValidationError } from '../http/errors';
-import { MINUTE_MS } from './concurrency-sampler';
+import type { Db } from '../store/prisma.js';
+import { ValidationError } from '../http/errors.js';
+import { MINUTE_MS } from './concurrency-sampler.js';
 
 /** The event types the analytics layer understands (spec: Event type values); every other string is custom. */
 export const KNOWN_EVENT_TYPES = ['join', 'leave', 'team_change', 'death', 'spawn'] as const;

@@ -8,8 +8,8 @@
  * fills such minutes from the stored sessions).
  */
 import type { Redis } from 'ioredis';
-import type { Db } from '../store/prisma';
-import { GameKeys } from '../store/keys';
+import type { Db } from '../store/prisma.js';
+import { GameKeys } from '../store/keys.js';
 
 /** One sample per game per UTC minute, ms. */
 export const MINUTE_MS = 60_000;

@@ -25,10 +25,10 @@
  * is derived by a rebuild, or from their next session on.
  */
 import type { Redis } from 'ioredis';
-import type { Db } from '../store/prisma';
-import { GlobalKeys } from '../store/keys';
-import { FAR_FUTURE_MS, type ShiftDeriver } from './shift-deriver';
-import { ruleCoversSession } from './shift-merge';
+import type { Db } from '../store/prisma.js';
+import { GlobalKeys } from '../store/keys.js';
+import { FAR_FUTURE_MS, type ShiftDeriver } from './shift-deriver.js';
+import { ruleCoversSession } from './shift-merge.js';
 
 /** Default Session rows read per tick. */
 export const DEFAULT_BATCH = 500;

@@ -4,9 +4,9 @@
  * An entry belongs to the period containing its `accruedAt`: the shift's close, or for an open shift the
  * time accrued so far (it moves forward until the shift closes).
  */
-import type { Db } from '../store/prisma';
-import { ValidationError } from '../http/errors';
-import { requireWorkspace } from '../workspace/workspace-lookup';
+import type { Db } from '../store/prisma.js';
+import { ValidationError } from '../http/errors.js';
+import { requireWorkspace } from '../workspace/workspace-lookup.js';
 
 /** One ledger row with its shift's times and its member. */
 export interface PayoutLine {

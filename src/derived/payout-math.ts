@@ -13,7 +13,7 @@
  *   units are compared by their number (a workspace is expected to pay in one unit; each shift is paid in
  *   exactly one unit, because the ledger has one row per shift).
  */
-import { ruleCoversSession, type ClockInRule, type SessionSpan } from './shift-merge';
+import { ruleCoversSession, type ClockInRule, type SessionSpan } from './shift-merge.js';
 
 const SECONDS_PER_HOUR = 3600n;
 

@@ -11,8 +11,8 @@
  *   `percent` = floor(100 × clocked seconds / (quota × 60)), not capped (150 means one and a half times
  *   the quota); `clockedMinutes` = whole minutes, rounded down.
  */
-import type { Db } from '../store/prisma';
-import type { WeekPeriod } from '../workspace/calendar';
+import type { Db } from '../store/prisma.js';
+import type { WeekPeriod } from '../workspace/calendar.js';
 
 /** Progress of one member against the quota of one of their positions. */
 export interface QuotaRow {

@@ -5,10 +5,10 @@
  * stores. Shifts reaching past the period are recomputed whole. Quota progress is always read from the
  * shifts, so it is rebuilt with them. Safe while the workers run (per-member locks).
  */
-import type { Db } from '../store/prisma';
-import { ValidationError } from '../http/errors';
-import { requireWorkspace } from '../workspace/workspace-lookup';
-import { RECOMPUTE_COUNT_KEYS, type RecomputeCounts, type ShiftDeriver } from './shift-deriver';
+import type { Db } from '../store/prisma.js';
+import { ValidationError } from '../http/errors.js';
+import { requireWorkspace } from '../workspace/workspace-lookup.js';
+import { RECOMPUTE_COUNT_KEYS, type RecomputeCounts, type ShiftDeriver } from './shift-deriver.js';
 
 /** Totals of one rebuild over all members of the workspace. */
 export interface RebuildSummary extends RecomputeCounts {

@@ -26,11 +26,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Prisma } from '@prisma/client';
 import type { Redis } from 'ioredis';
-import type { Db } from '../store/prisma';
-import { GlobalKeys } from '../store/keys';
-import { mergeSessions, ruleCoversSession, type SessionSpan, type ShiftSpan } from './shift-merge';
-import { bestPaidPosition, payoutAmountMinor, wholeSeconds, type PayRule } from './payout-math';
-import { reportMemberChange, type SubjectChanges } from '../workspace/subject-changes';
+import type { Db } from '../store/prisma.js';
+import { GlobalKeys } from '../store/keys.js';
+import { mergeSessions, ruleCoversSession, type SessionSpan, type ShiftSpan } from './shift-merge.js';
+import { bestPaidPosition, payoutAmountMinor, wholeSeconds, type PayRule } from './payout-math.js';
+import { reportMemberChange, type SubjectChanges } from '../workspace/subject-changes.js';
 
 /** Stand-in for "no end" in period bounds (ms): 9999-12-31. */
 export const FAR_FUTURE_MS = Date.UTC(9999, 11, 31);

@@ -9,11 +9,11 @@
  * flusher killed between insert and acknowledge re-inserts nothing (src/store/streams.ts).
  */
 import type { Prisma } from '@prisma/client';
-import type { Db } from '../store/prisma';
-import type { StreamConsumer } from '../store/streams';
-import { GameKeys } from '../store/keys';
-import type { FlushHooks } from '../events/event-flusher';
-import { log } from '../log';
+import type { Db } from '../store/prisma.js';
+import type { StreamConsumer } from '../store/streams.js';
+import { GameKeys } from '../store/keys.js';
+import type { FlushHooks } from '../events/event-flusher.js';
+import { log } from '../log.js';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 

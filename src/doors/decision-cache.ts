@@ -12,13 +12,13 @@
  * key, never older. Each entry also carries its own expiry (time windows, operations, records and
  * tenure thresholds end a decision early; see evaluate.ts), checked by the script.
  */
-import type { AppRedis } from '../store/redis';
-import { DOOR_DECISIONS_TTL_MARGIN_SECONDS, GameKeys, GlobalKeys, REPLAY_TTL_SECONDS, THROTTLE_COUNT_TTL_SECONDS } from '../store/keys';
-import { ReplayError } from '../http/errors';
-import { log } from '../log';
-import { doorQuota } from '../limits/quotas';
-import { QuotaExceededError } from '../limits/quota-error';
-import { ThrottleMarks } from '../limits/throttle-marks';
+import type { AppRedis } from '../store/redis.js';
+import { DOOR_DECISIONS_TTL_MARGIN_SECONDS, GameKeys, GlobalKeys, REPLAY_TTL_SECONDS, THROTTLE_COUNT_TTL_SECONDS } from '../store/keys.js';
+import { ReplayError } from '../http/errors.js';
+import { log } from '../log.js';
+import { doorQuota } from '../limits/quotas.js';
+import { QuotaExceededError } from '../limits/quota-error.js';
+import { ThrottleMarks } from '../limits/throttle-marks.js';
 
 /** A decision as cached: its expiry and its public JSON (see {@link decisionJson} in door-access-service.ts). */
 export interface CachedDecision {

@@ -13,17 +13,17 @@
  * Response shapes: `doorCheckResponseSchema`, `doorBulkResponseSchema`, `doorManifestResponseSchema`
  * (src/schemas/doors.ts).
  */
-import type { Db } from '../store/prisma';
-import type { AppRedis } from '../store/redis';
-import { AppError, NotFoundError, UnavailableError } from '../http/errors';
-import { log } from '../log';
-import type { Decision, DoorDef } from './door-types';
-import { DoorCatalog, type CatalogEntry } from './door-catalog';
-import { DecisionCache, type CachedDecision, type Lookup } from './decision-cache';
-import { raiseDoorsVersion } from './doors-version';
-import { evaluateDoor } from './evaluate';
-import { loadSubjectContext, type SubjectContext } from './subject-context';
-import { WorkspaceSnapshots } from './workspace-snapshot';
+import type { Db } from '../store/prisma.js';
+import type { AppRedis } from '../store/redis.js';
+import { AppError, NotFoundError, UnavailableError } from '../http/errors.js';
+import { log } from '../log.js';
+import type { Decision, DoorDef } from './door-types.js';
+import { DoorCatalog, type CatalogEntry } from './door-catalog.js';
+import { DecisionCache, type CachedDecision, type Lookup } from './decision-cache.js';
+import { raiseDoorsVersion } from './doors-version.js';
+import { evaluateDoor } from './evaluate.js';
+import { loadSubjectContext, type SubjectContext } from './subject-context.js';
+import { WorkspaceSnapshots } from './workspace-snapshot.js';
 
 /** Who is asking: the authenticated key's game plus the request's signature (the replay-cache key). */
 export interface DoorCaller {

@@ -10,14 +10,14 @@
  * forced state from the manifest.
  */
 import { Prisma } from '@prisma/client';
-import type { Db } from '../store/prisma';
-import type { AppRedis } from '../store/redis';
-import { GameKeys } from '../store/keys';
-import { AppError, NotFoundError, ValidationError } from '../http/errors';
-import { issueCommand, type CommandServiceDeps } from '../commands/command-service';
-import { DOOR_EFFECTS, FAIL_MODES, FORCED_STATES, SUBJECT_TYPES, type Effect, type FailMode, type ForcedState, type PolicyConditions, type SubjectType } from './door-types';
-import { incrementDoorsVersion, raiseDoorsVersion } from './doors-version';
-import { parseConditions } from './policy-conditions';
+import type { Db } from '../store/prisma.js';
+import type { AppRedis } from '../store/redis.js';
+import { GameKeys } from '../store/keys.js';
+import { AppError, NotFoundError, ValidationError } from '../http/errors.js';
+import { issueCommand, type CommandServiceDeps } from '../commands/command-service.js';
+import { DOOR_EFFECTS, FAIL_MODES, FORCED_STATES, SUBJECT_TYPES, type Effect, type FailMode, type ForcedState, type PolicyConditions, type SubjectType } from './door-types.js';
+import { incrementDoorsVersion, raiseDoorsVersion } from './doors-version.js';
+import { parseConditions } from './policy-conditions.js';
 
 export interface DoorAdminDeps {
   db: Db;

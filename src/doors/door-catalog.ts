@@ -7,13 +7,13 @@
  * Stored policies that fail validation (written around the operator tools) fail closed: an invalid
  * allow is ignored, an invalid deny applies without conditions.
  */
-import type { Db } from '../store/prisma';
-import { NotFoundError } from '../http/errors';
-import { log } from '../log';
-import type { DoorDef, Effect, FailMode, ForcedState, PolicyConditions, PolicyDef, SubjectType } from './door-types';
-import { compileWindow } from './time-window';
-import { comparePolicies } from './evaluate';
-import { parseConditions } from './policy-conditions';
+import type { Db } from '../store/prisma.js';
+import { NotFoundError } from '../http/errors.js';
+import { log } from '../log.js';
+import type { DoorDef, Effect, FailMode, ForcedState, PolicyConditions, PolicyDef, SubjectType } from './door-types.js';
+import { compileWindow } from './time-window.js';
+import { comparePolicies } from './evaluate.js';
+import { parseConditions } from './policy-conditions.js';
 
 /** One game's doors at one version. */
 export interface CatalogEntry {

@@ -3,7 +3,7 @@
  * policies are loaded from Postgres into a {@link DoorCatalog} entry; a {@link Decision} is what one
  * evaluation yields and what the decision cache stores.
  */
-import type { CompiledWindow } from './time-window';
+import type { CompiledWindow } from './time-window.js';
 
 export const DOOR_EFFECTS = ['allow', 'deny'] as const;
 /** `allow` or `deny`: a door's default behaviour and a policy's effect. */

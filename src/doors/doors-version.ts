@@ -10,10 +10,10 @@
  * bring an older version back.
  */
 import type { Prisma } from '@prisma/client';
-import type { AppRedis } from '../store/redis';
-import type { Db } from '../store/prisma';
-import { GameKeys } from '../store/keys';
-import { log } from '../log';
+import type { AppRedis } from '../store/redis.js';
+import type { Db } from '../store/prisma.js';
+import { GameKeys } from '../store/keys.js';
+import { log } from '../log.js';
 
 /** Increments `Game.doorsVersion` inside the caller's transaction; returns the new version. */
 export async function incrementDoorsVersion(tx: Prisma.TransactionClient, gameId: string): Promise<number> {

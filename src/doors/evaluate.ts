@@ -21,9 +21,9 @@
  * (positions, clock-in, records issued or revoked, the schedule, doors and policies) are handled by the
  * cache keys' versions, not here.
  */
-import type { CompiledConditions, Decision, DoorDef, PolicyDef } from './door-types';
-import type { SubjectContext } from './subject-context';
-import { inTimeWindow, nextWindowChange } from './time-window';
+import type { CompiledConditions, Decision, DoorDef, PolicyDef } from './door-types.js';
+import type { SubjectContext } from './subject-context.js';
+import { inTimeWindow, nextWindowChange } from './time-window.js';
 
 const DAY_MS = 86_400_000;
 

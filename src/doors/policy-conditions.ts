@@ -3,11 +3,11 @@
  * added and by the catalog when policies are loaded. Schema: `policyConditionsSchema`
  * (src/schemas/doors.ts); the time zone must also be one the runtime knows.
  */
-import { ValidationError } from '../http/errors';
-import { compileValidator } from '../schemas/validator';
-import { policyConditionsSchema } from '../schemas/doors';
-import type { PolicyConditions } from './door-types';
-import { isTimeZone } from './time-window';
+import { ValidationError } from '../http/errors.js';
+import { compileValidator } from '../schemas/validator.js';
+import { policyConditionsSchema } from '../schemas/doors.js';
+import type { PolicyConditions } from './door-types.js';
+import { isTimeZone } from './time-window.js';
 
 const validate = compileValidator<PolicyConditions>(policyConditionsSchema);
 

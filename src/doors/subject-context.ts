@@ -18,10 +18,10 @@
  * A user with no Member row in the workspace has no positions, units, organizations or records, is not
  * clocked in, has no tenure, and sees only operations that name no unit or organization.
  */
-import type { Db } from '../store/prisma';
-import type { OperationSpan, WorkspaceSnapshot } from './workspace-snapshot';
+import type { Db } from '../store/prisma.js';
+import type { OperationSpan, WorkspaceSnapshot } from './workspace-snapshot.js';
 
-export type { OperationSpan } from './workspace-snapshot';
+export type { OperationSpan } from './workspace-snapshot.js';
 
 export interface RecordSpan {
   type: string;

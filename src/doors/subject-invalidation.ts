@@ -16,9 +16,9 @@
  * only have been stored under the older key. Time alone (a record expiring, an operation starting,
  * tenure reached, a time window) needs no call: decisions end at those boundaries by themselves.
  */
-import type { Db } from '../store/prisma';
-import type { AppRedis } from '../store/redis';
-import { GameKeys } from '../store/keys';
+import type { Db } from '../store/prisma.js';
+import type { AppRedis } from '../store/redis.js';
+import { GameKeys } from '../store/keys.js';
 
 /** Field of `GameKeys.doorSubjects` that versions everything workspace-wide (schedule, org tree). */
 export const WORKSPACE_FIELD = 'w';

@@ -12,7 +12,7 @@
  * so the zone's UTC offset is asked once per zone per UTC minute and kept ({@link offsetAt}); local
  * weekday and time are then plain arithmetic.
  */
-import { WEEKDAYS, type TimeWindow } from './door-types';
+import { WEEKDAYS, type TimeWindow } from './door-types.js';
 
 const MINUTE_MS = 60_000;
 const DAY_MINUTES = 1440;

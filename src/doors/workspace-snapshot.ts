@@ -5,7 +5,7 @@
  * `GameKeys.doorSubjects`, raised on every schedule or org-tree change; subject-invalidation.ts) and
  * reloaded at least once per TTL, so a cold evaluation costs Postgres only the member's own rows.
  */
-import type { Db } from '../store/prisma';
+import type { Db } from '../store/prisma.js';
 
 export interface OperationSpan {
   type: string;

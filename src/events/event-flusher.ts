@@ -9,10 +9,10 @@
  * parameter and per byte; measured here, createMany cost the worker ~170 µs of CPU per event row and this
  * ~25 µs (flush throughput ×4–6; scripts/bench-heartbeat.ts prints the figures).
  */
-import type { Db } from '../store/prisma';
-import type { StreamConsumer } from '../store/streams';
-import { GameKeys } from '../store/keys';
-import type { EventEntry } from '../schemas/heartbeat';
+import type { Db } from '../store/prisma.js';
+import type { StreamConsumer } from '../store/streams.js';
+import { GameKeys } from '../store/keys.js';
+import type { EventEntry } from '../schemas/heartbeat.js';
 
 export interface FlushResult {
   /** Stream entries (heartbeats) consumed. */

@@ -4,9 +4,9 @@
  * key data so the new interval is served at once.
  */
 import type { Redis } from 'ioredis';
-import type { Db } from '../store/prisma';
-import { NotFoundError, ValidationError } from '../http/errors';
-import { publishInvalidation } from '../auth/key-service';
+import type { Db } from '../store/prisma.js';
+import { NotFoundError, ValidationError } from '../http/errors.js';
+import { publishInvalidation } from '../auth/key-service.js';
 
 export const MIN_INTERVAL_SECONDS = 15;
 export const MAX_INTERVAL_SECONDS = 60;

@@ -6,9 +6,9 @@
  * cloudApiKey is a credential: it is stored, used in request headers, and never returned by
  * {@link describePlatformSettings}, logged or written to the audit trail.
  */
-import type { Db } from '../store/prisma';
-import { NotFoundError, ValidationError } from '../http/errors';
-import type { PlatformSettings } from '../bans/platform-restriction-client';
+import type { Db } from '../store/prisma.js';
+import { NotFoundError, ValidationError } from '../http/errors.js';
+import type { PlatformSettings } from '../bans/platform-restriction-client.js';
 
 /** What may be changed; absent fields keep their value, null clears a text field. */
 export interface PlatformSettingsChange {

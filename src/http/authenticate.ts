@@ -6,11 +6,11 @@
  */
 import type { Request } from 'express';
 import type { Redis } from 'ioredis';
-import { AuthError, ReplayError, ScopeError } from './errors';
-import { parseTimestamp, SIGNATURE_WINDOW_SECONDS, verifySignature } from '../auth/signature';
-import type { KeyVerifier, VerifiedKey } from '../auth/key-verifier';
-import type { Scope } from '../auth/scopes';
-import { GameKeys, REPLAY_TTL_SECONDS } from '../store/keys';
+import { AuthError, ReplayError, ScopeError } from './errors.js';
+import { parseTimestamp, SIGNATURE_WINDOW_SECONDS, verifySignature } from '../auth/signature.js';
+import type { KeyVerifier, VerifiedKey } from '../auth/key-verifier.js';
+import type { Scope } from '../auth/scopes.js';
+import { GameKeys, REPLAY_TTL_SECONDS } from '../store/keys.js';
 
 export interface SignedRequest {
   key: VerifiedKey;

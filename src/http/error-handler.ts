@@ -5,8 +5,8 @@
  * errors are mapped to 413/400 first. Expected errors log at debug (401/404/409 are routine traffic).
  */
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
-import { AppError, NotFoundError, PayloadTooLargeError, ValidationError } from './errors';
-import { log } from '../log';
+import { AppError, NotFoundError, PayloadTooLargeError, ValidationError } from './errors.js';
+import { log } from '../log.js';
 
 /** Writes the error envelope for `err` on `res`. */
 export function sendError(res: Response, err: AppError): void {

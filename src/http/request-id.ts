@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { RequestHandler } from 'express';
-import { logContext } from '../log';
+import { logContext } from '../log.js';
 
 export const requestId: RequestHandler = (_req, res, next) => {
   const id = randomUUID();

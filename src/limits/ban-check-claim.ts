@@ -3,13 +3,13 @@
  * replacing the plain replay claim so the quota costs no extra round trip: one connect-time lookup per
  * user, {@link BAN_CHECK_QUOTA} per (key, user) per minute (src/limits/quotas.ts).
  */
-import type { AppRedis } from '../store/redis';
-import { GameKeys, REPLAY_TTL_SECONDS, THROTTLE_COUNT_TTL_SECONDS } from '../store/keys';
-import { ReplayError } from '../http/errors';
-import type { SignedRequest } from '../http/authenticate';
-import { BAN_CHECK_QUOTA, MINUTE_WINDOW_SECONDS } from './quotas';
-import { QuotaExceededError } from './quota-error';
-import { ThrottleMarks } from './throttle-marks';
+import type { AppRedis } from '../store/redis.js';
+import { GameKeys, REPLAY_TTL_SECONDS, THROTTLE_COUNT_TTL_SECONDS } from '../store/keys.js';
+import { ReplayError } from '../http/errors.js';
+import type { SignedRequest } from '../http/authenticate.js';
+import { BAN_CHECK_QUOTA, MINUTE_WINDOW_SECONDS } from './quotas.js';
+import { QuotaExceededError } from './quota-error.js';
+import { ThrottleMarks } from './throttle-marks.js';
 
 /** The replay claim and ban-check quota of one process, over its API Redis client. */
 export class BanCheckClaim {

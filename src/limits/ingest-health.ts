@@ -17,8 +17,8 @@
  * `count` is the number of checks (about one a minute) that found the game persistently throttled.
  */
 import type { Redis } from 'ioredis';
-import type { Db } from '../store/prisma';
-import { GameKeys, GlobalKeys, THROTTLE_COUNT_TTL_SECONDS, THROTTLE_HISTORY_MINUTES } from '../store/keys';
+import type { Db } from '../store/prisma.js';
+import { GameKeys, GlobalKeys, THROTTLE_COUNT_TTL_SECONDS, THROTTLE_HISTORY_MINUTES } from '../store/keys.js';
 
 /** Throttled minutes (out of the last {@link THROTTLE_HISTORY_MINUTES}) that make throttling persistent. */
 export const PERSISTENT_MINUTES = 5;

@@ -4,8 +4,8 @@
  * label them; the envelope and the always-present `Retry-After` (whole seconds, at least 1) come from
  * {@link RateLimitError}.
  */
-import { RateLimitError } from '../http/errors';
-import type { QuotaKind } from './quotas';
+import { RateLimitError } from '../http/errors.js';
+import type { QuotaKind } from './quotas.js';
 
 /** 429 of one quota `kind` for `gameId`; `Retry-After` = `retryAfterSeconds` rounded up, at least 1. */
 export class QuotaExceededError extends RateLimitError {

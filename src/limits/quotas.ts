@@ -36,7 +36,7 @@
  *   server; S is read in the script (the server that boots has not heartbeated yet, hence + 10).
  * - ban_check: once per connect.
  */
-import { nudgesPerMinute } from '../commands/nudge-budget';
+import { nudgesPerMinute } from '../commands/nudge-budget.js';
 
 export type QuotaKind = 'heartbeat' | 'door_check' | 'door_bulk' | 'manifest' | 'ban_check';
 

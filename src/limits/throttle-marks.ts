@@ -7,8 +7,8 @@
  * open warning, and the next 429 marks again.
  */
 import type { Redis } from 'ioredis';
-import { GlobalKeys } from '../store/keys';
-import { log } from '../log';
+import { GlobalKeys } from '../store/keys.js';
+import { log } from '../log.js';
 
 /** Per-process writer of the throttled-games index (see the module comment). */
 export class ThrottleMarks {

@@ -4,11 +4,11 @@
  * request path but a counter increment. createApp uses these when it is given an {@link ApiMetrics}.
  */
 import type { ErrorRequestHandler } from 'express';
-import { HeartbeatService, type HeartbeatInput, type RecordedHeartbeat } from '../presence/heartbeat-service';
-import { DoorAccessService, type DoorAccessDeps, type DoorCaller } from '../doors/door-access-service';
-import type { AppRedis } from '../store/redis';
-import { QuotaExceededError } from '../limits/quota-error';
-import type { ApiMetrics } from './api-metrics';
+import { HeartbeatService, type HeartbeatInput, type RecordedHeartbeat } from '../presence/heartbeat-service.js';
+import { DoorAccessService, type DoorAccessDeps, type DoorCaller } from '../doors/door-access-service.js';
+import type { AppRedis } from '../store/redis.js';
+import { QuotaExceededError } from '../limits/quota-error.js';
+import type { ApiMetrics } from './api-metrics.js';
 
 /** Counts accepted heartbeats and the events they carried. */
 export class ObservedHeartbeatService extends HeartbeatService {

@@ -16,11 +16,11 @@
  */
 import { Queue } from 'bullmq';
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { Db } from '../store/prisma';
-import type { AppRedis } from '../store/redis';
-import { GlobalKeys } from '../store/keys';
-import { streamBacklogs, FLUSHED_STREAMS, type StreamName } from '../ops/stream-backlog';
-import { log } from '../log';
+import type { Db } from '../store/prisma.js';
+import type { AppRedis } from '../store/redis.js';
+import { GlobalKeys } from '../store/keys.js';
+import { streamBacklogs, FLUSHED_STREAMS, type StreamName } from '../ops/stream-backlog.js';
+import { log } from '../log.js';
 
 /** BullMQ job states reported per queue. */
 const JOB_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'failed'] as const;

@@ -4,11 +4,11 @@
  * `x-not-shown-decisions`, and the README's "API decisions" section says the same in prose. Numbers come
  * from the code and the configuration defaults, so the document cannot state a stale value.
  */
-import type { Config } from '../config';
-import { MAX_ACKS, MAX_EVENTS, MAX_ROSTER } from '../schemas/heartbeat';
-import { DEFAULT_EXPIRY_SECONDS, MAX_EXPIRY_SECONDS, MIN_EXPIRY_SECONDS } from '../commands/command-service';
-import { COMMAND_TYPES } from '../schemas/commands';
-import { BAN_CHECK_QUOTA, DOOR_BULK_QUOTA, DOOR_CHECK_QUOTA, heartbeatQuota, MANIFEST_PER_SERVER, NUDGE_ALLOWANCE, RETRY_ALLOWANCE } from '../limits/quotas';
+import type { Config } from '../config.js';
+import { MAX_ACKS, MAX_EVENTS, MAX_ROSTER } from '../schemas/heartbeat.js';
+import { DEFAULT_EXPIRY_SECONDS, MAX_EXPIRY_SECONDS, MIN_EXPIRY_SECONDS } from '../commands/command-service.js';
+import { COMMAND_TYPES } from '../schemas/commands.js';
+import { BAN_CHECK_QUOTA, DOOR_BULK_QUOTA, DOOR_CHECK_QUOTA, heartbeatQuota, MANIFEST_PER_SERVER, NUDGE_ALLOWANCE, RETRY_ALLOWANCE } from '../limits/quotas.js';
 
 /** One "not shown" of the spec and the decision taken. */
 export interface ApiDecision {

@@ -8,10 +8,10 @@
  * draft-07 and use nothing OpenAPI 3.1 (JSON Schema 2020-12) reads differently. Numbers that depend on
  * configuration are stated with their defaults (`loadConfig({})`).
  */
-import { loadConfig } from '../config';
-import { bansCheckRequestSchema, bansCheckResponseSchema } from '../schemas/bans-check';
-import { commandPayloadSchemas, COMMAND_TYPES, COMMAND_STATUSES } from '../schemas/commands';
-import { doorBulkRequestSchema, doorBulkResponseSchema, doorCheckRequestSchema, doorCheckResponseSchema, doorDecisionSchema, doorManifestResponseSchema, manifestDoorSchema } from '../schemas/doors';
+import { loadConfig } from '../config.js';
+import { bansCheckRequestSchema, bansCheckResponseSchema } from '../schemas/bans-check.js';
+import { commandPayloadSchemas, COMMAND_TYPES, COMMAND_STATUSES } from '../schemas/commands.js';
+import { doorBulkRequestSchema, doorBulkResponseSchema, doorCheckRequestSchema, doorCheckResponseSchema, doorDecisionSchema, doorManifestResponseSchema, manifestDoorSchema } from '../schemas/doors.js';
 import {
   commandEntrySchema,
   errorEnvelopeSchema,
@@ -21,8 +21,8 @@ import {
   heartbeatRequestSchema,
   heartbeatResponseSchema,
   playerEntrySchema,
-} from '../schemas/heartbeat';
-import { apiDecisions, ERROR_CODES } from './api-decisions';
+} from '../schemas/heartbeat.js';
+import { apiDecisions, ERROR_CODES } from './api-decisions.js';
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 

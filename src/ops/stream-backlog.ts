@@ -7,7 +7,7 @@
  * the age of the oldest entry (a stream entry id starts with its Redis-clock time in ms).
  */
 import type { Redis } from 'ioredis';
-import { GameKeys } from '../store/keys';
+import { GameKeys } from '../store/keys.js';
 
 /** The streams the workers drain, by the name metrics and the console use. */
 export const FLUSHED_STREAMS = {

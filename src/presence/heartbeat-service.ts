@@ -4,14 +4,14 @@
  * buffering, acks/failures, and command delivery (spec: POST heartbeat, Events, Command lifecycle).
  * When it returns, the request's events and roster are in Redis: the 200 promise of the spec.
  */
-import type { AppRedis } from '../store/redis';
-import { GameKeys, GlobalKeys, REPLAY_TTL_SECONDS, SERVER_TTL_SECONDS, THROTTLE_COUNT_TTL_SECONDS } from '../store/keys';
-import { ReplayError } from '../http/errors';
-import type { HeartbeatRequest } from '../schemas/heartbeat';
-import { log } from '../log';
-import { heartbeatQuota, MINUTE_WINDOW_SECONDS } from '../limits/quotas';
-import { QuotaExceededError } from '../limits/quota-error';
-import { ThrottleMarks } from '../limits/throttle-marks';
+import type { AppRedis } from '../store/redis.js';
+import { GameKeys, GlobalKeys, REPLAY_TTL_SECONDS, SERVER_TTL_SECONDS, THROTTLE_COUNT_TTL_SECONDS } from '../store/keys.js';
+import { ReplayError } from '../http/errors.js';
+import type { HeartbeatRequest } from '../schemas/heartbeat.js';
+import { log } from '../log.js';
+import { heartbeatQuota, MINUTE_WINDOW_SECONDS } from '../limits/quotas.js';
+import { QuotaExceededError } from '../limits/quota-error.js';
+import { ThrottleMarks } from '../limits/throttle-marks.js';
 
 export interface HeartbeatInput {
   gameId: string;

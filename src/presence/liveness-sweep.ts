@@ -4,10 +4,10 @@
  * close at its last heartbeat time (the `sweepServer` Lua script, atomic per server). The same pass
  * copies last-heartbeat times of live servers and last-use times of keys into Postgres.
  */
-import type { Db } from '../store/prisma';
-import type { AppRedis } from '../store/redis';
-import { GameKeys } from '../store/keys';
-import { MIN_INTERVAL_SECONDS } from '../games/game-service';
+import type { Db } from '../store/prisma.js';
+import type { AppRedis } from '../store/redis.js';
+import { GameKeys } from '../store/keys.js';
+import { MIN_INTERVAL_SECONDS } from '../games/game-service.js';
 
 export interface SweepResult {
   gone: string[];

@@ -10,7 +10,7 @@
  * - hash {@link GameKeys.roster}: externalId → `<openedAtMs>\n<json [username, team]>`.
  */
 import type { Redis } from 'ioredis';
-import { GameKeys } from '../store/keys';
+import { GameKeys } from '../store/keys.js';
 
 /** Field names of the server hash as written by `heartbeat.lua` (keep both in step). */
 export const SERVER_FIELDS = {

@@ -5,10 +5,10 @@
  * heartbeat the user appeared in; reason `left` or `server_gone`), `gone` (server declared gone).
  * Every write is idempotent (natural keys, closes only set what the entry says), so a re-run is a no-op.
  */
-import type { Db } from '../store/prisma';
-import type { StreamConsumer } from '../store/streams';
-import { GameKeys } from '../store/keys';
-import type { FlushHooks } from '../events/event-flusher';
+import type { Db } from '../store/prisma.js';
+import type { StreamConsumer } from '../store/streams.js';
+import { GameKeys } from '../store/keys.js';
+import type { FlushHooks } from '../events/event-flusher.js';
 
 /** Flushes up to `batch` entries; returns how many opens and closes it applied. */
 export async function flushSessions(db: Db, consumer: StreamConsumer, redisPrefix: string, gameId: string, batch = 1000, hooks: FlushHooks = {}): Promise<{ entries: number; opened: number; closed: number }> {

@@ -20,8 +20,8 @@
  * Fixed types reject unknown payload fields (a typo such as `reasn` is an error, not a silent drop).
  * Every payload is a JSON object of at most {@link MAX_PAYLOAD_BYTES} bytes.
  */
-import { ajv } from './validator';
-import { ValidationError } from '../http/errors';
+import { ajv } from './validator.js';
+import { ValidationError } from '../http/errors.js';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 
 export const COMMAND_TYPES = [

@@ -4,7 +4,7 @@
  * the OpenAPI document. Request schemas ignore unknown fields (spec: Versioning rule 2); the conditions
  * schema does not, because an operator's misspelt condition would otherwise silently widen a policy.
  */
-import { FAIL_MODES, FORCED_STATES, WEEKDAYS } from '../doors/door-types';
+import { FAIL_MODES, FORCED_STATES, WEEKDAYS } from '../doors/door-types.js';
 
 const id = (max = 128) => ({ type: 'string', minLength: 1, maxLength: max }) as const;
 

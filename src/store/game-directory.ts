@@ -5,8 +5,8 @@
  * loses one.
  */
 import type { Redis } from 'ioredis';
-import type { Db } from './prisma';
-import { GlobalKeys } from './keys';
+import type { Db } from './prisma.js';
+import { GlobalKeys } from './keys.js';
 
 export const FULL_SCAN_MS = 30_000;
 /** Active marks older than this are pruned (the full scan still covers those games). */

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { Redis, type RedisOptions } from 'ioredis';
 import type { Socket } from 'node:net';
-import { log } from '../log';
+import { log } from '../log.js';
 
 const luaDir = new URL('./lua/', import.meta.url);
 

@@ -4,10 +4,10 @@
  * derivation uses the current assignments for shifts it derives from then on, and `derived rebuild`
  * re-applies them to a past period (src/derived/).
  */
-import type { Db } from '../store/prisma';
-import { NotFoundError, ValidationError } from '../http/errors';
-import { isUniqueViolation, requireWorkspace } from './workspace-lookup';
-import { reportMemberChange, type SubjectChanges } from './subject-changes';
+import type { Db } from '../store/prisma.js';
+import { NotFoundError, ValidationError } from '../http/errors.js';
+import { isUniqueViolation, requireWorkspace } from './workspace-lookup.js';
+import { reportMemberChange, type SubjectChanges } from './subject-changes.js';
 
 /** One Assignment row: member `memberId` holds position `positionId`. */
 export interface AssignmentRow {

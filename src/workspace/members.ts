@@ -3,11 +3,11 @@
  * rosters and events), with the date they joined for tenure (issue #4). `externalId` is unique within a
  * workspace. Deleting a member deletes their assignments, records, shifts and payout entries (cascade).
  */
-import type { Db } from '../store/prisma';
-import { NotFoundError, ValidationError } from '../http/errors';
-import { isUniqueViolation, requireWorkspace } from './workspace-lookup';
-import type { PositionRow } from './positions';
-import { reportMemberChange, type SubjectChanges } from './subject-changes';
+import type { Db } from '../store/prisma.js';
+import { NotFoundError, ValidationError } from '../http/errors.js';
+import { isUniqueViolation, requireWorkspace } from './workspace-lookup.js';
+import type { PositionRow } from './positions.js';
+import { reportMemberChange, type SubjectChanges } from './subject-changes.js';
 
 const DAY_MS = 86_400_000;
 

@@ -4,10 +4,10 @@
  * operation of a given type" (spec: Door › policy), answered by {@link operationActive} /
  * {@link operationApplies}.
  */
-import type { Db } from '../store/prisma';
-import { NotFoundError, ValidationError } from '../http/errors';
-import { requireInWorkspace, requireWorkspace } from './workspace-lookup';
-import { reportWorkspaceChange, type SubjectChanges } from './subject-changes';
+import type { Db } from '../store/prisma.js';
+import { NotFoundError, ValidationError } from '../http/errors.js';
+import { requireInWorkspace, requireWorkspace } from './workspace-lookup.js';
+import { reportWorkspaceChange, type SubjectChanges } from './subject-changes.js';
 
 /** One Operation row; it runs over [startsAt, endsAt). */
 export interface OperationRow {

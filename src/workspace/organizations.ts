@@ -3,10 +3,10 @@
  * holds its org chart"). A name is unique within its workspace. Deleting an organization keeps its units
  * and operations and clears their link to it (schema: onDelete SetNull).
  */
-import type { Db } from '../store/prisma';
-import { NotFoundError, ValidationError } from '../http/errors';
-import { checkName, isUniqueViolation, requireWorkspace } from './workspace-lookup';
-import { reportWorkspaceChange, type SubjectChanges } from './subject-changes';
+import type { Db } from '../store/prisma.js';
+import { NotFoundError, ValidationError } from '../http/errors.js';
+import { checkName, isUniqueViolation, requireWorkspace } from './workspace-lookup.js';
+import { reportWorkspaceChange, type SubjectChanges } from './subject-changes.js';
 
 /** One Organization row. */
 export interface OrganizationRow {

@@ -4,11 +4,11 @@
  * (integer minor units of a currency or points), and a weekly quota of minutes clocked in. A position
  * belongs to a unit of the same workspace; deleting it removes its assignments (schema cascade).
  */
-import type { Db } from '../store/prisma';
-import { NotFoundError, ValidationError } from '../http/errors';
-import { checkName, requireInWorkspace, requireWorkspace } from './workspace-lookup';
-import { isPayoutUnit } from './payout-units';
-import { reportWorkspaceChange, type SubjectChanges } from './subject-changes';
+import type { Db } from '../store/prisma.js';
+import { NotFoundError, ValidationError } from '../http/errors.js';
+import { checkName, requireInWorkspace, requireWorkspace } from './workspace-lookup.js';
+import { isPayoutUnit } from './payout-units.js';
+import { reportWorkspaceChange, type SubjectChanges } from './subject-changes.js';
 
 /** Most minutes a weekly quota can ask for (the whole week). */
 export const MAX_QUOTA_MINUTES = 7 * 24 * 60;

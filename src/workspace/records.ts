@@ -4,10 +4,10 @@
  * (issuedAt ≤ at), is not revoked, and has not expired (no expiresAt, or at < expiresAt). Door policies
  * use "no active record of a given type" (spec: Door › policy). Types are free strings, compared exactly.
  */
-import type { Db } from '../store/prisma';
-import { NotFoundError, ValidationError } from '../http/errors';
-import { requireWorkspace } from './workspace-lookup';
-import { reportMemberChange, type SubjectChanges } from './subject-changes';
+import type { Db } from '../store/prisma.js';
+import { NotFoundError, ValidationError } from '../http/errors.js';
+import { requireWorkspace } from './workspace-lookup.js';
+import { reportMemberChange, type SubjectChanges } from './subject-changes.js';
 
 /** One MemberRecord row (see the module comment for "active"). */
 export interface RecordRow {

@@ -7,7 +7,7 @@
  * A failed report is logged, not thrown: the write it follows has already committed, and cached
  * decisions also end with their TTL, so a lost report only delays a decision change by that TTL.
  */
-import { log } from '../log';
+import { log } from '../log.js';
 
 /** Receives committed changes that can change door decisions. */
 export interface SubjectChanges {

@@ -7,10 +7,10 @@
  * Cycles cannot be created here (a parent must exist before its child and there is no re-parenting), and
  * the import refuses them; the recursive queries use UNION (not UNION ALL) so they end even if one existed.
  */
-import type { Db } from '../store/prisma';
-import { NotFoundError, ValidationError } from '../http/errors';
-import { checkName, requireInWorkspace, requireWorkspace } from './workspace-lookup';
-import { reportWorkspaceChange, type SubjectChanges } from './subject-changes';
+import type { Db } from '../store/prisma.js';
+import { NotFoundError, ValidationError } from '../http/errors.js';
+import { checkName, requireInWorkspace, requireWorkspace } from './workspace-lookup.js';
+import { reportWorkspaceChange, type SubjectChanges } from './subject-changes.js';
 
 /** One Unit row. */
 export interface UnitRow {

@@ -4,10 +4,10 @@
  * (lower-case, dashes; `-2`, `-3` … when two names collide); members are keyed by externalId. Derived
  * data (shifts, payouts) is not part of the model and is not exported.
  */
-import type { Db } from '../store/prisma';
-import type { WorkspaceFile } from '../schemas/workspace-import';
-import { requireWorkspace } from './workspace-lookup';
-import { treeOrder } from './units';
+import type { Db } from '../store/prisma.js';
+import type { WorkspaceFile } from '../schemas/workspace-import.js';
+import { requireWorkspace } from './workspace-lookup.js';
+import { treeOrder } from './units.js';
 
 /** Gives each id a readable key derived from its name, unique within one section. */
 function keyMaker(): (id: string, name: string) => string {

@@ -13,15 +13,15 @@ import { randomUUID } from 'node:crypto';
 import { Ajv, type ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { Prisma } from '@prisma/client';
-import type { Db } from '../store/prisma';
-import { ValidationError } from '../http/errors';
-import { workspaceFileSchema, type WorkspaceFile } from '../schemas/workspace-import';
-import { requireWorkspace } from './workspace-lookup';
-import { isTimeZone } from './calendar';
-import { positionRuleProblems } from './positions';
-import { operationProblems } from './operations';
-import { recordProblems } from './records';
-import { reportWorkspaceChange, type SubjectChanges } from './subject-changes';
+import type { Db } from '../store/prisma.js';
+import { ValidationError } from '../http/errors.js';
+import { workspaceFileSchema, type WorkspaceFile } from '../schemas/workspace-import.js';
+import { requireWorkspace } from './workspace-lookup.js';
+import { isTimeZone } from './calendar.js';
+import { positionRuleProblems } from './positions.js';
+import { operationProblems } from './operations.js';
+import { recordProblems } from './records.js';
+import { reportWorkspaceChange, type SubjectChanges } from './subject-changes.js';
 
 // ajv-formats ships CommonJS with `exports.default`; under ESM interop the callable is either form.
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (a: Ajv) => Ajv;

@@ -4,8 +4,8 @@
  * must never become the parent of a unit of workspace B).
  */
 import { Prisma } from '@prisma/client';
-import type { Db } from '../store/prisma';
-import { NotFoundError, ValidationError } from '../http/errors';
+import type { Db } from '../store/prisma.js';
+import { NotFoundError, ValidationError } from '../http/errors.js';
 
 /** The workspace fields the model and the derived data need. */
 export interface WorkspaceInfo {

@@ -2,10 +2,10 @@
  * The workspace's week settings: the IANA time zone and the ISO weekday quota weeks start on (issue #4:
  * "weeks starting Monday 00:00 UTC unless the workspace says otherwise"; period rules in calendar.ts).
  */
-import type { Db } from '../store/prisma';
-import { ValidationError } from '../http/errors';
-import { isTimeZone } from './calendar';
-import { requireWorkspace, type WorkspaceInfo } from './workspace-lookup';
+import type { Db } from '../store/prisma.js';
+import { ValidationError } from '../http/errors.js';
+import { isTimeZone } from './calendar.js';
+import { requireWorkspace, type WorkspaceInfo } from './workspace-lookup.js';
 
 /**
  * Changes the time zone and/or week start of `workspaceId` and returns the workspace. Quota progress is

@@ -1,9 +1,9 @@
 import { PassThrough } from 'node:stream';
 import { expect } from 'chai';
-import { runCli } from '../../src/admin/cli';
-import { UsageError, type AdminCommand } from '../../src/admin/command';
-import { ConfigError, loadConfig } from '../../src/config';
-import { NotFoundError } from '../../src/http/errors';
+import { runCli } from '../../src/admin/cli.js';
+import { UsageError, type AdminCommand } from '../../src/admin/command.js';
+import { ConfigError, loadConfig } from '../../src/config.js';
+import { NotFoundError } from '../../src/http/errors.js';
 
 /** In-process runs of the dispatcher with commands that touch neither Postgres nor Redis. */
 function collect(): { stream: PassThrough; text: () => string } {

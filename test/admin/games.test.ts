@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { Redis } from 'ioredis';
-import type { Db } from '../../src/store/prisma';
-import { createTestDb, createTestRedis, deleteRedisPrefix, deleteWorkspaces, listenInvalidations, okJson, randomPrefix, runAdmin, type CliRun } from './harness';
+import type { Db } from '../../src/store/prisma.js';
+import { createTestDb, createTestRedis, deleteRedisPrefix, deleteWorkspaces, listenInvalidations, okJson, randomPrefix, runAdmin, type CliRun } from './harness.js';
 
 /** Failure contract: exit code, nothing on stdout, exactly one stderr line. */
 function expectFailure(r: CliRun, code: number, stderrPattern: RegExp): void {

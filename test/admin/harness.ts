@@ -11,8 +11,8 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { createDb, type Db } from '../../src/store/prisma';
-import { GlobalKeys } from '../../src/store/keys';
+import { createDb, type Db } from '../../src/store/prisma.js';
+import { GlobalKeys } from '../../src/store/keys.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || 'postgresql://postgres@127.0.0.1:5432/gis_test';

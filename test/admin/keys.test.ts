@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { Redis } from 'ioredis';
-import type { Db } from '../../src/store/prisma';
+import type { Db } from '../../src/store/prisma.js';
 import {
   createTestDb,
   createTestRedis,
@@ -12,7 +12,7 @@ import {
   randomPrefix,
   runAdmin,
   verifyArgon2,
-} from './harness';
+} from './harness.js';
 
 const KEY_RE = /^svc_live_([a-z0-9]{12})\.([A-Za-z0-9_-]{43})$/;
 

@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import type { Redis } from 'ioredis';
-import type { Db } from '../../src/store/prisma';
-import { GameKeys } from '../../src/store/keys';
-import { compareSdkVersions, getRoster, listLiveServers, newestSdkVersion, parseRosterValue } from '../../src/presence/server-view';
-import { createTestDb, createTestRedis, createWorkspaceAndGame, deleteRedisPrefix, deleteWorkspaces, okJson, randomPrefix, runAdmin } from './harness';
+import type { Db } from '../../src/store/prisma.js';
+import { GameKeys } from '../../src/store/keys.js';
+import { compareSdkVersions, getRoster, listLiveServers, newestSdkVersion, parseRosterValue } from '../../src/presence/server-view.js';
+import { createTestDb, createTestRedis, createWorkspaceAndGame, deleteRedisPrefix, deleteWorkspaces, okJson, randomPrefix, runAdmin } from './harness.js';
 
 interface SeedServer {
   sid: string;

@@ -3,10 +3,10 @@
  * covers (the commands issue), with the ban reason." The kick reaches the game in the next heartbeat.
  */
 import { expect } from 'chai';
-import { setLogLevel } from '../../src/log';
-import { Harness, heartbeatBody, type TestGame } from '../support/harness';
-import type { BanService } from '../../src/bans/ban-service';
-import { banService, siblingGame } from './support';
+import { setLogLevel } from '../../src/log.js';
+import { Harness, heartbeatBody, type TestGame } from '../support/harness.js';
+import type { BanService } from '../../src/bans/ban-service.js';
+import { banService, siblingGame } from './support.js';
 
 interface Delivered {
   id: string;

@@ -3,10 +3,10 @@
  * millisecond, which ban decides, the restriction a game should carry, and the platform request shape.
  */
 import { expect } from 'chai';
-import { decideBan } from '../../src/bans/ban-decision';
-import type { BlocklistEntry } from '../../src/bans/ban-types';
-import { desiredFromBans, matchesPlatform, writeStateFor } from '../../src/bans/restriction-state';
-import { parseRetryAfter, PlatformRestrictionClient, PlatformWriteError } from '../../src/bans/platform-restriction-client';
+import { decideBan } from '../../src/bans/ban-decision.js';
+import type { BlocklistEntry } from '../../src/bans/ban-types.js';
+import { desiredFromBans, matchesPlatform, writeStateFor } from '../../src/bans/restriction-state.js';
+import { parseRetryAfter, PlatformRestrictionClient, PlatformWriteError } from '../../src/bans/platform-restriction-client.js';
 
 const entry = (over: Partial<BlocklistEntry>): BlocklistEntry => ({ id: 'b', scope: 'workspace', gameId: null, externalServerId: null, expiresAt: null, reason: 'r', ...over });
 const target = { gameId: 'G', externalServerId: 'S' };

@@ -4,10 +4,10 @@
  */
 import { expect } from 'chai';
 import type request from 'supertest';
-import { setLogLevel } from '../../src/log';
-import { Harness, type TestGame } from '../support/harness';
-import { listBans, type BanService } from '../../src/bans/ban-service';
-import { banService, check, CHECK, siblingGame } from './support';
+import { setLogLevel } from '../../src/log.js';
+import { Harness, type TestGame } from '../support/harness.js';
+import { listBans, type BanService } from '../../src/bans/ban-service.js';
+import { banService, check, CHECK, siblingGame } from './support.js';
 
 function expectEnvelope(res: request.Response, status: number, code?: string): void {
   expect(res.status, JSON.stringify(res.body)).to.equal(status);

@@ -4,10 +4,10 @@
  * user online for the CLI's kick).
  */
 import { expect } from 'chai';
-import { Harness, heartbeatBody, type TestGame } from '../support/harness';
-import { okJson, runAdmin, type CliRun } from '../admin/harness';
-import { setLogLevel } from '../../src/log';
-import { check } from './support';
+import { Harness, heartbeatBody, type TestGame } from '../support/harness.js';
+import { okJson, runAdmin, type CliRun } from '../admin/harness.js';
+import { setLogLevel } from '../../src/log.js';
+import { check } from './support.js';
 
 function expectFailure(r: CliRun, code: number, pattern: RegExp): void {
   expect(r.code, r.stderr).to.equal(code);

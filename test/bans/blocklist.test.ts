@@ -3,12 +3,12 @@
  * concurrent writers converge on the newest state (tickets, src/store/lua/ban-sync.lua).
  */
 import { expect } from 'chai';
-import { Harness, type TestGame } from '../support/harness';
-import { Blocklist } from '../../src/bans/blocklist';
-import { BanService } from '../../src/bans/ban-service';
-import { GameKeys, WorkspaceKeys } from '../../src/store/keys';
-import { setLogLevel } from '../../src/log';
-import { banService, check } from './support';
+import { Harness, type TestGame } from '../support/harness.js';
+import { Blocklist } from '../../src/bans/blocklist.js';
+import { BanService } from '../../src/bans/ban-service.js';
+import { GameKeys, WorkspaceKeys } from '../../src/store/keys.js';
+import { setLogLevel } from '../../src/log.js';
+import { banService, check } from './support.js';
 
 describe('ban blocklist in Redis', () => {
   const h = new Harness();

@@ -6,11 +6,11 @@ import { expect } from 'chai';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { createServer } from 'node:net';
-import { setLogLevel } from '../../src/log';
-import { Harness, type TestGame } from '../support/harness';
-import { GameClient } from '../../src/client/game-client';
-import type { ProblemInfo } from '../../src/client/client-types';
-import { banService } from './support';
+import { setLogLevel } from '../../src/log.js';
+import { Harness, type TestGame } from '../support/harness.js';
+import { GameClient } from '../../src/client/game-client.js';
+import type { ProblemInfo } from '../../src/client/client-types.js';
+import { banService } from './support.js';
 
 /** A port nothing listens on (bound, then released). */
 async function closedPort(): Promise<number> {

@@ -7,18 +7,18 @@
  */
 import { expect } from 'chai';
 import { Worker, type Queue } from 'bullmq';
-import { Harness, type TestGame } from '../support/harness';
-import { PlatformImitation } from '../support/platform-imitation';
-import { listBans, type BanService } from '../../src/bans/ban-service';
-import { PLATFORM_BANS_QUEUE, PlatformWriteQueue, type PlatformBanJob } from '../../src/bans/platform-write-queue';
-import { reconcilePlatformBans } from '../../src/bans/platform-reconcile';
-import { setPlatformSettings } from '../../src/games/platform-settings';
-import { GameDirectory } from '../../src/store/game-directory';
-import { GlobalKeys } from '../../src/store/keys';
-import { createRedis, type AppRedis } from '../../src/store/redis';
-import { setLogLevel } from '../../src/log';
-import { platformBansJob } from '../../workers/jobs/platform-bans.job';
-import { banService, platformQueue, waitFor } from './support';
+import { Harness, type TestGame } from '../support/harness.js';
+import { PlatformImitation } from '../support/platform-imitation.js';
+import { listBans, type BanService } from '../../src/bans/ban-service.js';
+import { PLATFORM_BANS_QUEUE, PlatformWriteQueue, type PlatformBanJob } from '../../src/bans/platform-write-queue.js';
+import { reconcilePlatformBans } from '../../src/bans/platform-reconcile.js';
+import { setPlatformSettings } from '../../src/games/platform-settings.js';
+import { GameDirectory } from '../../src/store/game-directory.js';
+import { GlobalKeys } from '../../src/store/keys.js';
+import { createRedis, type AppRedis } from '../../src/store/redis.js';
+import { setLogLevel } from '../../src/log.js';
+import { platformBansJob } from '../../workers/jobs/platform-bans.job.js';
+import { banService, platformQueue, waitFor } from './support.js';
 
 const API_KEY = 'cloud-key-not-for-logs';
 const DEBOUNCE_MS = 1000;

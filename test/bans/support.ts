@@ -4,13 +4,13 @@
  * POST bans/check.
  */
 import { Queue } from 'bullmq';
-import type { Harness, TestGame } from '../support/harness';
-import { createGame } from '../../src/games/game-service';
-import { BanService } from '../../src/bans/ban-service';
-import { Blocklist } from '../../src/bans/blocklist';
-import { commandKickIssuer } from '../../src/bans/ban-kicks';
-import { PLATFORM_BANS_QUEUE, PlatformWriteQueue, type PlatformBanJob } from '../../src/bans/platform-write-queue';
-import { GlobalKeys } from '../../src/store/keys';
+import type { Harness, TestGame } from '../support/harness.js';
+import { createGame } from '../../src/games/game-service.js';
+import { BanService } from '../../src/bans/ban-service.js';
+import { Blocklist } from '../../src/bans/blocklist.js';
+import { commandKickIssuer } from '../../src/bans/ban-kicks.js';
+import { PLATFORM_BANS_QUEUE, PlatformWriteQueue, type PlatformBanJob } from '../../src/bans/platform-write-queue.js';
+import { GlobalKeys } from '../../src/store/keys.js';
 
 export const CHECK = '/api/v1/game/bans/check';
 

@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { GameClient, type GameClientOptions } from '../../src/client/game-client';
-import type { CommandEntry, ProblemInfo, SetupErrorInfo } from '../../src/client/client-types';
-import type { Clock } from '../../src/client/clock';
-import { pause, scaledClock, StubServer, TEST_KEY, type RecordedRequest } from '../support/stub-server';
+import { GameClient, type GameClientOptions } from '../../src/client/game-client.js';
+import type { CommandEntry, ProblemInfo, SetupErrorInfo } from '../../src/client/client-types.js';
+import type { Clock } from '../../src/client/clock.js';
+import { pause, scaledClock, StubServer, TEST_KEY, type RecordedRequest } from '../support/stub-server.js';
 
 /** Virtual time runs this many times faster than real time: a 15 s interval takes 375 real ms. */
 const SPEED = 40;

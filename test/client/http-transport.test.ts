@@ -1,9 +1,9 @@
 import { expect } from 'chai';
-import { sign } from '../../src/auth/signature';
-import { SignedTransport, TransportError, KeyFormatError } from '../../src/client/http-transport';
-import { GAME_PATHS } from '../../src/client/client-types';
-import type { Clock } from '../../src/client/clock';
-import { scaledClock, StubServer, TEST_KEY, TEST_SECRET } from '../support/stub-server';
+import { sign } from '../../src/auth/signature.js';
+import { SignedTransport, TransportError, KeyFormatError } from '../../src/client/http-transport.js';
+import { GAME_PATHS } from '../../src/client/client-types.js';
+import type { Clock } from '../../src/client/clock.js';
+import { scaledClock, StubServer, TEST_KEY, TEST_SECRET } from '../support/stub-server.js';
 
 const SPEED = 100;
 

@@ -5,11 +5,11 @@
  */
 import { PassThrough } from 'node:stream';
 import { expect } from 'chai';
-import type { TestGame } from '../support/harness';
-import { runCli } from '../../src/admin/cli';
-import { ADMIN_COMMANDS } from '../../src/admin/commands';
-import { expireDueCommands } from '../../src/commands/command-expiry';
-import { beat, deleteCommands, ownPrefixHarness, closeOwnPrefix } from './command-fixtures';
+import type { TestGame } from '../support/harness.js';
+import { runCli } from '../../src/admin/cli.js';
+import { ADMIN_COMMANDS } from '../../src/admin/commands/index.js';
+import { expireDueCommands } from '../../src/commands/command-expiry.js';
+import { beat, deleteCommands, ownPrefixHarness, closeOwnPrefix } from './command-fixtures.js';
 
 interface Run {
   code: number;

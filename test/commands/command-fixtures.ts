@@ -6,11 +6,11 @@
 import { expect } from 'chai';
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import { Harness, heartbeatBody, type TestGame } from '../support/harness';
-import { deleteByPattern } from '../../scripts/fixtures';
-import { issueCommand, type IssueCommandInput, type IssuedCommand } from '../../src/commands/command-service';
-import type { NudgeRequester } from '../../src/commands/nudge-queue';
-import { commandEntrySchema, type HeartbeatRequest } from '../../src/schemas/heartbeat';
+import { Harness, heartbeatBody, type TestGame } from '../support/harness.js';
+import { deleteByPattern } from '../../scripts/fixtures.js';
+import { issueCommand, type IssueCommandInput, type IssuedCommand } from '../../src/commands/command-service.js';
+import type { NudgeRequester } from '../../src/commands/nudge-queue.js';
+import { commandEntrySchema, type HeartbeatRequest } from '../../src/schemas/heartbeat.js';
 
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (a: Ajv) => Ajv;
 const strictAjv = new Ajv({ strict: false });

@@ -1,10 +1,10 @@
 /** The command key families stay under the game's hash tag (one Cluster slot per game), except the index. */
 import { expect } from 'chai';
-import type { TestGame } from '../support/harness';
-import { GameKeys, GlobalKeys } from '../../src/store/keys';
-import { expireDueCommands } from '../../src/commands/command-expiry';
-import { admitNudge } from '../../src/commands/nudge-budget';
-import { beat, deleteCommands, issue, ownPrefixHarness, closeOwnPrefix } from './command-fixtures';
+import type { TestGame } from '../support/harness.js';
+import { GameKeys, GlobalKeys } from '../../src/store/keys.js';
+import { expireDueCommands } from '../../src/commands/command-expiry.js';
+import { admitNudge } from '../../src/commands/nudge-budget.js';
+import { beat, deleteCommands, issue, ownPrefixHarness, closeOwnPrefix } from './command-fixtures.js';
 
 describe('command key families', () => {
   const h = ownPrefixHarness('keys');

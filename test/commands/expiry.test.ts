@@ -3,14 +3,14 @@
  * issuing moderator". The expiry worker is driven with an explicit clock (`nowMs`), so no test waits.
  */
 import { expect } from 'chai';
-import type { TestGame } from '../support/harness';
-import { GameKeys, GlobalKeys } from '../../src/store/keys';
-import { expireDueCommands, reconcileCommands, NO_LIVE_STATE, RECONCILE_GRACE_MS } from '../../src/commands/command-expiry';
-import { expireCommandsJob } from '../../workers/jobs/expire-commands.job';
-import { GameDirectory } from '../../src/store/game-directory';
-import { SERVER_QUEUE_CAP } from '../../src/commands/command-service';
-import { setLogLevel } from '../../src/log';
-import { beat, deleteCommands, issue, recorded, ownPrefixHarness, closeOwnPrefix } from './command-fixtures';
+import type { TestGame } from '../support/harness.js';
+import { GameKeys, GlobalKeys } from '../../src/store/keys.js';
+import { expireDueCommands, reconcileCommands, NO_LIVE_STATE, RECONCILE_GRACE_MS } from '../../src/commands/command-expiry.js';
+import { expireCommandsJob } from '../../workers/jobs/expire-commands.job.js';
+import { GameDirectory } from '../../src/store/game-directory.js';
+import { SERVER_QUEUE_CAP } from '../../src/commands/command-service.js';
+import { setLogLevel } from '../../src/log.js';
+import { beat, deleteCommands, issue, recorded, ownPrefixHarness, closeOwnPrefix } from './command-fixtures.js';
 
 describe('command expiry', () => {
   const h = ownPrefixHarness('exp');

@@ -4,11 +4,11 @@
  * next heartbeat sees) and in Postgres after the workers' flush (what moderators see).
  */
 import { expect } from 'chai';
-import { Harness, type TestGame } from '../support/harness';
-import { GameKeys } from '../../src/store/keys';
-import { StreamConsumer } from '../../src/store/streams';
-import { flushCommandLog } from '../../src/commands/command-log-flusher';
-import { beat, deleteCommands, isCommandEntry, issue, recorded } from './command-fixtures';
+import { Harness, type TestGame } from '../support/harness.js';
+import { GameKeys } from '../../src/store/keys.js';
+import { StreamConsumer } from '../../src/store/streams.js';
+import { flushCommandLog } from '../../src/commands/command-log-flusher.js';
+import { beat, deleteCommands, isCommandEntry, issue, recorded } from './command-fixtures.js';
 
 describe('command lifecycle', () => {
   const h = new Harness();

@@ -5,19 +5,19 @@
  */
 import { expect } from 'chai';
 import { Queue, Worker, type Job } from 'bullmq';
-import { Harness, type TestGame } from '../support/harness';
-import { CloudMessagingImitation } from '../../scripts/support/cloud-messaging-imitation';
-import { CloudMessagingPublisher, retryAfterMs } from '../../src/commands/cloud-messaging-publisher';
-import { MAX_NUDGE_BYTES, NUDGE_TOPIC, nudgeMessage } from '../../src/commands/nudge-publisher';
-import { admitNudge, nudgeSpacingMs, nudgesPerMinute } from '../../src/commands/nudge-budget';
-import { NudgeSender, NUDGE_MAX_AGE_MS } from '../../src/commands/nudge-sender';
-import { NUDGE_QUEUE, NudgeQueue, type NudgeJobData } from '../../src/commands/nudge-queue';
-import { publishNudgesJob } from '../../workers/jobs/publish-nudges.job';
-import { GameDirectory } from '../../src/store/game-directory';
-import { GlobalKeys } from '../../src/store/keys';
-import { createRedis, type AppRedis } from '../../src/store/redis';
-import { setLogLevel } from '../../src/log';
-import { beat, deleteCommands, issue } from './command-fixtures';
+import { Harness, type TestGame } from '../support/harness.js';
+import { CloudMessagingImitation } from '../../scripts/support/cloud-messaging-imitation.js';
+import { CloudMessagingPublisher, retryAfterMs } from '../../src/commands/cloud-messaging-publisher.js';
+import { MAX_NUDGE_BYTES, NUDGE_TOPIC, nudgeMessage } from '../../src/commands/nudge-publisher.js';
+import { admitNudge, nudgeSpacingMs, nudgesPerMinute } from '../../src/commands/nudge-budget.js';
+import { NudgeSender, NUDGE_MAX_AGE_MS } from '../../src/commands/nudge-sender.js';
+import { NUDGE_QUEUE, NudgeQueue, type NudgeJobData } from '../../src/commands/nudge-queue.js';
+import { publishNudgesJob } from '../../workers/jobs/publish-nudges.job.js';
+import { GameDirectory } from '../../src/store/game-directory.js';
+import { GlobalKeys } from '../../src/store/keys.js';
+import { createRedis, type AppRedis } from '../../src/store/redis.js';
+import { setLogLevel } from '../../src/log.js';
+import { beat, deleteCommands, issue } from './command-fixtures.js';
 
 const API_KEY = 'cloud-key-for-tests';
 const UNIVERSE = '4242';

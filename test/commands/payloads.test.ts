@@ -4,12 +4,12 @@
  * and nothing is stored.
  */
 import { expect } from 'chai';
-import { Harness, type TestGame } from '../support/harness';
-import { AppError } from '../../src/http/errors';
-import { DEFAULT_EXPIRY_SECONDS } from '../../src/commands/command-service';
-import { COMMAND_TYPES, validateCommandPayload } from '../../src/schemas/commands';
-import type { CommandTarget } from '../../src/commands/command-service';
-import { beat, deleteCommands, issue } from './command-fixtures';
+import { Harness, type TestGame } from '../support/harness.js';
+import { AppError } from '../../src/http/errors.js';
+import { DEFAULT_EXPIRY_SECONDS } from '../../src/commands/command-service.js';
+import { COMMAND_TYPES, validateCommandPayload } from '../../src/schemas/commands.js';
+import type { CommandTarget } from '../../src/commands/command-service.js';
+import { beat, deleteCommands, issue } from './command-fixtures.js';
 
 const user: CommandTarget = { externalId: 'u1' };
 const server: CommandTarget = { externalServerId: 'srv-1' };

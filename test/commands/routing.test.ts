@@ -4,12 +4,12 @@
  * a command never reaches a server of another game. Queue caps refuse instead of growing.
  */
 import { expect } from 'chai';
-import { Harness, type TestGame } from '../support/harness';
-import { GameKeys } from '../../src/store/keys';
-import { sweepGame } from '../../src/presence/liveness-sweep';
-import { AppError } from '../../src/http/errors';
-import { SERVER_QUEUE_CAP, USER_QUEUE_CAP } from '../../src/commands/command-service';
-import { beat, deleteCommands, issue, recorded } from './command-fixtures';
+import { Harness, type TestGame } from '../support/harness.js';
+import { GameKeys } from '../../src/store/keys.js';
+import { sweepGame } from '../../src/presence/liveness-sweep.js';
+import { AppError } from '../../src/http/errors.js';
+import { SERVER_QUEUE_CAP, USER_QUEUE_CAP } from '../../src/commands/command-service.js';
+import { beat, deleteCommands, issue, recorded } from './command-fixtures.js';
 
 async function rejection(p: Promise<unknown>): Promise<AppError> {
   try {

@@ -7,16 +7,16 @@
 import { expect } from 'chai';
 import request from 'supertest';
 import type { Express } from 'express';
-import { Harness, heartbeatBody, event, type TestGame } from '../support/harness';
-import { createApp } from '../../src/app';
-import { createConsoleApp } from '../../src/console/console-app';
-import { createConsoleServices, type ConsoleServices } from '../../src/console/console-services';
-import { ApiMetrics } from '../../src/metrics/api-metrics';
-import { registerScrapeMetrics } from '../../src/metrics/scrape-metrics';
-import { buildOpenApiDocument } from '../../src/openapi/openapi-document';
-import { createDoor } from '../../src/doors/door-admin-service';
-import { THROTTLING_WARNING } from '../../src/limits/ingest-health';
-import { GameKeys } from '../../src/store/keys';
+import { Harness, heartbeatBody, event, type TestGame } from '../support/harness.js';
+import { createApp } from '../../src/app.js';
+import { createConsoleApp } from '../../src/console/console-app.js';
+import { createConsoleServices, type ConsoleServices } from '../../src/console/console-services.js';
+import { ApiMetrics } from '../../src/metrics/api-metrics.js';
+import { registerScrapeMetrics } from '../../src/metrics/scrape-metrics.js';
+import { buildOpenApiDocument } from '../../src/openapi/openapi-document.js';
+import { createDoor } from '../../src/doors/door-admin-service.js';
+import { THROTTLING_WARNING } from '../../src/limits/ingest-health.js';
+import { GameKeys } from '../../src/store/keys.js';
 
 const TOKEN = 'test-operator-token-0123456789abcdef';
 const API = '/console/api';

@@ -4,11 +4,11 @@
  * and queryable as given).
  */
 import { expect } from 'chai';
-import { Harness } from '../support/harness';
-import { gameAnalytics } from '../../src/derived/analytics';
-import { sampleConcurrency } from '../../src/derived/concurrency-sampler';
-import { ValidationError } from '../../src/http/errors';
-import { forgetGames, heartbeatAt, insertSession, rejection } from './fixtures';
+import { Harness } from '../support/harness.js';
+import { gameAnalytics } from '../../src/derived/analytics.js';
+import { sampleConcurrency } from '../../src/derived/concurrency-sampler.js';
+import { ValidationError } from '../../src/http/errors.js';
+import { forgetGames, heartbeatAt, insertSession, rejection } from './fixtures.js';
 
 const at = (hhmmss: string) => new Date(`2026-04-01T${hhmmss}Z`);
 

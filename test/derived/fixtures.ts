@@ -3,14 +3,14 @@
  * a recording {@link SubjectChanges} (the door side's listener, not a store), the live derivation wired
  * the way the worker wires it, and direct Session rows for histories longer than a test can wait for.
  */
-import { heartbeatBody, type Harness, type TestGame } from '../support/harness';
-import type { SubjectChanges } from '../../src/workspace/subject-changes';
-import { createUnit } from '../../src/workspace/units';
-import { createPosition, type PositionRules } from '../../src/workspace/positions';
-import { createMember } from '../../src/workspace/members';
-import { assignPosition } from '../../src/workspace/assignments';
-import { ShiftDeriver } from '../../src/derived/shift-deriver';
-import { LiveDerivation } from '../../src/derived/live-derivation';
+import { heartbeatBody, type Harness, type TestGame } from '../support/harness.js';
+import type { SubjectChanges } from '../../src/workspace/subject-changes.js';
+import { createUnit } from '../../src/workspace/units.js';
+import { createPosition, type PositionRules } from '../../src/workspace/positions.js';
+import { createMember } from '../../src/workspace/members.js';
+import { assignPosition } from '../../src/workspace/assignments.js';
+import { ShiftDeriver } from '../../src/derived/shift-deriver.js';
+import { LiveDerivation } from '../../src/derived/live-derivation.js';
 
 /** A SubjectChanges that remembers what it was told. */
 export class RecordingChanges implements SubjectChanges {

@@ -4,11 +4,11 @@
  * `payouts list` totals per member. Sessions are stored directly here so shifts can last hours.
  */
 import { expect } from 'chai';
-import { Harness } from '../support/harness';
-import { listPayouts } from '../../src/derived/payout-ledger';
-import { createPosition } from '../../src/workspace/positions';
-import { assignPosition } from '../../src/workspace/assignments';
-import { RecordingChanges, forgetGames, insertSession, liveDerivation, memberWithPosition } from './fixtures';
+import { Harness } from '../support/harness.js';
+import { listPayouts } from '../../src/derived/payout-ledger.js';
+import { createPosition } from '../../src/workspace/positions.js';
+import { assignPosition } from '../../src/workspace/assignments.js';
+import { RecordingChanges, forgetGames, insertSession, liveDerivation, memberWithPosition } from './fixtures.js';
 
 const at = (hhmmss: string) => Date.parse(`2026-03-02T${hhmmss}Z`);
 

@@ -3,13 +3,13 @@
  * positions, periods in the workspace's time zone and week start (src/derived/quota-progress.ts).
  */
 import { expect } from 'chai';
-import { Harness } from '../support/harness';
-import { quotaProgress } from '../../src/derived/quota-progress';
-import { parseWeekLabel } from '../../src/workspace/calendar';
-import { setWeekSettings } from '../../src/workspace/workspace-settings';
-import { createPosition } from '../../src/workspace/positions';
-import { assignPosition } from '../../src/workspace/assignments';
-import { RecordingChanges, memberWithPosition } from './fixtures';
+import { Harness } from '../support/harness.js';
+import { quotaProgress } from '../../src/derived/quota-progress.js';
+import { parseWeekLabel } from '../../src/workspace/calendar.js';
+import { setWeekSettings } from '../../src/workspace/workspace-settings.js';
+import { createPosition } from '../../src/workspace/positions.js';
+import { assignPosition } from '../../src/workspace/assignments.js';
+import { RecordingChanges, memberWithPosition } from './fixtures.js';
 
 describe('quota progress', () => {
   const h = new Harness();

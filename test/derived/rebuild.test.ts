@@ -3,13 +3,13 @@
  * period from stored sessions, and gives the same result as the live path (a test proves it)".
  */
 import { expect } from 'chai';
-import { Harness } from '../support/harness';
-import { sweepGame } from '../../src/presence/liveness-sweep';
-import { rebuildDerived } from '../../src/derived/rebuild';
-import { quotaProgress } from '../../src/derived/quota-progress';
-import { weekContaining } from '../../src/workspace/calendar';
-import { FAR_FUTURE_MS } from '../../src/derived/shift-deriver';
-import { RecordingChanges, forgetGames, heartbeatAt, insertSession, liveDerivation, memberWithPosition } from './fixtures';
+import { Harness } from '../support/harness.js';
+import { sweepGame } from '../../src/presence/liveness-sweep.js';
+import { rebuildDerived } from '../../src/derived/rebuild.js';
+import { quotaProgress } from '../../src/derived/quota-progress.js';
+import { weekContaining } from '../../src/workspace/calendar.js';
+import { FAR_FUTURE_MS } from '../../src/derived/shift-deriver.js';
+import { RecordingChanges, forgetGames, heartbeatAt, insertSession, liveDerivation, memberWithPosition } from './fixtures.js';
 
 /** Everything derived about a workspace, without row ids (a rebuild from scratch makes new ones). */
 async function derivedState(h: Harness, workspaceId: string, atMs: number) {

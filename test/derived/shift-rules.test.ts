@@ -3,8 +3,8 @@
  * merge into shifts, the bridging gap, time so far of an open shift, and money without floating point.
  */
 import { expect } from 'chai';
-import { mergeSessions, ruleCoversSession, type SessionSpan } from '../../src/derived/shift-merge';
-import { bestPaidPosition, payoutAmountMinor, wholeSeconds, type PayRule } from '../../src/derived/payout-math';
+import { mergeSessions, ruleCoversSession, type SessionSpan } from '../../src/derived/shift-merge.js';
+import { bestPaidPosition, payoutAmountMinor, wholeSeconds, type PayRule } from '../../src/derived/payout-math.js';
 
 const T0 = Date.parse('2026-11-16T10:00:00Z');
 const min = (n: number) => T0 + n * 60_000;

@@ -4,12 +4,12 @@
  * in which the member appeared, also when the server disappears).
  */
 import { expect } from 'chai';
-import { Harness, type TestGame } from '../support/harness';
-import { createGame } from '../../src/games/game-service';
-import { sweepGame } from '../../src/presence/liveness-sweep';
-import { isClockedIn } from '../../src/derived/clock-state';
-import { FAR_FUTURE_MS } from '../../src/derived/shift-deriver';
-import { RecordingChanges, heartbeatAt, liveDerivation, memberWithPosition, shiftsOf } from './fixtures';
+import { Harness, type TestGame } from '../support/harness.js';
+import { createGame } from '../../src/games/game-service.js';
+import { sweepGame } from '../../src/presence/liveness-sweep.js';
+import { isClockedIn } from '../../src/derived/clock-state.js';
+import { FAR_FUTURE_MS } from '../../src/derived/shift-deriver.js';
+import { RecordingChanges, heartbeatAt, liveDerivation, memberWithPosition, shiftsOf } from './fixtures.js';
 
 describe('auto clock-in shifts from rosters', () => {
   const h = new Harness();

@@ -9,10 +9,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { Harness, type TestGame } from '../support/harness';
-import { addPolicy, createDoor, deletePolicy, deleteDoor, forceDoor } from '../../src/doors/door-admin-service';
-import { DoorAccessService } from '../../src/doors/door-access-service';
-import { buildOrg, check, bulk, DAY_MS, doorWith, invalidator, type Org } from './door-fixtures';
+import { Harness, type TestGame } from '../support/harness.js';
+import { addPolicy, createDoor, deletePolicy, deleteDoor, forceDoor } from '../../src/doors/door-admin-service.js';
+import { DoorAccessService } from '../../src/doors/door-access-service.js';
+import { buildOrg, check, bulk, DAY_MS, doorWith, invalidator, type Org } from './door-fixtures.js';
 
 const HOUR_MS = 3_600_000;
 

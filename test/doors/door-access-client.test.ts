@@ -6,13 +6,13 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
-import { Harness, type TestGame } from '../support/harness';
-import { GameClient } from '../../src/client/game-client';
-import { DoorAccess } from '../../src/client/door-access';
-import { TransportError } from '../../src/client/http-transport';
-import { issueCommand } from '../../src/commands/command-service';
-import { addPolicy, forceDoor } from '../../src/doors/door-admin-service';
-import { doorWith } from './door-fixtures';
+import { Harness, type TestGame } from '../support/harness.js';
+import { GameClient } from '../../src/client/game-client.js';
+import { DoorAccess } from '../../src/client/door-access.js';
+import { TransportError } from '../../src/client/http-transport.js';
+import { issueCommand } from '../../src/commands/command-service.js';
+import { addPolicy, forceDoor } from '../../src/doors/door-admin-service.js';
+import { doorWith } from './door-fixtures.js';
 
 async function until(cond: () => boolean, what: string, timeoutMs = 8000): Promise<void> {
   const end = Date.now() + timeoutMs;

@@ -4,9 +4,9 @@
  * default, ties, forced states, and the reason + deciding policy of each decision.
  */
 import { expect } from 'chai';
-import { Harness, type TestGame } from '../support/harness';
-import { forceDoor } from '../../src/doors/door-admin-service';
-import { buildOrg, check, DAY_MS, doorWith, type Org, type PolicySpec } from './door-fixtures';
+import { Harness, type TestGame } from '../support/harness.js';
+import { forceDoor } from '../../src/doors/door-admin-service.js';
+import { buildOrg, check, DAY_MS, doorWith, type Org, type PolicySpec } from './door-fixtures.js';
 
 const HOUR_MS = 3_600_000;
 

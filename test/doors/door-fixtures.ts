@@ -11,9 +11,9 @@
  * Members: alice (pChild, joined 400 days ago), bob (pOther, joined 2 days ago), carol (pGrand), dan
  * (no position). `stranger` has no Member row.
  */
-import type { Harness, TestGame } from '../support/harness';
-import { addPolicy, createDoor } from '../../src/doors/door-admin-service';
-import { DoorSubjectInvalidator } from '../../src/doors/subject-invalidation';
+import type { Harness, TestGame } from '../support/harness.js';
+import { addPolicy, createDoor } from '../../src/doors/door-admin-service.js';
+import { DoorSubjectInvalidator } from '../../src/doors/subject-invalidation.js';
 
 export const DAY_MS = 86_400_000;
 

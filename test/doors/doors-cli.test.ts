@@ -4,9 +4,9 @@
  * every live server of the game, which receives it in its next heartbeat.
  */
 import { expect } from 'chai';
-import { Harness, heartbeatBody, type TestGame } from '../support/harness';
-import { okJson, runAdmin } from '../admin/harness';
-import { buildOrg, check, manifest, type Org } from './door-fixtures';
+import { Harness, heartbeatBody, type TestGame } from '../support/harness.js';
+import { okJson, runAdmin } from '../admin/harness.js';
+import { buildOrg, check, manifest, type Org } from './door-fixtures.js';
 
 describe('admin CLI: doors and policies', function () {
   // Every command is a real `scripts/admin.ts` process (about 1-2 s of start-up each).

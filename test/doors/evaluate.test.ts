@@ -1,8 +1,8 @@
 /** The tie rules of src/doors/evaluate.ts that need exact timestamps and ids (pure; no I/O). */
 import { expect } from 'chai';
-import { comparePolicies, evaluateDoor } from '../../src/doors/evaluate';
-import type { DoorDef, PolicyDef } from '../../src/doors/door-types';
-import type { SubjectContext } from '../../src/doors/subject-context';
+import { comparePolicies, evaluateDoor } from '../../src/doors/evaluate.js';
+import type { DoorDef, PolicyDef } from '../../src/doors/door-types.js';
+import type { SubjectContext } from '../../src/doors/subject-context.js';
 
 const policy = (id: string, effect: 'allow' | 'deny', priority: number, createdAtMs: number): PolicyDef => ({
   id, effect, priority, createdAtMs, subjectType: 'everyone', subjectIds: new Set(), includeDescendants: false, conditions: {},

@@ -1,10 +1,10 @@
 /** Spec: Events › Player events (idempotency rules 1–5), Event type values, durability of a 200. */
 import { expect } from 'chai';
-import { Harness, heartbeatBody, event, type TestGame } from '../support/harness';
-import { GameKeys } from '../../src/store/keys';
-import { StreamConsumer } from '../../src/store/streams';
-import { flushEvents } from '../../src/events/event-flusher';
-import { flushSessions } from '../../src/presence/session-flusher';
+import { Harness, heartbeatBody, event, type TestGame } from '../support/harness.js';
+import { GameKeys } from '../../src/store/keys.js';
+import { StreamConsumer } from '../../src/store/streams.js';
+import { flushEvents } from '../../src/events/event-flusher.js';
+import { flushSessions } from '../../src/presence/session-flusher.js';
 
 describe('player events', () => {
   const h = new Harness();

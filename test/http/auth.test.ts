@@ -1,13 +1,13 @@
 /** Spec: Authentication rules 1–6, Errors (401/403/409), every response carries serverTime. */
 import { expect } from 'chai';
 import request from 'supertest';
-import { Harness, heartbeatBody, event, type TestGame } from '../support/harness';
-import { createRedis } from '../../src/store/redis';
-import { revokeKey } from '../../src/auth/key-service';
-import { subscribeInvalidations } from '../../src/auth/invalidation';
-import { KeyVerifier, MAX_FAILED_VERIFIES } from '../../src/auth/key-verifier';
-import { GameKeys } from '../../src/store/keys';
-import { sign } from '../../src/auth/signature';
+import { Harness, heartbeatBody, event, type TestGame } from '../support/harness.js';
+import { createRedis } from '../../src/store/redis.js';
+import { revokeKey } from '../../src/auth/key-service.js';
+import { subscribeInvalidations } from '../../src/auth/invalidation.js';
+import { KeyVerifier, MAX_FAILED_VERIFIES } from '../../src/auth/key-verifier.js';
+import { GameKeys } from '../../src/store/keys.js';
+import { sign } from '../../src/auth/signature.js';
 
 const HB = '/api/v1/game/heartbeat';
 

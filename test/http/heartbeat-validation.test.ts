@@ -1,9 +1,9 @@
 /** Spec: Heartbeat request body, Errors 400/413, Versioning rule 2 (unknown fields ignored), Limits. */
 import { expect } from 'chai';
 import request from 'supertest';
-import { Harness, heartbeatBody, event, type TestGame } from '../support/harness';
-import { GameKeys } from '../../src/store/keys';
-import { MAX_ROSTER } from '../../src/schemas/heartbeat';
+import { Harness, heartbeatBody, event, type TestGame } from '../support/harness.js';
+import { GameKeys } from '../../src/store/keys.js';
+import { MAX_ROSTER } from '../../src/schemas/heartbeat.js';
 
 const HB = '/api/v1/game/heartbeat';
 

@@ -6,8 +6,8 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { expect } from 'chai';
-import { Harness, heartbeatBody, type TestGame } from '../support/harness';
-import { GameClient } from '../../src/client/game-client';
+import { Harness, heartbeatBody, type TestGame } from '../support/harness.js';
+import { GameClient } from '../../src/client/game-client.js';
 
 const LIMIT = 16 * 1024;
 

@@ -4,10 +4,10 @@
  * a 429; shown by `admin health --game G`. Times are passed in, so no test waits for a minute to pass.
  */
 import { expect } from 'chai';
-import { Harness, type TestGame } from '../support/harness';
-import { checkIngestHealth, PERSISTENT_MINUTES, THROTTLING_WARNING } from '../../src/limits/ingest-health';
-import { GameKeys, GlobalKeys, THROTTLE_COUNT_TTL_SECONDS } from '../../src/store/keys';
-import { runAdmin, okJson } from '../admin/harness';
+import { Harness, type TestGame } from '../support/harness.js';
+import { checkIngestHealth, PERSISTENT_MINUTES, THROTTLING_WARNING } from '../../src/limits/ingest-health.js';
+import { GameKeys, GlobalKeys, THROTTLE_COUNT_TTL_SECONDS } from '../../src/store/keys.js';
+import { runAdmin, okJson } from '../admin/harness.js';
 
 const MINUTE = 60_000;
 

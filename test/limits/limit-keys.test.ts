@@ -1,6 +1,6 @@
 /** The quota and throttle key families stay under the game's hash tag (src/store/keys.ts), TTLs beside them. */
 import { expect } from 'chai';
-import { GameKeys, GlobalKeys, THROTTLE_COUNT_TTL_SECONDS, THROTTLE_HISTORY_MINUTES } from '../../src/store/keys';
+import { GameKeys, GlobalKeys, THROTTLE_COUNT_TTL_SECONDS, THROTTLE_HISTORY_MINUTES } from '../../src/store/keys.js';
 
 describe('quota and throttle keys', () => {
   it('per-game families share the {g:<gameId>} tag; the throttled-games index is global', () => {

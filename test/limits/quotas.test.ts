@@ -3,17 +3,17 @@
  * argument, so windows are pinned to a chosen instant and nothing depends on when the test runs.
  */
 import { expect } from 'chai';
-import { Harness, heartbeatBody, event, type TestGame } from '../support/harness';
-import { HeartbeatService, type HeartbeatInput } from '../../src/presence/heartbeat-service';
-import { DecisionCache } from '../../src/doors/decision-cache';
-import { BanCheckClaim } from '../../src/limits/ban-check-claim';
-import { QuotaExceededError } from '../../src/limits/quota-error';
-import { BAN_CHECK_QUOTA, DOOR_BULK_QUOTA, DOOR_CHECK_QUOTA, heartbeatQuota, manifestQuota, NUDGE_ALLOWANCE } from '../../src/limits/quotas';
-import { nudgesPerMinute } from '../../src/commands/nudge-budget';
-import { GameKeys, GlobalKeys } from '../../src/store/keys';
-import { throttleHistory } from '../../src/limits/ingest-health';
-import type { SignedRequest } from '../../src/http/authenticate';
-import type { VerifiedKey } from '../../src/auth/key-verifier';
+import { Harness, heartbeatBody, event, type TestGame } from '../support/harness.js';
+import { HeartbeatService, type HeartbeatInput } from '../../src/presence/heartbeat-service.js';
+import { DecisionCache } from '../../src/doors/decision-cache.js';
+import { BanCheckClaim } from '../../src/limits/ban-check-claim.js';
+import { QuotaExceededError } from '../../src/limits/quota-error.js';
+import { BAN_CHECK_QUOTA, DOOR_BULK_QUOTA, DOOR_CHECK_QUOTA, heartbeatQuota, manifestQuota, NUDGE_ALLOWANCE } from '../../src/limits/quotas.js';
+import { nudgesPerMinute } from '../../src/commands/nudge-budget.js';
+import { GameKeys, GlobalKeys } from '../../src/store/keys.js';
+import { throttleHistory } from '../../src/limits/ingest-health.js';
+import type { SignedRequest } from '../../src/http/authenticate.js';
+import type { VerifiedKey } from '../../src/auth/key-verifier.js';
 
 /** The middle of a minute: both 60 s windows and the test's instants stay inside one window. */
 function midMinute(): number {

@@ -6,12 +6,12 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
-import { buildOpenApiDocument, toOpenApiSchema } from '../../src/openapi/openapi-document';
-import { heartbeatRequestSchema, heartbeatResponseSchema } from '../../src/schemas/heartbeat';
-import { doorCheckRequestSchema } from '../../src/schemas/doors';
-import { bansCheckRequestSchema } from '../../src/schemas/bans-check';
-import { COMMAND_TYPES } from '../../src/schemas/commands';
-import { ROOT } from '../support/stack';
+import { buildOpenApiDocument, toOpenApiSchema } from '../../src/openapi/openapi-document.js';
+import { heartbeatRequestSchema, heartbeatResponseSchema } from '../../src/schemas/heartbeat.js';
+import { doorCheckRequestSchema } from '../../src/schemas/doors.js';
+import { bansCheckRequestSchema } from '../../src/schemas/bans-check.js';
+import { COMMAND_TYPES } from '../../src/schemas/commands.js';
+import { ROOT } from '../support/stack.js';
 
 type Doc = {
   openapi: string;

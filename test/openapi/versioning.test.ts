@@ -5,12 +5,12 @@
  * generated document, and a new required request field fails here.
  */
 import { expect } from 'chai';
-import { Harness, heartbeatBody, type TestGame } from '../support/harness';
-import { heartbeatRequestSchema, heartbeatResponseSchema } from '../../src/schemas/heartbeat';
-import { doorBulkRequestSchema, doorCheckRequestSchema } from '../../src/schemas/doors';
-import { bansCheckRequestSchema } from '../../src/schemas/bans-check';
-import { createDoor } from '../../src/doors/door-admin-service';
-import { issueCommand } from '../../src/commands/command-service';
+import { Harness, heartbeatBody, type TestGame } from '../support/harness.js';
+import { heartbeatRequestSchema, heartbeatResponseSchema } from '../../src/schemas/heartbeat.js';
+import { doorBulkRequestSchema, doorCheckRequestSchema } from '../../src/schemas/doors.js';
+import { bansCheckRequestSchema } from '../../src/schemas/bans-check.js';
+import { createDoor } from '../../src/doors/door-admin-service.js';
+import { issueCommand } from '../../src/commands/command-service.js';
 
 describe('versioning rules', () => {
   const h = new Harness();

@@ -7,11 +7,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { createDb, type Db } from '../../src/store/prisma';
-import { createGame, createWorkspace } from '../../src/games/game-service';
-import { createKey } from '../../src/auth/key-service';
-import { sign } from '../../src/auth/signature';
-import { Stack } from '../support/stack';
+import { createDb, type Db } from '../../src/store/prisma.js';
+import { createGame, createWorkspace } from '../../src/games/game-service.js';
+import { createKey } from '../../src/auth/key-service.js';
+import { sign } from '../../src/auth/signature.js';
+import { Stack } from '../support/stack.js';
 
 /** Concurrent senders, each one simulated server at a time. */
 const SENDERS = 8;

@@ -3,10 +3,10 @@
  * heartbeat in which it appeared), Heartbeat (full roster, lost heartbeats self-correct), States.
  */
 import { expect } from 'chai';
-import { Harness, heartbeatBody, type TestGame } from '../support/harness';
-import { GameKeys } from '../../src/store/keys';
-import { sweepGame } from '../../src/presence/liveness-sweep';
-import { MAX_ROSTER } from '../../src/schemas/heartbeat';
+import { Harness, heartbeatBody, type TestGame } from '../support/harness.js';
+import { GameKeys } from '../../src/store/keys.js';
+import { sweepGame } from '../../src/presence/liveness-sweep.js';
+import { MAX_ROSTER } from '../../src/schemas/heartbeat.js';
 
 async function hbAt(h: Harness, g: TestGame, players: string[], sid = 'srv-a') {
   const res = await h.heartbeat(g, heartbeatBody(players, { externalServerId: sid }));

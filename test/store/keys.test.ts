@@ -1,7 +1,7 @@
 /** Every key of one game shares the `{g:<gameId>}` hash tag (Redis Cluster readiness). */
 import { expect } from 'chai';
-import { Harness, heartbeatBody, event } from '../support/harness';
-import { GameKeys, GlobalKeys } from '../../src/store/keys';
+import { Harness, heartbeatBody, event } from '../support/harness.js';
+import { GameKeys, GlobalKeys } from '../../src/store/keys.js';
 
 describe('redis key families', () => {
   const h = new Harness();

@@ -1,8 +1,8 @@
 /** The API's Redis client batches a busy turn's commands into one write (src/store/redis.ts coalesceWrites). */
 import { expect } from 'chai';
 import type { Socket } from 'node:net';
-import { loadConfig } from '../../src/config';
-import { createRedis, MAX_COALESCED_COMMANDS, type AppRedis } from '../../src/store/redis';
+import { loadConfig } from '../../src/config.js';
+import { createRedis, MAX_COALESCED_COMMANDS, type AppRedis } from '../../src/store/redis.js';
 
 describe('redis client write coalescing', () => {
   const config = loadConfig();

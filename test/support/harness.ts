@@ -3,22 +3,22 @@
  * requests, and flushing the streams the way the workers do. Never test-only code in src/.
  */
 import request from 'supertest';
-import { loadConfig, type Config } from '../../src/config';
-import { setLogLevel } from '../../src/log';
-import { createRedis, type AppRedis } from '../../src/store/redis';
-import { createDb, type Db } from '../../src/store/prisma';
-import { KeyVerifier } from '../../src/auth/key-verifier';
-import { createApp } from '../../src/app';
-import { createWorkspace, createGame } from '../../src/games/game-service';
-import { createKey } from '../../src/auth/key-service';
-import type { Scope } from '../../src/auth/scopes';
-import { sign } from '../../src/auth/signature';
-import { StreamConsumer } from '../../src/store/streams';
-import { flushEvents } from '../../src/events/event-flusher';
-import { flushSessions } from '../../src/presence/session-flusher';
-import { flushCommandLog } from '../../src/commands/command-log-flusher';
-import { flushAccessLog } from '../../src/doors/access-log-flusher';
-import type { HeartbeatRequest } from '../../src/schemas/heartbeat';
+import { loadConfig, type Config } from '../../src/config.js';
+import { setLogLevel } from '../../src/log.js';
+import { createRedis, type AppRedis } from '../../src/store/redis.js';
+import { createDb, type Db } from '../../src/store/prisma.js';
+import { KeyVerifier } from '../../src/auth/key-verifier.js';
+import { createApp } from '../../src/app.js';
+import { createWorkspace, createGame } from '../../src/games/game-service.js';
+import { createKey } from '../../src/auth/key-service.js';
+import type { Scope } from '../../src/auth/scopes.js';
+import { sign } from '../../src/auth/signature.js';
+import { StreamConsumer } from '../../src/store/streams.js';
+import { flushEvents } from '../../src/events/event-flusher.js';
+import { flushSessions } from '../../src/presence/session-flusher.js';
+import { flushCommandLog } from '../../src/commands/command-log-flusher.js';
+import { flushAccessLog } from '../../src/doors/access-log-flusher.js';
+import type { HeartbeatRequest } from '../../src/schemas/heartbeat.js';
 import type { Express } from 'express';
 
 export const ALL_SCOPES: Scope[] = ['heartbeat', 'events', 'doors', 'commands', 'records:read', 'chat'];

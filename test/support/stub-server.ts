@@ -12,8 +12,8 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { verifySignature } from '../../src/auth/signature';
-import { realSleep, type Clock } from '../../src/client/clock';
+import { verifySignature } from '../../src/auth/signature.js';
+import { realSleep, type Clock } from '../../src/client/clock.js';
 
 /** A test key and its secret (shape `svc_live_<12 chars>.<43 chars>`). */
 export const TEST_SECRET = 'c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0LXNlY3I';

@@ -3,8 +3,8 @@
  * start day), labelled YYYY-Www (src/workspace/calendar.ts).
  */
 import { expect } from 'chai';
-import { isTimeZone, parseWeekLabel, weekContaining } from '../../src/workspace/calendar';
-import { ValidationError } from '../../src/http/errors';
+import { isTimeZone, parseWeekLabel, weekContaining } from '../../src/workspace/calendar.js';
+import { ValidationError } from '../../src/http/errors.js';
 
 const iso = (d: Date) => d.toISOString();
 

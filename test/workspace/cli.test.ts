@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import type { Redis } from 'ioredis';
-import type { Db } from '../../src/store/prisma';
-import { createTestDb, createTestRedis, createWorkspaceAndGame, deleteRedisPrefix, deleteWorkspaces, okJson, randomPrefix, runAdmin, type CliRun } from '../admin/harness';
+import type { Db } from '../../src/store/prisma.js';
+import { createTestDb, createTestRedis, createWorkspaceAndGame, deleteRedisPrefix, deleteWorkspaces, okJson, randomPrefix, runAdmin, type CliRun } from '../admin/harness.js';
 
 /** Asserts a failed run: exit `code`, empty stdout, the error code on stderr. */
 function failed(r: CliRun, code: number, errorCode: string): void {

@@ -3,12 +3,12 @@
  * client-side keys; an invalid file is refused whole with every problem listed and nothing written.
  */
 import { expect } from 'chai';
-import { Harness } from '../support/harness';
-import { ImportRefusedError, importWorkspace } from '../../src/workspace/workspace-import';
-import { exportWorkspace } from '../../src/workspace/workspace-export';
-import { createOrganization } from '../../src/workspace/organizations';
-import { createMember } from '../../src/workspace/members';
-import { RecordingChanges, rejection } from '../derived/fixtures';
+import { Harness } from '../support/harness.js';
+import { ImportRefusedError, importWorkspace } from '../../src/workspace/workspace-import.js';
+import { exportWorkspace } from '../../src/workspace/workspace-export.js';
+import { createOrganization } from '../../src/workspace/organizations.js';
+import { createMember } from '../../src/workspace/members.js';
+import { RecordingChanges, rejection } from '../derived/fixtures.js';
 
 /** A complete org chart in the import format. */
 function orgChart(gameId: string) {

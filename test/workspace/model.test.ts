@@ -3,18 +3,18 @@
  * validation, assignments, deletion rules, and the door cache being told about changes.
  */
 import { expect } from 'chai';
-import { Harness } from '../support/harness';
-import { NotFoundError, ValidationError } from '../../src/http/errors';
-import { createOrganization, deleteOrganization, listOrganizations } from '../../src/workspace/organizations';
-import { createUnit, deleteUnit, listUnits, subtreeOf, unitAncestors, unitDescendants, unitSubtree } from '../../src/workspace/units';
-import { createPosition, deletePosition } from '../../src/workspace/positions';
-import { createMember, memberPositions, tenureDays } from '../../src/workspace/members';
-import { assignPosition, listAssignments, unassignPosition } from '../../src/workspace/assignments';
-import { createOperation, operationActive, operationApplies } from '../../src/workspace/operations';
-import { createRecord, hasActiveRecord, isRecordActive, listRecords, revokeRecord } from '../../src/workspace/records';
-import { DoorSubjectInvalidator, WORKSPACE_FIELD, memberField } from '../../src/doors/subject-invalidation';
-import { GameKeys } from '../../src/store/keys';
-import { RecordingChanges, rejection } from '../derived/fixtures';
+import { Harness } from '../support/harness.js';
+import { NotFoundError, ValidationError } from '../../src/http/errors.js';
+import { createOrganization, deleteOrganization, listOrganizations } from '../../src/workspace/organizations.js';
+import { createUnit, deleteUnit, listUnits, subtreeOf, unitAncestors, unitDescendants, unitSubtree } from '../../src/workspace/units.js';
+import { createPosition, deletePosition } from '../../src/workspace/positions.js';
+import { createMember, memberPositions, tenureDays } from '../../src/workspace/members.js';
+import { assignPosition, listAssignments, unassignPosition } from '../../src/workspace/assignments.js';
+import { createOperation, operationActive, operationApplies } from '../../src/workspace/operations.js';
+import { createRecord, hasActiveRecord, isRecordActive, listRecords, revokeRecord } from '../../src/workspace/records.js';
+import { DoorSubjectInvalidator, WORKSPACE_FIELD, memberField } from '../../src/doors/subject-invalidation.js';
+import { GameKeys } from '../../src/store/keys.js';
+import { RecordingChanges, rejection } from '../derived/fixtures.js';
 
 describe('workspace model', () => {
   const h = new Harness();

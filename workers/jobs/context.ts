@@ -1,8 +1,8 @@
 /** What every job processor receives: one set of connections per worker process. */
-import type { Config } from '../../src/config';
-import type { Db } from '../../src/store/prisma';
-import type { AppRedis } from '../../src/store/redis';
-import type { GameDirectory } from '../../src/store/game-directory';
+import type { Config } from '../../src/config.js';
+import type { Db } from '../../src/store/prisma.js';
+import type { AppRedis } from '../../src/store/redis.js';
+import type { GameDirectory } from '../../src/store/game-directory.js';
 
 export interface JobContext {
   config: Readonly<Config>;

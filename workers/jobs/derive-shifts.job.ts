@@ -4,10 +4,10 @@
  * next run continues). Killing the process at any point loses and duplicates nothing. Clock-in changes
  * retire the member's cached door decisions.
  */
-import { ShiftDeriver } from '../../src/derived/shift-deriver';
-import { LiveDerivation } from '../../src/derived/live-derivation';
-import { DoorSubjectInvalidator } from '../../src/doors/subject-invalidation';
-import { JOB_BUDGET_MS, type JobContext } from './context';
+import { ShiftDeriver } from '../../src/derived/shift-deriver.js';
+import { LiveDerivation } from '../../src/derived/live-derivation.js';
+import { DoorSubjectInvalidator } from '../../src/doors/subject-invalidation.js';
+import { JOB_BUDGET_MS, type JobContext } from './context.js';
 
 /** The `derive-shifts` role's processor; one LiveDerivation per worker process. */
 export function deriveShiftsJob(ctx: JobContext) {

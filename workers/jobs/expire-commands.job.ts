@@ -2,9 +2,9 @@
  * Scheduled command expiry (src/commands/command-expiry.ts): every run expires the commands that came due;
  * every {@link RECONCILE_EVERY_MS} it also reconciles Postgres rows left open past their expiry with Redis.
  */
-import { expireDueCommands, reconcileCommands } from '../../src/commands/command-expiry';
-import { log } from '../../src/log';
-import type { JobContext } from './context';
+import { expireDueCommands, reconcileCommands } from '../../src/commands/command-expiry.js';
+import { log } from '../../src/log.js';
+import type { JobContext } from './context.js';
 
 /** How often a process runs the reconciliation pass, ms. */
 const RECONCILE_EVERY_MS = 30_000;

@@ -3,13 +3,13 @@
  * drains each game's stream in batches until it is empty or the run's budget is spent (the next run
  * continues). Killing the process at any point loses and duplicates nothing (src/store/streams.ts).
  */
-import { StreamConsumer } from '../../src/store/streams';
-import { flushEvents } from '../../src/events/event-flusher';
-import { flushSessions } from '../../src/presence/session-flusher';
-import { flushCommandLog } from '../../src/commands/command-log-flusher';
-import { flushAccessLog } from '../../src/doors/access-log-flusher';
-import { log } from '../../src/log';
-import { JOB_BUDGET_MS, type JobContext } from './context';
+import { StreamConsumer } from '../../src/store/streams.js';
+import { flushEvents } from '../../src/events/event-flusher.js';
+import { flushSessions } from '../../src/presence/session-flusher.js';
+import { flushCommandLog } from '../../src/commands/command-log-flusher.js';
+import { flushAccessLog } from '../../src/doors/access-log-flusher.js';
+import { log } from '../../src/log.js';
+import { JOB_BUDGET_MS, type JobContext } from './context.js';
 
 type FlushOne = (ctx: JobContext, consumer: StreamConsumer, gameId: string) => Promise<number>;
 

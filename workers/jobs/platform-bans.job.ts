@@ -7,9 +7,9 @@
  * (Postgres or Redis unreachable).
  */
 import { DelayedError, type Job } from 'bullmq';
-import { PlatformBanWriter, type PlatformWriterDeps } from '../../src/bans/platform-writer';
-import type { PlatformBanJob } from '../../src/bans/platform-write-queue';
-import type { JobContext } from './context';
+import { PlatformBanWriter, type PlatformWriterDeps } from '../../src/bans/platform-writer.js';
+import type { PlatformBanJob } from '../../src/bans/platform-write-queue.js';
+import type { JobContext } from './context.js';
 
 /** Builds the processor; `overrides` lets tests shorten the windows or point at a local platform imitation. */
 export function platformBansJob(ctx: JobContext, overrides: Pick<PlatformWriterDeps, 'options' | 'client'> = {}) {

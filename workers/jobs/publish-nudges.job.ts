@@ -4,10 +4,10 @@
  * meanwhile still join it (its deduplication id stays taken) and the budget is never exceeded.
  */
 import { DelayedError, type Job } from 'bullmq';
-import { NudgeSender } from '../../src/commands/nudge-sender';
-import type { NudgeJobData } from '../../src/commands/nudge-queue';
-import { log } from '../../src/log';
-import type { JobContext } from './context';
+import { NudgeSender } from '../../src/commands/nudge-sender.js';
+import type { NudgeJobData } from '../../src/commands/nudge-queue.js';
+import { log } from '../../src/log.js';
+import type { JobContext } from './context.js';
 
 export function publishNudgesJob(ctx: JobContext) {
   const sender = new NudgeSender({ db: ctx.db, redis: ctx.redis, redisPrefix: ctx.config.redisPrefix });

@@ -3,8 +3,8 @@
  * (src/derived/concurrency-sampler.ts), over the games the workers visit (recently active ones, plus every
  * game at each full scan).
  */
-import { sampleConcurrency } from '../../src/derived/concurrency-sampler';
-import type { JobContext } from './context';
+import { sampleConcurrency } from '../../src/derived/concurrency-sampler.js';
+import type { JobContext } from './context.js';
 
 /** The `sample-concurrency` role's processor. */
 export function sampleConcurrencyJob(ctx: JobContext) {

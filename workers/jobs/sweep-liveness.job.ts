@@ -1,7 +1,7 @@
 /** Scheduled liveness sweep over every game with live servers (src/presence/liveness-sweep.ts). */
-import { sweepGame } from '../../src/presence/liveness-sweep';
-import { log } from '../../src/log';
-import type { JobContext } from './context';
+import { sweepGame } from '../../src/presence/liveness-sweep.js';
+import { log } from '../../src/log.js';
+import type { JobContext } from './context.js';
 
 export function sweepLivenessJob(ctx: JobContext) {
   return async (): Promise<{ gone: number }> => {

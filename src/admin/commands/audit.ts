@@ -2,9 +2,9 @@
  * `admin audit list`: the audit trail of a game (AuditLog: who did what to keys and games; keys appear
  * by prefix only, never a secret).
  */
-import { UsageError, type AdminCommand } from '../command';
-import { formatTable } from '../format';
-import { requireGame } from './games';
+import { UsageError, type AdminCommand } from '../command.js';
+import { formatTable } from '../format.js';
+import { requireGame } from './games.js';
 
 /** Default and maximum number of entries `audit list` prints. */
 export const AUDIT_LIST_DEFAULT = 50;

@@ -4,16 +4,16 @@
  * src/bans/ban-service.ts; these commands parse options and print.
  */
 import { Queue } from 'bullmq';
-import { BanService, listBans, MAX_BAN_SECONDS, type BanView, type PlatformWriteView } from '../../bans/ban-service';
-import { Blocklist } from '../../bans/blocklist';
-import { commandKickIssuer } from '../../bans/ban-kicks';
-import { PLATFORM_BANS_QUEUE, PlatformWriteQueue, type PlatformBanJob } from '../../bans/platform-write-queue';
-import { reconcilePlatformBans } from '../../bans/platform-reconcile';
-import { BAN_SCOPES } from '../../bans/ban-types';
-import { NudgeQueue } from '../../commands/nudge-queue';
-import { GlobalKeys } from '../../store/keys';
-import { UsageError, type AdminCommand, type CommandContext } from '../command';
-import { formatDate, formatFields, formatTable } from '../format';
+import { BanService, listBans, MAX_BAN_SECONDS, type BanView, type PlatformWriteView } from '../../bans/ban-service.js';
+import { Blocklist } from '../../bans/blocklist.js';
+import { commandKickIssuer } from '../../bans/ban-kicks.js';
+import { PLATFORM_BANS_QUEUE, PlatformWriteQueue, type PlatformBanJob } from '../../bans/platform-write-queue.js';
+import { reconcilePlatformBans } from '../../bans/platform-reconcile.js';
+import { BAN_SCOPES } from '../../bans/ban-types.js';
+import { NudgeQueue } from '../../commands/nudge-queue.js';
+import { GlobalKeys } from '../../store/keys.js';
+import { UsageError, type AdminCommand, type CommandContext } from '../command.js';
+import { formatDate, formatFields, formatTable } from '../format.js';
 
 /** Runs `fn` with a ban service wired to this process's connections, the platform queue and kicks; closes the queues after. */
 async function withBans<T>(ctx: CommandContext, fn: (bans: BanService, writes: PlatformWriteQueue) => Promise<T>): Promise<T> {

@@ -4,13 +4,13 @@
  * routing, the default expiry and the queue cap); list and show tell the moderator where each command
  * stands, including expired and failed ones with who issued them.
  */
-import { issueCommand, DEFAULT_EXPIRY_SECONDS, MAX_EXPIRY_SECONDS, MIN_EXPIRY_SECONDS } from '../../commands/command-service';
-import { listCommands, showCommand, type CommandView } from '../../commands/command-query';
-import { NudgeQueue } from '../../commands/nudge-queue';
-import { setNudges } from '../../commands/nudge-settings';
-import { COMMAND_STATUSES, COMMAND_TYPES, type CommandStatus } from '../../schemas/commands';
-import { UsageError, type AdminCommand } from '../command';
-import { formatFields, formatTable } from '../format';
+import { issueCommand, DEFAULT_EXPIRY_SECONDS, MAX_EXPIRY_SECONDS, MIN_EXPIRY_SECONDS } from '../../commands/command-service.js';
+import { listCommands, showCommand, type CommandView } from '../../commands/command-query.js';
+import { NudgeQueue } from '../../commands/nudge-queue.js';
+import { setNudges } from '../../commands/nudge-settings.js';
+import { COMMAND_STATUSES, COMMAND_TYPES, type CommandStatus } from '../../schemas/commands.js';
+import { UsageError, type AdminCommand } from '../command.js';
+import { formatFields, formatTable } from '../format.js';
 
 function targetText(t: CommandView['target']): string {
   return t.externalId ? `user ${t.externalId}` : `server ${t.externalServerId ?? '-'}`;

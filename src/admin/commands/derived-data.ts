@@ -3,19 +3,19 @@
  * `analytics show` and `derived rebuild` (src/derived/). Money prints as integer minor units in JSON
  * (decimal strings: bigint) and in major units in readable mode.
  */
-import { listPayouts } from '../../derived/payout-ledger';
-import { quotaProgress } from '../../derived/quota-progress';
-import { gameAnalytics, MAX_ANALYTICS_DAYS } from '../../derived/analytics';
-import { rebuildDerived } from '../../derived/rebuild';
-import { ShiftDeriver } from '../../derived/shift-deriver';
-import { parseWeekLabel, weekContaining } from '../../workspace/calendar';
-import { requireWorkspace } from '../../workspace/workspace-lookup';
-import { formatMinor } from '../../workspace/payout-units';
-import { doorInvalidation } from './door-invalidation';
-import type { AdminCommand } from '../command';
-import { formatDate, formatDuration, formatFields, formatTable } from '../format';
-import { requireGame } from './games';
-import { INSTANT_HELP, instant } from './workspace-args';
+import { listPayouts } from '../../derived/payout-ledger.js';
+import { quotaProgress } from '../../derived/quota-progress.js';
+import { gameAnalytics, MAX_ANALYTICS_DAYS } from '../../derived/analytics.js';
+import { rebuildDerived } from '../../derived/rebuild.js';
+import { ShiftDeriver } from '../../derived/shift-deriver.js';
+import { parseWeekLabel, weekContaining } from '../../workspace/calendar.js';
+import { requireWorkspace } from '../../workspace/workspace-lookup.js';
+import { formatMinor } from '../../workspace/payout-units.js';
+import { doorInvalidation } from './door-invalidation.js';
+import type { AdminCommand } from '../command.js';
+import { formatDate, formatDuration, formatFields, formatTable } from '../format.js';
+import { requireGame } from './games.js';
+import { INSTANT_HELP, instant } from './workspace-args.js';
 
 const period = {
   from: { type: 'string', required: true, valueName: 'TIME', description: `start, inclusive; ${INSTANT_HELP}` },

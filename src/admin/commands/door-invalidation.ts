@@ -2,9 +2,9 @@
  * The {@link SubjectChanges} the CLI's workspace commands report to: the door decision cache's
  * invalidator (src/doors/subject-invalidation.ts), over the invocation's own connections.
  */
-import { DoorSubjectInvalidator } from '../../doors/subject-invalidation';
-import type { SubjectChanges } from '../../workspace/subject-changes';
-import type { CommandContext } from '../command';
+import { DoorSubjectInvalidator } from '../../doors/subject-invalidation.js';
+import type { SubjectChanges } from '../../workspace/subject-changes.js';
+import type { CommandContext } from '../command.js';
 
 /** Retires cached door decisions after a command's change has committed. */
 export function doorInvalidation(ctx: CommandContext): SubjectChanges {

@@ -4,11 +4,11 @@
  * retired at once on every API process) and writes an audit row; `doors force` also sends
  * `door_set_state` to every live server. Services: src/doors/door-admin-service.ts.
  */
-import { NudgeQueue } from '../../commands/nudge-queue';
-import { addPolicy, createDoor, deleteDoor, deletePolicy, forceDoor, listDoors, listPolicies } from '../../doors/door-admin-service';
-import { SUBJECT_TYPES, WEEKDAYS, type PolicyConditions } from '../../doors/door-types';
-import { UsageError, type AdminCommand, type ArgReader, type CommandContext } from '../command';
-import { formatFields, formatTable } from '../format';
+import { NudgeQueue } from '../../commands/nudge-queue.js';
+import { addPolicy, createDoor, deleteDoor, deletePolicy, forceDoor, listDoors, listPolicies } from '../../doors/door-admin-service.js';
+import { SUBJECT_TYPES, WEEKDAYS, type PolicyConditions } from '../../doors/door-types.js';
+import { UsageError, type AdminCommand, type ArgReader, type CommandContext } from '../command.js';
+import { formatFields, formatTable } from '../format.js';
 
 const game = { type: 'string', required: true, valueName: 'ID', description: 'game id' } as const;
 const door = { type: 'string', required: true, valueName: 'KEY', description: 'door key' } as const;

@@ -3,9 +3,9 @@
  * whether the platform enforces bans itself (issue #6). Kept apart from games.ts so the bans concern can
  * change it alone. The cloud API key is never printed: output says only whether one is set.
  */
-import { setPlatformSettings, type PlatformSettingsChange } from '../../games/platform-settings';
-import { UsageError, type AdminCommand } from '../command';
-import { formatFields } from '../format';
+import { setPlatformSettings, type PlatformSettingsChange } from '../../games/platform-settings.js';
+import { UsageError, type AdminCommand } from '../command.js';
+import { formatFields } from '../format.js';
 
 function parseBool(name: string, value: string | undefined): boolean | undefined {
   if (value === undefined) return undefined;

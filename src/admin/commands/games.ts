@@ -2,11 +2,11 @@
  * `admin games create|list|set-interval`: registered games and their heartbeat interval (spec: POST
  * heartbeat, "default 20 seconds, configurable 15 to 60 seconds"; the response dictates it).
  */
-import { DEFAULT_INTERVAL_SECONDS, checkInterval, createGame, setHeartbeatInterval } from '../../games/game-service';
-import { NotFoundError } from '../../http/errors';
-import type { Db } from '../../store/prisma';
-import type { AdminCommand } from '../command';
-import { formatFields, formatTable } from '../format';
+import { DEFAULT_INTERVAL_SECONDS, checkInterval, createGame, setHeartbeatInterval } from '../../games/game-service.js';
+import { NotFoundError } from '../../http/errors.js';
+import type { Db } from '../../store/prisma.js';
+import type { AdminCommand } from '../command.js';
+import { formatFields, formatTable } from '../format.js';
 
 /**
  * Loads the game `gameId` (id, name, workspaceId, heartbeatIntervalSeconds).

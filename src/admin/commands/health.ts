@@ -4,13 +4,13 @@
  * warnings and those resolved in the last day (src/limits/ingest-health.ts), its 429s per minute over the
  * last ten minutes, the quotas its keys get (src/limits/quotas.ts), and the flush backlog of its streams.
  */
-import { describeThrottling, isPersistent, listHealthWarnings, PERSISTENT_MINUTES, throttleHistory } from '../../limits/ingest-health';
-import { BAN_CHECK_QUOTA, DOOR_BULK_QUOTA, DOOR_CHECK_QUOTA, heartbeatQuota, manifestQuota } from '../../limits/quotas';
-import { streamBacklogs } from '../../ops/stream-backlog';
-import { GameKeys, THROTTLE_HISTORY_MINUTES } from '../../store/keys';
-import type { AdminCommand } from '../command';
-import { formatDate, formatFields, formatTable } from '../format';
-import { requireGame } from './games';
+import { describeThrottling, isPersistent, listHealthWarnings, PERSISTENT_MINUTES, throttleHistory } from '../../limits/ingest-health.js';
+import { BAN_CHECK_QUOTA, DOOR_BULK_QUOTA, DOOR_CHECK_QUOTA, heartbeatQuota, manifestQuota } from '../../limits/quotas.js';
+import { streamBacklogs } from '../../ops/stream-backlog.js';
+import { GameKeys, THROTTLE_HISTORY_MINUTES } from '../../store/keys.js';
+import type { AdminCommand } from '../command.js';
+import { formatDate, formatFields, formatTable } from '../format.js';
+import { requireGame } from './games.js';
 
 /**
  * `health --game G` → `{ gameId, warnings: [{ id, kind, message, firstAt, lastAt, count, resolvedAt }],

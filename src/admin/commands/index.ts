@@ -2,25 +2,25 @@
  * The operator CLI's command registry: one line per command module. A new module exports an
  * `AdminCommand[]` (see ../command.ts) and is added here; help and dispatch pick it up.
  */
-import type { AdminCommand } from '../command';
-import { workspaceCommands } from './workspaces';
-import { gameCommands } from './games';
-import { keyCommands } from './keys';
-import { serverCommands } from './servers';
-import { auditCommands } from './audit';
-import { commandCommands } from './commands';
-import { banCommands } from './bans';
-import { gamePlatformCommands } from './game-platform';
-import { doorCommands } from './doors';
-import { workspaceFileCommands } from './workspace-file';
-import { orgCommands } from './workspace-orgs';
-import { unitCommands } from './workspace-units';
-import { positionCommands } from './workspace-positions';
-import { memberCommands } from './workspace-members';
-import { operationCommands } from './workspace-operations';
-import { recordCommands } from './workspace-records';
-import { derivedDataCommands } from './derived-data';
-import { healthCommands } from './health';
+import type { AdminCommand } from '../command.js';
+import { workspaceCommands } from './workspaces.js';
+import { gameCommands } from './games.js';
+import { keyCommands } from './keys.js';
+import { serverCommands } from './servers.js';
+import { auditCommands } from './audit.js';
+import { commandCommands } from './commands.js';
+import { banCommands } from './bans.js';
+import { gamePlatformCommands } from './game-platform.js';
+import { doorCommands } from './doors.js';
+import { workspaceFileCommands } from './workspace-file.js';
+import { orgCommands } from './workspace-orgs.js';
+import { unitCommands } from './workspace-units.js';
+import { positionCommands } from './workspace-positions.js';
+import { memberCommands } from './workspace-members.js';
+import { operationCommands } from './workspace-operations.js';
+import { recordCommands } from './workspace-records.js';
+import { derivedDataCommands } from './derived-data.js';
+import { healthCommands } from './health.js';
 
 export const ADMIN_COMMANDS: readonly AdminCommand[] = [
   ...workspaceCommands,

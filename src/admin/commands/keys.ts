@@ -3,11 +3,11 @@
  * key). The full key is printed once, by `create`; only the prefix and an argon2id hash are stored, and no
  * other command can show the secret. Create and revoke write audit rows (in key-service).
  */
-import { createKey, listKeys, parseScopes, revokeKey } from '../../auth/key-service';
-import { SCOPES } from '../../auth/scopes';
-import { UsageError, type AdminCommand } from '../command';
-import { formatDate, formatFields, formatTable } from '../format';
-import { requireGame } from './games';
+import { createKey, listKeys, parseScopes, revokeKey } from '../../auth/key-service.js';
+import { SCOPES } from '../../auth/scopes.js';
+import { UsageError, type AdminCommand } from '../command.js';
+import { formatDate, formatFields, formatTable } from '../format.js';
+import { requireGame } from './games.js';
 
 /**
  * `keys create --game G --scopes a,b` → `{ key, prefix, gameId, scopes }`. In readable mode the key is

@@ -3,10 +3,10 @@
  * and, with `--all`, servers declared gone (Postgres `GameServer.goneAt`). sdkVersion is flagged stale
  * when older than the newest version among the game's live servers (spec: Versioning rule 4).
  */
-import { getRoster, isStaleSdkVersion, listLiveServers, newestSdkVersion } from '../../presence/server-view';
-import type { AdminCommand } from '../command';
-import { formatDuration, formatTable } from '../format';
-import { requireGame } from './games';
+import { getRoster, isStaleSdkVersion, listLiveServers, newestSdkVersion } from '../../presence/server-view.js';
+import type { AdminCommand } from '../command.js';
+import { formatDuration, formatTable } from '../format.js';
+import { requireGame } from './games.js';
 
 /** One row of `servers list`; fields only a live server has are null for gone ones. */
 export interface ServerRow {

@@ -2,7 +2,7 @@
  * Option parsing shared by the workspace-model and derived-data commands: instants, lists and integers
  * the generic {@link ArgReader} does not know. Every malformed value is a {@link UsageError} (exit 2).
  */
-import { UsageError, type ArgReader } from '../command';
+import { UsageError, type ArgReader } from '../command.js';
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i;
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;

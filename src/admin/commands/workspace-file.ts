@@ -5,13 +5,13 @@
  * src/schemas/workspace-import.ts).
  */
 import { readFile } from 'node:fs/promises';
-import { ValidationError } from '../../http/errors';
-import { ImportRefusedError, importWorkspace } from '../../workspace/workspace-import';
-import { exportWorkspace } from '../../workspace/workspace-export';
-import { setWeekSettings } from '../../workspace/workspace-settings';
-import { doorInvalidation } from './door-invalidation';
-import type { AdminCommand } from '../command';
-import { formatFields } from '../format';
+import { ValidationError } from '../../http/errors.js';
+import { ImportRefusedError, importWorkspace } from '../../workspace/workspace-import.js';
+import { exportWorkspace } from '../../workspace/workspace-export.js';
+import { setWeekSettings } from '../../workspace/workspace-settings.js';
+import { doorInvalidation } from './door-invalidation.js';
+import type { AdminCommand } from '../command.js';
+import { formatFields } from '../format.js';
 
 /** Reads and parses JSON file `path`. @throws {ValidationError} `unreadable_file` or `invalid_json`. */
 async function readJson(path: string): Promise<unknown> {

@@ -3,12 +3,12 @@
  * (linked to platform users by externalId) and the positions they hold (src/workspace/members.ts,
  * assignments.ts).
  */
-import { createMember, deleteMember, listMembers, tenureDays } from '../../workspace/members';
-import { assignPosition, listAssignments, unassignPosition } from '../../workspace/assignments';
-import { doorInvalidation } from './door-invalidation';
-import type { AdminCommand } from '../command';
-import { formatFields, formatTable } from '../format';
-import { INSTANT_HELP, optionalInstant } from './workspace-args';
+import { createMember, deleteMember, listMembers, tenureDays } from '../../workspace/members.js';
+import { assignPosition, listAssignments, unassignPosition } from '../../workspace/assignments.js';
+import { doorInvalidation } from './door-invalidation.js';
+import type { AdminCommand } from '../command.js';
+import { formatFields, formatTable } from '../format.js';
+import { INSTANT_HELP, optionalInstant } from './workspace-args.js';
 
 /**
  * `members create --workspace W --external-id X [--name N] [--joined-at T]` → the member

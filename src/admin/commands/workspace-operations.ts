@@ -1,9 +1,9 @@
 /** `admin operations create|list|delete`: the schedule of a workspace (src/workspace/operations.ts). */
-import { createOperation, deleteOperation, listOperations } from '../../workspace/operations';
-import { doorInvalidation } from './door-invalidation';
-import type { AdminCommand } from '../command';
-import { formatFields, formatTable } from '../format';
-import { INSTANT_HELP, instant, optionalInstant } from './workspace-args';
+import { createOperation, deleteOperation, listOperations } from '../../workspace/operations.js';
+import { doorInvalidation } from './door-invalidation.js';
+import type { AdminCommand } from '../command.js';
+import { formatFields, formatTable } from '../format.js';
+import { INSTANT_HELP, instant, optionalInstant } from './workspace-args.js';
 
 /**
  * `operations create --workspace W --type T --title T --starts-at T --ends-at T [--unit U] [--org O]` →

@@ -1,8 +1,8 @@
 /** `admin orgs create|list|delete`: organizations of a workspace (src/workspace/organizations.ts). */
-import { createOrganization, deleteOrganization, listOrganizations } from '../../workspace/organizations';
-import { doorInvalidation } from './door-invalidation';
-import type { AdminCommand } from '../command';
-import { formatFields, formatTable } from '../format';
+import { createOrganization, deleteOrganization, listOrganizations } from '../../workspace/organizations.js';
+import { doorInvalidation } from './door-invalidation.js';
+import type { AdminCommand } from '../command.js';
+import { formatFields, formatTable } from '../format.js';
 
 /** `orgs create --workspace W --name N` → `{ id, workspaceId, name, createdAt }`. @throws {ValidationError} `duplicate_name`. */
 const create: AdminCommand = {

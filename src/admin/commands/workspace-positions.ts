@@ -3,13 +3,13 @@
  * scope filters, payout rate in integer minor units per hour, weekly quota in minutes;
  * src/workspace/positions.ts).
  */
-import { createPosition, deletePosition, listPositions, type PositionRow } from '../../workspace/positions';
-import { formatMinor } from '../../workspace/payout-units';
-import { NotFoundError } from '../../http/errors';
-import { doorInvalidation } from './door-invalidation';
-import type { AdminCommand } from '../command';
-import { formatFields, formatTable } from '../format';
-import { list as listOption, optionalBigInt } from './workspace-args';
+import { createPosition, deletePosition, listPositions, type PositionRow } from '../../workspace/positions.js';
+import { formatMinor } from '../../workspace/payout-units.js';
+import { NotFoundError } from '../../http/errors.js';
+import { doorInvalidation } from './door-invalidation.js';
+import type { AdminCommand } from '../command.js';
+import { formatFields, formatTable } from '../format.js';
+import { list as listOption, optionalBigInt } from './workspace-args.js';
 
 /** A position as the CLI prints it (rate as a decimal string: bigint). */
 function view(p: PositionRow) {

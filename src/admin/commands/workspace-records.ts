@@ -1,9 +1,9 @@
 /** `admin records create|list|revoke|delete`: entries about members (src/workspace/records.ts). */
-import { createRecord, deleteRecord, isRecordActive, listRecords, revokeRecord, type RecordRow } from '../../workspace/records';
-import { doorInvalidation } from './door-invalidation';
-import type { AdminCommand } from '../command';
-import { formatFields, formatTable } from '../format';
-import { INSTANT_HELP, optionalInstant } from './workspace-args';
+import { createRecord, deleteRecord, isRecordActive, listRecords, revokeRecord, type RecordRow } from '../../workspace/records.js';
+import { doorInvalidation } from './door-invalidation.js';
+import type { AdminCommand } from '../command.js';
+import { formatFields, formatTable } from '../format.js';
+import { INSTANT_HELP, optionalInstant } from './workspace-args.js';
 
 function recordView(r: RecordRow, now: Date) {
   const { workspaceId: _w, ...rest } = r;

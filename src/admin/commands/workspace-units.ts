@@ -1,8 +1,8 @@
 /** `admin units create|list|delete`: the org tree of a workspace (src/workspace/units.ts). */
-import { createUnit, deleteUnit, listUnits } from '../../workspace/units';
-import { doorInvalidation } from './door-invalidation';
-import type { AdminCommand } from '../command';
-import { formatFields, formatTable } from '../format';
+import { createUnit, deleteUnit, listUnits } from '../../workspace/units.js';
+import { doorInvalidation } from './door-invalidation.js';
+import type { AdminCommand } from '../command.js';
+import { formatFields, formatTable } from '../format.js';
 
 /**
  * `units create --workspace W --name N [--parent U] [--org O]` → the unit

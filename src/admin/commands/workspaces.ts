@@ -2,9 +2,9 @@
  * `admin workspaces create|list`: the tenants games belong to (spec: "a workspace that holds its org
  * chart, rules, schedule and records").
  */
-import { createWorkspace } from '../../games/game-service';
-import type { AdminCommand } from '../command';
-import { formatFields, formatTable } from '../format';
+import { createWorkspace } from '../../games/game-service.js';
+import type { AdminCommand } from '../command.js';
+import { formatFields, formatTable } from '../format.js';
 
 /** `workspaces create --name N` → `{ id, name }`. @throws {ValidationError} on an empty name. */
 const create: AdminCommand = {

@@ -14,11 +14,11 @@
  * ban id) or `not_found` (no such ban).
  */
 import { Router } from 'express';
-import { listBans } from '../../bans/ban-service';
-import { compileValidator } from '../../schemas/validator';
-import { createBanSchema, type CreateBanBody } from '../console-schemas';
-import type { ConsoleServices } from '../console-services';
-import { gameOf, moderatorOf, uuidParam } from './console-request';
+import { listBans } from '../../bans/ban-service.js';
+import { compileValidator } from '../../schemas/validator.js';
+import { createBanSchema, type CreateBanBody } from '../console-schemas.js';
+import type { ConsoleServices } from '../console-services.js';
+import { gameOf, moderatorOf, uuidParam } from './console-request.js';
 
 const validateCreate = compileValidator<CreateBanBody>(createBanSchema);
 

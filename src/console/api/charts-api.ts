@@ -13,10 +13,10 @@
  * Errors: 404 `unknown_game`.
  */
 import { Router } from 'express';
-import type { Db } from '../../store/prisma';
-import type { AppRedis } from '../../store/redis';
-import { listLiveServers } from '../../presence/server-view';
-import { gameOf } from './console-request';
+import type { Db } from '../../store/prisma.js';
+import type { AppRedis } from '../../store/redis.js';
+import { listLiveServers } from '../../presence/server-view.js';
+import { gameOf } from './console-request.js';
 
 /** The charts cover the last hour, ms. */
 export const CHART_WINDOW_MS = 3_600_000;

@@ -14,11 +14,11 @@
  * Errors: 400 body / `moderator_required`; 404 `unknown_game`, `unknown_door`.
  */
 import { Router } from 'express';
-import { forceDoor, listDoors, type ForceResult } from '../../doors/door-admin-service';
-import { compileValidator } from '../../schemas/validator';
-import { forceDoorSchema, lockdownSchema, type ForceDoorBody, type LockdownBody } from '../console-schemas';
-import type { ConsoleServices } from '../console-services';
-import { gameOf, moderatorOf } from './console-request';
+import { forceDoor, listDoors, type ForceResult } from '../../doors/door-admin-service.js';
+import { compileValidator } from '../../schemas/validator.js';
+import { forceDoorSchema, lockdownSchema, type ForceDoorBody, type LockdownBody } from '../console-schemas.js';
+import type { ConsoleServices } from '../console-services.js';
+import { gameOf, moderatorOf } from './console-request.js';
 
 const validateForce = compileValidator<ForceDoorBody>(forceDoorSchema);
 const validateLockdown = compileValidator<LockdownBody>(lockdownSchema);

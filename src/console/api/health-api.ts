@@ -10,11 +10,11 @@
  * Errors: 404 `unknown_game`.
  */
 import { Router } from 'express';
-import type { Db } from '../../store/prisma';
-import type { AppRedis } from '../../store/redis';
-import { listHealthWarnings, throttleHistory } from '../../limits/ingest-health';
-import { streamBacklogs } from '../../ops/stream-backlog';
-import { gameOf } from './console-request';
+import type { Db } from '../../store/prisma.js';
+import type { AppRedis } from '../../store/redis.js';
+import { listHealthWarnings, throttleHistory } from '../../limits/ingest-health.js';
+import { streamBacklogs } from '../../ops/stream-backlog.js';
+import { gameOf } from './console-request.js';
 
 /** Route `GET /games/:gameId/health` (see the module comment); mounted under /console/api. */
 export function healthApi(deps: { db: Db; redis: AppRedis; redisPrefix: string }): Router {

@@ -13,11 +13,11 @@
  * Errors: 404 `unknown_game`.
  */
 import { Router } from 'express';
-import type { Db } from '../../store/prisma';
-import type { AppRedis } from '../../store/redis';
-import { getRoster, listLiveServers } from '../../presence/server-view';
-import { listCommands } from '../../commands/command-query';
-import { gameOf } from './console-request';
+import type { Db } from '../../store/prisma.js';
+import type { AppRedis } from '../../store/redis.js';
+import { getRoster, listLiveServers } from '../../presence/server-view.js';
+import { listCommands } from '../../commands/command-query.js';
+import { gameOf } from './console-request.js';
 
 /** Commands the live view returns, newest first. */
 export const LIVE_COMMANDS = 50;

@@ -13,11 +13,11 @@
  * with Retry-After.
  */
 import { Router } from 'express';
-import { issueCommand, type CommandTarget } from '../../commands/command-service';
-import { compileValidator } from '../../schemas/validator';
-import { issueCommandSchema, type IssueCommandBody } from '../console-schemas';
-import type { ConsoleServices } from '../console-services';
-import { gameOf, moderatorOf } from './console-request';
+import { issueCommand, type CommandTarget } from '../../commands/command-service.js';
+import { compileValidator } from '../../schemas/validator.js';
+import { issueCommandSchema, type IssueCommandBody } from '../console-schemas.js';
+import type { ConsoleServices } from '../console-services.js';
+import { gameOf, moderatorOf } from './console-request.js';
 
 const validateIssue = compileValidator<IssueCommandBody>(issueCommandSchema);
 

@@ -14,16 +14,16 @@
  * quota (src/limits/quotas.ts).
  */
 import type { RequestHandler } from 'express';
-import type { KeyVerifier } from '../../auth/key-verifier';
-import type { Blocklist } from '../../bans/blocklist';
-import { decideBan } from '../../bans/ban-decision';
-import { compileValidator } from '../../schemas/validator';
-import { bansCheckRequestSchema, type BansCheckRequest } from '../../schemas/bans-check';
-import { authenticateRequest, requireScope } from '../authenticate';
-import { BanCheckClaim } from '../../limits/ban-check-claim';
-import type { AppRedis } from '../../store/redis';
-import { parseJson } from '../parse-json';
-import { sendJson } from '../send-json';
+import type { KeyVerifier } from '../../auth/key-verifier.js';
+import type { Blocklist } from '../../bans/blocklist.js';
+import { decideBan } from '../../bans/ban-decision.js';
+import { compileValidator } from '../../schemas/validator.js';
+import { bansCheckRequestSchema, type BansCheckRequest } from '../../schemas/bans-check.js';
+import { authenticateRequest, requireScope } from '../authenticate.js';
+import { BanCheckClaim } from '../../limits/ban-check-claim.js';
+import type { AppRedis } from '../../store/redis.js';
+import { parseJson } from '../parse-json.js';
+import { sendJson } from '../send-json.js';
 
 const validateBansCheck = compileValidator<BansCheckRequest>(bansCheckRequestSchema);
 

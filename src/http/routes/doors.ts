@@ -17,13 +17,13 @@
  * client applies the door's failMode).
  */
 import type { RequestHandler } from 'express';
-import type { KeyVerifier } from '../../auth/key-verifier';
-import type { DoorAccessService } from '../../doors/door-access-service';
-import { compileValidator } from '../../schemas/validator';
-import { doorBulkRequestSchema, doorCheckRequestSchema, type DoorBulkRequest, type DoorCheckRequest } from '../../schemas/doors';
-import { authenticateRequest, requireScope } from '../authenticate';
-import { parseJson } from '../parse-json';
-import { sendJson } from '../send-json';
+import type { KeyVerifier } from '../../auth/key-verifier.js';
+import type { DoorAccessService } from '../../doors/door-access-service.js';
+import { compileValidator } from '../../schemas/validator.js';
+import { doorBulkRequestSchema, doorCheckRequestSchema, type DoorBulkRequest, type DoorCheckRequest } from '../../schemas/doors.js';
+import { authenticateRequest, requireScope } from '../authenticate.js';
+import { parseJson } from '../parse-json.js';
+import { sendJson } from '../send-json.js';
 
 const validateCheck = compileValidator<DoorCheckRequest>(doorCheckRequestSchema);
 const validateBulk = compileValidator<DoorBulkRequest>(doorBulkRequestSchema);

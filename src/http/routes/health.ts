@@ -4,9 +4,9 @@
  */
 import { Router } from 'express';
 import type { Redis } from 'ioredis';
-import type { Db } from '../../store/prisma';
-import { sendError } from '../error-handler';
-import { UnavailableError } from '../errors';
+import type { Db } from '../../store/prisma.js';
+import { sendError } from '../error-handler.js';
+import { UnavailableError } from '../errors.js';
 
 export function healthRoutes(deps: { redis: Redis; db: Db }): Router {
   const router = Router();

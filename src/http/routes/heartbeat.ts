@@ -4,14 +4,14 @@
  * `scope_missing`, nothing stored). Response 200 is exactly `{commands, config, serverTime}`.
  */
 import type { RequestHandler } from 'express';
-import type { KeyVerifier, VerifiedKey } from '../../auth/key-verifier';
-import type { HeartbeatService } from '../../presence/heartbeat-service';
-import type { DoorsVersionReader } from '../../doors/doors-version';
-import { compileValidator } from '../../schemas/validator';
-import { heartbeatRequestSchema, type HeartbeatRequest } from '../../schemas/heartbeat';
-import { authenticateRequest, requireScope } from '../authenticate';
-import { parseJson } from '../parse-json';
-import { sendJson } from '../send-json';
+import type { KeyVerifier, VerifiedKey } from '../../auth/key-verifier.js';
+import type { HeartbeatService } from '../../presence/heartbeat-service.js';
+import type { DoorsVersionReader } from '../../doors/doors-version.js';
+import { compileValidator } from '../../schemas/validator.js';
+import { heartbeatRequestSchema, type HeartbeatRequest } from '../../schemas/heartbeat.js';
+import { authenticateRequest, requireScope } from '../authenticate.js';
+import { parseJson } from '../parse-json.js';
+import { sendJson } from '../send-json.js';
 
 const validateHeartbeat = compileValidator<HeartbeatRequest>(heartbeatRequestSchema);
 
