@@ -11,6 +11,7 @@ import { createRedis } from '../src/store/redis.js';
 import { createDb } from '../src/store/prisma.js';
 import { GameDirectory } from '../src/store/game-directory.js';
 import { GlobalKeys } from '../src/store/keys.js';
+import { watchConnection } from '../src/store/connection-state.js';
 import { JOB_OPTIONS, ROLES, resolveRoles, type RoleName } from './queues.js';
 import type { JobContext } from './jobs/context.js';
 import { flushAccessLogJob, flushCommandLogJob, flushEventsJob, flushSessionsJob } from './jobs/flush.job.js';
@@ -57,6 +58,7 @@ async function main(): Promise<void> {
   for (const role of roles) {
     const spec = ROLES[role];
     const queue = new Queue(spec.queue, { connection: bullConnection, prefix });
+    watchConnection(queue, { name: `queue:${spec.queue}`, readySource: bullConnection });
     if ('schedulerId' in spec) await queue.upsertJobScheduler(spec.schedulerId, { every: spec.everyMs }, { name: role, opts: JOB_OPTIONS });
     const run = PROCESSORS[role](ctx);
     const worker = new Worker(spec.queue, (job, token) => logContext.run({ jobId: `${role}:${job.id}` }, () => run(job, token)), {
@@ -66,6 +68,8 @@ async function main(): Promise<void> {
       removeOnComplete: { count: 0 },
       removeOnFail: { count: 100 },
     });
+    // The worker's own blocking connection is a duplicate of bullConnection; its errors surface here.
+    watchConnection(worker, { name: `worker:${spec.queue}`, readySource: bullConnection });
     worker.on('failed', (job, err) => log.error('job failed', { role, jobId: job?.id, err: err.message }));
     queues.push(queue);
     workers.push(worker);

@@ -2,11 +2,13 @@
  * The one place domain errors become HTTP (spec: Errors): status from the error, body
  * `{ error: { code, message, requestId }, serverTime }`, extra headers (Retry-After). Anything
  * unexpected is logged at error level and answered 500 `internal` without details; body-parser's own
- * errors are mapped to 413/400 first. Expected errors log at debug (401/404/409 are routine traffic).
+ * errors are mapped to 413/400 first, and Redis/Postgres connection errors to 503 `unavailable`
+ * (store/dependency-errors.ts). Expected errors log at debug (401/404/409 are routine traffic).
  */
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
-import { AppError, NotFoundError, PayloadTooLargeError, ValidationError } from './errors.js';
+import { AppError, NotFoundError, PayloadTooLargeError, UnavailableError, ValidationError } from './errors.js';
 import { log } from '../log.js';
+import { isDependencyUnavailable } from '../store/dependency-errors.js';
 
 /** Writes the error envelope for `err` on `res`. */
 export function sendError(res: Response, err: AppError): void {
@@ -31,10 +33,17 @@ function fromBodyParser(err: BodyParserError, limit: number): AppError | null {
   return null;
 }
 
+/** A Redis/Postgres connection failure becomes 503 `unavailable` (the message names no internals). */
+function fromDependency(err: unknown): AppError | null {
+  if (!isDependencyUnavailable(err)) return null;
+  log.warn('dependency unavailable', { err: err instanceof Error ? err.message.split('\n').pop() : String(err) });
+  return new UnavailableError('a storage dependency is unreachable; retry after the Retry-After delay');
+}
+
 /** Express error middleware; `limit` is the configured maximum envelope size in bytes. */
 export function errorHandler(limit: number): ErrorRequestHandler {
   return (err: unknown, _req, res, _next) => {
-    const known = err instanceof AppError ? err : fromBodyParser(err as BodyParserError, limit);
+    const known = err instanceof AppError ? err : (fromBodyParser(err as BodyParserError, limit) ?? fromDependency(err));
     if (known) {
       log.log(known.status >= 500 ? 'warn' : 'debug', 'request rejected', { status: known.status, code: known.code });
       sendError(res, known);

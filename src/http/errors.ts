@@ -65,9 +65,17 @@ export class RateLimitError extends AppError {
   }
 }
 
-/** 503: a dependency (Redis, Postgres) is unreachable; the client retries with backoff. */
+/** Retry-After bounds (seconds) for 503: spread so clients that failed together do not return together. */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = { min: 1, max: 5 } as const;
+
+/**
+ * 503 `unavailable`: a dependency (Redis, Postgres) is unreachable; the client retries with backoff.
+ * Always carries `Retry-After`, a whole number of seconds drawn uniformly from
+ * {@link UNAVAILABLE_RETRY_AFTER_SECONDS} (jitter against a thundering herd on recovery).
+ */
 export class UnavailableError extends AppError {
   constructor(message = 'service temporarily unavailable') {
-    super(503, 'unavailable', message);
+    const { min, max } = UNAVAILABLE_RETRY_AFTER_SECONDS;
+    super(503, 'unavailable', message, { 'Retry-After': String(min + Math.floor(Math.random() * (max - min + 1))) });
   }
 }

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { Redis, type RedisOptions } from 'ioredis';
 import type { Socket } from 'node:net';
-import { log } from '../log.js';
+import { watchConnection } from './connection-state.js';
 
 const luaDir = new URL('./lua/', import.meta.url);
 
@@ -24,14 +24,27 @@ function fileName(name: string): string {
 }
 
 /**
+ * Bounds on how long an API command waits for a dead Redis, so a request answers 503 within 1 s
+ * (README "Dependency outages"): reconnect attempts at most {@link RECONNECT_MAX_DELAY_MS} apart, a command
+ * queued while disconnected fails after one failed attempt, and any command gives up after
+ * {@link COMMAND_TIMEOUT_MS}. Measured: 0.1–0.5 s to the 503 (scripts/outage-probe.ts).
+ */
+export const RECONNECT_MAX_DELAY_MS = 500;
+export const COMMAND_TIMEOUT_MS = 800;
+
+/**
  * Connects to `url`. `forWorker` sets `maxRetriesPerRequest: null` as BullMQ requires for blocking
- * connections; API clients fail fast instead so a request never hangs on a dead Redis.
- * `coalesceWrites` (the API's client): see {@link coalesceWrites}.
+ * connections (no command timeout either: blocking reads wait by design); API clients fail fast instead
+ * so a request never hangs on a dead Redis. `coalesceWrites` (the API's client): see {@link coalesceWrites}.
+ * Connection state changes are logged once each (store/connection-state.ts).
  */
 export function createRedis(url: string, opts: { forWorker?: boolean; name?: string; coalesceWrites?: boolean } = {}): AppRedis {
   const options: RedisOptions = {
     connectionName: opts.name,
-    maxRetriesPerRequest: opts.forWorker ? null : 2,
+    maxRetriesPerRequest: opts.forWorker ? null : 1,
+    ...(opts.forWorker ? {} : { commandTimeout: COMMAND_TIMEOUT_MS }),
+    // Reconnect quickly (ioredis's default backs off to 2 s): recovery is prompt once Redis returns.
+    retryStrategy: (attempt: number) => Math.min(attempt * 100, RECONNECT_MAX_DELAY_MS),
     // Off: with it, a tick's commands wait for each other in one pipeline (and ioredis builds a Pipeline
     // object per tick), so the API and Redis took turns idling; the heartbeat bench ran ~15% faster
     // without it (scripts/bench-heartbeat.ts, README "Benchmarks").
@@ -39,14 +52,7 @@ export function createRedis(url: string, opts: { forWorker?: boolean; name?: str
     lazyConnect: false,
   };
   const client = new Redis(url, options) as AppRedis;
-  // Without a listener ioredis prints every connection error as an unhandled event; log it once per
-  // kind instead (commands still fail and callers handle that).
-  let lastError = '';
-  client.on('error', (err: Error) => {
-    if (err.message !== lastError) log.warn('redis connection error', { name: opts.name, err: err.message });
-    lastError = err.message;
-  });
-  client.on('ready', () => (lastError = ''));
+  watchConnection(client, { name: opts.name ?? 'redis' });
   for (const [name, numberOfKeys] of Object.entries(SCRIPTS)) {
     client.defineCommand(name, {
       numberOfKeys,

@@ -103,6 +103,6 @@ describe('heartbeat validation and limits', () => {
     expect(health.body.serverTime).to.be.a('string');
     const ready = await request(h.app).get('/readyz');
     expect(ready.status).to.equal(200);
-    expect(ready.body).to.include({ redis: 'ok', postgres: 'ok' });
+    expect(ready.body).to.deep.include({ status: 'ready', dependencies: { redis: 'up', postgres: 'up' } });
   });
 });
