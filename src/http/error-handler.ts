@@ -36,7 +36,7 @@ function fromBodyParser(err: BodyParserError, limit: number): AppError | null {
 /** A Redis/Postgres connection failure becomes 503 `unavailable` (the message names no internals). */
 function fromDependency(err: unknown): AppError | null {
   if (!isDependencyUnavailable(err)) return null;
-  log.warn('dependency unavailable', { err: err instanceof Error ? err.message.split('\n').pop() : String(err) });
+  log.debug('dependency unavailable', { err: err instanceof Error ? err.message.split('\n').pop() : String(err) });
   return new UnavailableError('a storage dependency is unreachable; retry after the Retry-After delay');
 }
 
