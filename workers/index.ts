@@ -11,7 +11,7 @@ import { createRedis } from '../src/store/redis.js';
 import { createDb } from '../src/store/prisma.js';
 import { GameDirectory } from '../src/store/game-directory.js';
 import { GlobalKeys } from '../src/store/keys.js';
-import { watchConnection } from '../src/store/connection-state.js';
+import { absorbSharedConnectionErrors, watchConnection } from '../src/store/connection-state.js';
 import { JOB_OPTIONS, ROLES, resolveRoles, type RoleName } from './queues.js';
 import type { JobContext } from './jobs/context.js';
 import { flushAccessLogJob, flushCommandLogJob, flushEventsJob, flushSessionsJob } from './jobs/flush.job.js';
@@ -58,7 +58,7 @@ async function main(): Promise<void> {
   for (const role of roles) {
     const spec = ROLES[role];
     const queue = new Queue(spec.queue, { connection: bullConnection, prefix });
-    watchConnection(queue, { name: `queue:${spec.queue}`, readySource: bullConnection });
+    absorbSharedConnectionErrors(queue, `queue:${spec.queue}`);
     if ('schedulerId' in spec) await queue.upsertJobScheduler(spec.schedulerId, { every: spec.everyMs }, { name: role, opts: JOB_OPTIONS });
     const run = PROCESSORS[role](ctx);
     const worker = new Worker(spec.queue, (job, token) => logContext.run({ jobId: `${role}:${job.id}` }, () => run(job, token)), {

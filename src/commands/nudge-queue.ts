@@ -8,7 +8,7 @@
  * requests arriving while it is being published leave exactly one follow-up job (`keepLastIfActive`), so a
  * burst of commands gives one nudge and a command issued just after a publish still gets its own.
  */
-import { watchConnection } from '../store/connection-state.js';
+import { absorbSharedConnectionErrors } from '../store/connection-state.js';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { GlobalKeys } from '../store/keys.js';
@@ -40,7 +40,7 @@ export class NudgeQueue implements NudgeRequester {
    */
   constructor(connection: Redis, redisPrefix: string, opts: { coalesceMs?: number } = {}) {
     this.queue = new Queue<NudgeJobData>(NUDGE_QUEUE, { connection, prefix: new GlobalKeys(redisPrefix).bullPrefix() });
-    watchConnection(this.queue, { name: `queue:${NUDGE_QUEUE}`, readySource: connection });
+    absorbSharedConnectionErrors(this.queue, `queue:${NUDGE_QUEUE}`);
     this.coalesceMs = opts.coalesceMs ?? NUDGE_COALESCE_MS;
   }
 

@@ -4,7 +4,7 @@
  * (src/bans/ban-service.ts, with its platform write queue and kick on ban). The console adds no rules
  * of its own: everything a moderator does here is what the operator CLI does.
  */
-import { watchConnection } from '../store/connection-state.js';
+import { absorbSharedConnectionErrors } from '../store/connection-state.js';
 import { Queue } from 'bullmq';
 import type { Db } from '../store/prisma.js';
 import type { AppRedis } from '../store/redis.js';
@@ -33,7 +33,7 @@ export function createConsoleServices(deps: { db: Db; redis: AppRedis; redisPref
   const { db, redis, redisPrefix } = deps;
   const nudges = new NudgeQueue(redis, redisPrefix);
   const platformQueue = new Queue<PlatformBanJob>(PLATFORM_BANS_QUEUE, { connection: redis, prefix: new GlobalKeys(redisPrefix).bullPrefix() });
-  watchConnection(platformQueue, { name: `queue:${PLATFORM_BANS_QUEUE}`, readySource: redis });
+  absorbSharedConnectionErrors(platformQueue, `queue:${PLATFORM_BANS_QUEUE}`);
   const commands: CommandServiceDeps = { db, redis, redisPrefix, nudges };
   const bans = new BanService({
     db,

@@ -14,7 +14,7 @@
  * A source that fails is skipped for that scrape (its gauges keep their last values) and counted in
  * `gis_scrape_errors_total`, so one unreachable dependency never turns /metrics into a 500.
  */
-import { watchConnection } from '../store/connection-state.js';
+import { absorbSharedConnectionErrors } from '../store/connection-state.js';
 import { Queue } from 'bullmq';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Db } from '../store/prisma.js';
@@ -40,7 +40,7 @@ export interface ScrapeSources {
 export function registerScrapeMetrics(registry: Registry, src: ScrapeSources): () => Promise<void> {
   const prefix = new GlobalKeys(src.redisPrefix).bullPrefix();
   const queues = src.queueNames.map((name) => new Queue(name, { connection: src.redis, prefix }));
-  for (const [i, queue] of queues.entries()) watchConnection(queue, { name: `queue:${src.queueNames[i]}`, readySource: src.redis });
+  for (const [i, queue] of queues.entries()) absorbSharedConnectionErrors(queue, `queue:${src.queueNames[i]}`);
   const errors = new Counter({ name: 'gis_scrape_errors_total', help: 'Metric sources that could not be read during a scrape', labelNames: ['source'] as const, registers: [registry] });
   const guarded = async (source: string, read: () => Promise<void>) => {
     try {

@@ -35,3 +35,14 @@ export function watchConnection(emitter: EventEmitter, opts: WatchOptions): void
     log.info('redis connection up', { connection: opts.name });
   });
 }
+
+/**
+ * For a BullMQ Queue built on a connection this process already watches: BullMQ re-emits that shared
+ * connection's errors on the queue, where an unhandled `error` would crash the process; the state change
+ * is already logged once by the connection's own watcher, so here each error is only a debug line.
+ */
+export function absorbSharedConnectionErrors(emitter: EventEmitter, name: string): void {
+  emitter.on('error', (err: unknown) => {
+    log.debug('shared redis connection error', { connection: name, err: (err instanceof Error ? err.message : String(err)).split('\n')[0] });
+  });
+}

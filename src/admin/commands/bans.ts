@@ -12,7 +12,7 @@ import { reconcilePlatformBans } from '../../bans/platform-reconcile.js';
 import { BAN_SCOPES } from '../../bans/ban-types.js';
 import { NudgeQueue } from '../../commands/nudge-queue.js';
 import { GlobalKeys } from '../../store/keys.js';
-import { watchConnection } from '../../store/connection-state.js';
+import { absorbSharedConnectionErrors } from '../../store/connection-state.js';
 import { UsageError, type AdminCommand, type CommandContext } from '../command.js';
 import { formatDate, formatFields, formatTable } from '../format.js';
 
@@ -22,7 +22,7 @@ async function withBans<T>(ctx: CommandContext, fn: (bans: BanService, writes: P
   const db = ctx.db();
   const redisPrefix = ctx.config.redisPrefix;
   const queue = new Queue<PlatformBanJob>(PLATFORM_BANS_QUEUE, { connection: redis, prefix: new GlobalKeys(redisPrefix).bullPrefix() });
-  watchConnection(queue, { name: `queue:${PLATFORM_BANS_QUEUE}`, readySource: redis });
+  absorbSharedConnectionErrors(queue, `queue:${PLATFORM_BANS_QUEUE}`);
   const nudges = new NudgeQueue(redis, redisPrefix);
   try {
     const writes = new PlatformWriteQueue(queue, db);

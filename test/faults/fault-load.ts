@@ -1,0 +1,75 @@
+/**
+ * Signed heartbeat load for the process fault tests: each request on its own TCP connection (no
+ * keep-alive, so "in flight" is unambiguous), each carrying fresh events. Records which events were
+ * answered 200 (the ones the service promised to keep) and every status seen.
+ */
+import http from 'node:http';
+import { sign } from '../../src/auth/signature.js';
+import { event, heartbeatBody } from '../support/harness.js';
+
+export interface Sent {
+  status: number | 'refused' | 'reset';
+  retryAfter?: string;
+  eventIds: string[];
+}
+
+/** POSTs one signed heartbeat with `events` events for `externalServerId` to `origin`. */
+export function sendHeartbeat(origin: string, key: { key: string; secret: string }, events: number, externalServerId = 'server-1'): Promise<Sent> {
+  const evs = Array.from({ length: events }, () => event('kill', { externalId: 'p1' }));
+  const raw = JSON.stringify(heartbeatBody(['p1'], { externalServerId, events: evs }));
+  const ts = String(Math.floor(Date.now() / 1000));
+  const eventIds = evs.map((e) => e.eventId);
+  return new Promise((resolve) => {
+    const req = http.request(`${origin}/api/v1/game/heartbeat`, {
+      method: 'POST',
+      agent: false,
+      headers: { Authorization: `Bearer ${key.key}`, 'X-Service-Timestamp': ts, 'X-Service-Signature': sign(key.secret, ts, raw), 'Content-Type': 'application/json' },
+    }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, retryAfter: res.headers['retry-after'], eventIds }));
+    });
+    req.on('error', (err: NodeJS.ErrnoException) => resolve({ status: err.code === 'ECONNREFUSED' ? 'refused' : 'reset', eventIds }));
+    req.end(raw);
+  });
+}
+
+/**
+ * Starts a heartbeat whose request is truly in flight at the server: headers and half the body are sent
+ * now, the rest when `finish()` is called. `answered` resolves with the outcome.
+ */
+export function startHeartbeat(origin: string, key: { key: string; secret: string }, events: number, externalServerId = 'server-1'): { finish: () => void; answered: Promise<Sent> } {
+  const evs = Array.from({ length: events }, () => event('kill', { externalId: 'p1' }));
+  const raw = Buffer.from(JSON.stringify(heartbeatBody(['p1'], { externalServerId, events: evs })));
+  const ts = String(Math.floor(Date.now() / 1000));
+  const eventIds = evs.map((e) => e.eventId);
+  let req!: http.ClientRequest;
+  const answered = new Promise<Sent>((resolve) => {
+    req = http.request(`${origin}/api/v1/game/heartbeat`, {
+      method: 'POST',
+      agent: false,
+      headers: { Authorization: `Bearer ${key.key}`, 'X-Service-Timestamp': ts, 'X-Service-Signature': sign(key.secret, ts, raw), 'Content-Type': 'application/json', 'Content-Length': String(raw.length) },
+    }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, retryAfter: res.headers['retry-after'], eventIds }));
+    });
+    req.on('error', (err: NodeJS.ErrnoException) => resolve({ status: err.code === 'ECONNREFUSED' ? 'refused' : 'reset', eventIds }));
+  });
+  const half = Math.floor(raw.length / 2);
+  req.write(raw.subarray(0, half));
+  return { finish: () => req.end(raw.subarray(half)), answered };
+}
+
+/** Event ids of the 200-answered heartbeats in `sent`. */
+export function acceptedEventIds(sent: Sent[]): string[] {
+  return sent.filter((s) => s.status === 200).flatMap((s) => s.eventIds);
+}
+
+/** Polls `check` every 250 ms until it returns true or `timeoutMs` passes; returns the last result. */
+export async function eventually(check: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    if (await check()) return true;
+    if (Date.now() > until) return false;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
