@@ -5,6 +5,7 @@
  * from the code and the configuration defaults, so the document cannot state a stale value.
  */
 import type { Config } from '../config.js';
+import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '../http/errors.js';
 import { MAX_ACKS, MAX_EVENTS, MAX_ROSTER } from '../schemas/heartbeat.js';
 import { DEFAULT_EXPIRY_SECONDS, MAX_EXPIRY_SECONDS, MIN_EXPIRY_SECONDS } from '../commands/command-service.js';
 import { COMMAND_TYPES } from '../schemas/commands.js';
@@ -126,6 +127,11 @@ export function apiDecisions(defaults: Readonly<Config>): ApiDecision[] {
       topic: 'door-cache-ttl',
       spec: 'Limits: "Door cache TTL value: not shown"',
       decision: `${ttl} s by default (DOOR_CACHE_TTL_SECONDS, 5-3600), sent as config.doorCacheTtlSeconds, in the manifest and per decision as ttlSeconds (which may be shorter, never longer).`,
+    },
+    {
+      topic: 'dependency-unavailable',
+      spec: 'Errors: 5xx "Service fault" (which 5xx, and whether a retry delay is given: not shown)',
+      decision: `A request that cannot complete because Redis or Postgres is unreachable is answered 503 unavailable (never 500) within about 1 s, with Retry-After: a whole number of seconds drawn uniformly from ${UNAVAILABLE_RETRY_AFTER_SECONDS.min}-${UNAVAILABLE_RETRY_AFTER_SECONDS.max} so clients that failed together do not return together. Nothing of a 503-answered request is stored; clients retry it (events dedupe by eventId). While Postgres alone is down, heartbeats of an already verified key still get 200. GET /readyz answers 503 with dependencies: { redis, postgres } each "up" or "down".`,
     },
   ];
 }

@@ -49,13 +49,13 @@ function errorResponses(): Record<string, object> {
     '413': 'Envelope too large (see x-not-shown-decisions max-envelope-size). Split events across two heartbeats.',
     '429': 'Over a per-key quota (see x-not-shown-decisions rate-quotas). Honour Retry-After (seconds; always present).',
     '500': 'Service fault. Retry with exponential backoff and jitter; queue locally meanwhile.',
-    '503': 'A dependency is unavailable. Retry with exponential backoff and jitter; for doors apply the door failMode.',
+    '503': 'A dependency is unavailable (see x-not-shown-decisions dependency-unavailable). Honour Retry-After (1-5 s, jittered; always present), then back off exponentially with jitter; for doors apply the door failMode.',
   };
   const out: Record<string, object> = {};
   for (const [status, text] of Object.entries(describe)) {
     out[`Error${status}`] = {
       description: `${text} Codes: ${(ERROR_CODES[status] ?? []).join(', ')}.`,
-      ...(status === '429' ? { headers: { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } } } : {}),
+      ...(status === '429' || status === '503' ? { headers: { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } } } : {}),
       content: json({ $ref: '#/components/schemas/ErrorEnvelope' }),
     };
   }
@@ -165,7 +165,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
         serviceSignature: { type: 'apiKey', in: 'header', name: 'X-Service-Signature', description: 'Lowercase hex HMAC-SHA256, keyed with the key secret, over the timestamp string followed by the raw body bytes exactly as sent. A repeated signature inside the window is 409.' },
       },
       headers: {
-        RetryAfter: { description: 'Whole seconds to wait before retrying (always present on 429).', required: true, schema: { type: 'integer', minimum: 1 } },
+        RetryAfter: { description: 'Whole seconds to wait before retrying (always present on 429 and 503).', required: true, schema: { type: 'integer', minimum: 1 } },
       },
       responses: errorResponses(),
     },

@@ -10,7 +10,7 @@
 import { expect } from 'chai';
 import request from 'supertest';
 import { Harness, heartbeatBody, event, type TestGame } from '../support/harness.js';
-import { TcpProxy } from '../support/tcp-proxy.js';
+import { TcpProxy } from '../../scripts/support/tcp-proxy.js';
 
 const HB = '/api/v1/game/heartbeat';
 

@@ -14,7 +14,7 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import { Harness, type TestGame } from '../support/harness.js';
 import { Stack } from '../support/stack.js';
-import { TcpProxy } from '../support/tcp-proxy.js';
+import { TcpProxy } from '../../scripts/support/tcp-proxy.js';
 import { freePort } from '../../scripts/support/free-port.js';
 import { acceptedEventIds, eventually, sendHeartbeat, startHeartbeat, type Sent } from './fault-load.js';
 
