@@ -40,6 +40,7 @@ const NOT_SHOWN_TOPICS = [
   'max-envelope-size',
   'rate-quotas',
   'door-cache-ttl',
+  'dependency-unavailable',
 ];
 
 describe('OpenAPI document', () => {
@@ -80,5 +81,9 @@ describe('OpenAPI document', () => {
   it('documents 429 with a required Retry-After header on every endpoint', () => {
     expect(generated.components.responses.Error429!.headers).to.have.property('Retry-After');
     for (const methods of Object.values(generated.paths)) for (const op of Object.values(methods)) expect(op.responses).to.have.property('429');
+  });
+
+  it('documents 503 unavailable with Retry-After (README "Dependency outages")', () => {
+    expect(generated.components.responses.Error503!.headers).to.have.property('Retry-After');
   });
 });
