@@ -12,6 +12,7 @@ import { createDb } from '../src/store/prisma.js';
 import { GameDirectory } from '../src/store/game-directory.js';
 import { GlobalKeys } from '../src/store/keys.js';
 import { absorbSharedConnectionErrors, watchConnection } from '../src/store/connection-state.js';
+import { isDependencyUnavailable } from '../src/store/dependency-errors.js';
 import { JOB_OPTIONS, ROLES, resolveRoles, type RoleName } from './queues.js';
 import type { JobContext } from './jobs/context.js';
 import { flushAccessLogJob, flushCommandLogJob, flushEventsJob, flushSessionsJob } from './jobs/flush.job.js';
@@ -70,7 +71,18 @@ async function main(): Promise<void> {
     });
     // The worker's own blocking connection is a duplicate of bullConnection; its errors surface here.
     watchConnection(worker, { name: `worker:${spec.queue}`, readySource: bullConnection });
-    worker.on('failed', (job, err) => log.error('job failed', { role, jobId: job?.id, err: err.message }));
+    // A dependency outage fails every run of a scheduled job (flush-events: 4 a second); log the outage
+    // once per role when it starts and once when a job completes again, real failures every time.
+    let dependencyDown = false;
+    worker.on('failed', (job, err) => {
+      if (!isDependencyUnavailable(err)) return log.error('job failed', { role, jobId: job?.id, err: err.message });
+      if (!dependencyDown) log.warn('jobs failing: dependency unavailable', { role, err: err.message.split('\n').filter(Boolean).pop() });
+      dependencyDown = true;
+    });
+    worker.on('completed', () => {
+      if (dependencyDown) log.info('jobs completing again', { role });
+      dependencyDown = false;
+    });
     queues.push(queue);
     workers.push(worker);
   }

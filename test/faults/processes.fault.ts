@@ -194,6 +194,12 @@ describe('process faults (npm run test:faults)', function () {
       const s = stack;
       expect(await eventually(async () => (await sendHeartbeat(s.url, cold, 0)).status === 200, 20_000)).to.equal(true);
       await expectAllStored(h, g.gameId, sent);
+      // The workers' failing runs are one line per role for the whole outage, not one per attempt.
+      const workerLines = s.output.filter((l) => l.startsWith('[workers] {')).map((l) => JSON.parse(l.slice(10)) as { message: string; role?: string });
+      expect(workerLines.filter((l) => l.message === 'job failed')).to.deep.equal([]);
+      const failing = workerLines.filter((l) => l.message === 'jobs failing: dependency unavailable').map((l) => l.role);
+      expect(failing).to.include('flush-events');
+      expect(failing.length).to.equal(new Set(failing).size);
     } finally {
       await stack?.stop();
       stack = null;

@@ -9,6 +9,7 @@ import { flushSessions } from '../../src/presence/session-flusher.js';
 import { flushCommandLog } from '../../src/commands/command-log-flusher.js';
 import { flushAccessLog } from '../../src/doors/access-log-flusher.js';
 import { log } from '../../src/log.js';
+import { isDependencyUnavailable } from '../../src/store/dependency-errors.js';
 import { JOB_BUDGET_MS, type JobContext } from './context.js';
 
 type FlushOne = (ctx: JobContext, consumer: StreamConsumer, gameId: string) => Promise<number>;
@@ -26,6 +27,9 @@ function flushJob(group: string, flushOne: FlushOne) {
             entries += n;
           }
         } catch (err) {
+          // Postgres or Redis unreachable: no game can be flushed; fail the run (logged once per outage
+          // by workers/index.ts), entries stay pending for the next run.
+          if (isDependencyUnavailable(err)) throw err;
           // One game's failure must not starve the others; its entries stay pending and are retried.
           log.error('flush failed', { group, gameId, err: String(err) });
         }
