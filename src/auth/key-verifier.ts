@@ -4,10 +4,13 @@
  *
  * A correct secret is recognised, in this order, by:
  * 1. the process cache of verified keys: SHA-256 of the secret, one hash and one constant-time compare;
- * 2. the shared keyed digest in Redis (src/auth/verified-digests.ts), written by whichever process last
- *    verified the secret with argon2, so a restarted or new process needs no argon2 for a known key;
- * 3. argon2id against the stored hash, inside {@link VerifyBudget}: counted before it starts, single-flight
- *    per (prefix, secret), bounded per prefix and per process.
+ * 2. the shared keyed digest in Redis (src/auth/verified-digests.ts), written when the key was created and
+ *    by whichever process last verified it with argon2, so a restarted or new process needs no argon2 for
+ *    a known key; it is keyed by the stored argon2 hash and a key has exactly one secret, so a secret that
+ *    does not match it is wrong: refused with one HMAC, no argon2, no budget spent;
+ * 3. only for a prefix with no shared digest (a key created without Redis, or a Redis that lost it):
+ *    argon2id against the stored hash, inside {@link VerifyBudget}: counted before it starts,
+ *    single-flight per (prefix, secret), bounded per prefix and per process.
  * Only secrets that reach step 3 can be throttled, so wrong secrets never refuse a right one that is known.
  * The Postgres row and the shared digest of a prefix are read once per {@link ROW_TTL_MS} and shared by all
  * requests on it (unknown prefixes too), in bounded LRU maps: a random-prefix flood costs bounded memory.
@@ -118,8 +121,11 @@ export class KeyVerifier {
     const row = state.row;
     if (row.revokedAt) throw new AuthError('revoked_key', 'this key has been revoked');
     const keyed = keyedDigest(row.secretHash, secret);
-    if (state.shared && sameDigest(state.shared, keyed)) {
-      this.observer?.verified('shared-digest', true);
+    if (state.shared) {
+      // The digest is keyed by this row's hash and a key has one secret: a mismatch is a wrong secret.
+      const ok = sameDigest(state.shared, keyed);
+      this.observer?.verified('shared-digest', ok);
+      if (!ok) throw new AuthError('bad_key', 'invalid key');
       return this.admit(prefix, row, digest, secret);
     }
 

@@ -16,10 +16,13 @@ import { LRUCache } from 'lru-cache';
 export const MAX_FAILED_VERIFIES = 5;
 /** The per-prefix window, ms. */
 export const WINDOW_MS = 60_000;
-/** argon2 verifies running at once in one process (each holds a libuv thread ~130 ms here). */
-export const MAX_CONCURRENT_VERIFIES = 2;
-/** argon2 verifies waiting for a slot in one process. */
-export const MAX_QUEUED_VERIFIES = 32;
+/**
+ * argon2 verifies running at once in one process: one, because each already runs 4 lanes in parallel
+ * (the library's default p=4) for ~130 ms, enough to fill both cores of this machine's size.
+ */
+export const MAX_CONCURRENT_VERIFIES = 1;
+/** argon2 verifies waiting for a slot in one process (~2 s of verify work at most). */
+export const MAX_QUEUED_VERIFIES = 16;
 /** Prefixes whose window one process remembers. */
 export const MAX_TRACKED_PREFIXES = 10_000;
 
