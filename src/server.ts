@@ -10,6 +10,7 @@ import { createRedis } from './store/redis.js';
 import { createDb } from './store/prisma.js';
 import { subscribeInvalidations } from './auth/invalidation.js';
 import { KeyVerifier } from './auth/key-verifier.js';
+import { VerifiedDigests } from './auth/verified-digests.js';
 import { createApp } from './app.js';
 import { ApiMetrics } from './metrics/api-metrics.js';
 import { startConsole } from './console/console-server.js';
@@ -20,10 +21,10 @@ async function main(): Promise<void> {
   const redis = createRedis(config.redisUrl, { name: 'api', coalesceWrites: true });
   const subscriber = createRedis(config.redisUrl, { name: 'api-sub', forWorker: true });
   const db = createDb(config.databaseUrl, config.dbPoolSize);
-  const verifier = new KeyVerifier(db);
+  const metrics = new ApiMetrics();
+  const verifier = new KeyVerifier(db, new VerifiedDigests(redis, config.redisPrefix), metrics);
   await subscribeInvalidations(subscriber, verifier, config.redisPrefix);
 
-  const metrics = new ApiMetrics();
   const app = createApp({ config, redis, db, verifier, metrics });
   const server = app.listen(config.port, config.host, () => {
     log.info('game listener up', { port: config.port, host: config.host, pid: process.pid });

@@ -8,6 +8,7 @@ import type { Redis } from 'ioredis';
 import type { Db } from '../store/prisma.js';
 import { GlobalKeys } from '../store/keys.js';
 import { generateServerKey } from './server-key.js';
+import { keyedDigest, VerifiedDigests } from './verified-digests.js';
 import { isScope, type Scope } from './scopes.js';
 import { ValidationError, NotFoundError } from '../http/errors.js';
 
@@ -37,10 +38,12 @@ export function parseScopes(list: string): Scope[] {
 }
 
 /**
- * Creates a key for `gameId` with `scopes`; stores the prefix and the argon2id hash of the secret.
+ * Creates a key for `gameId` with `scopes`; stores the prefix and the argon2id hash of the secret, and,
+ * given `digests`, the key's shared verified digest, so the key is never cold on any API process even
+ * if wrong secrets flood its prefix before its first use (src/auth/verified-digests.ts).
  * @throws {NotFoundError} when the game does not exist.
  */
-export async function createKey(db: Db, gameId: string, scopes: Scope[], actor = 'operator'): Promise<CreatedKey> {
+export async function createKey(db: Db, gameId: string, scopes: Scope[], actor = 'operator', digests?: VerifiedDigests): Promise<CreatedKey> {
   const game = await db.game.findUnique({ where: { id: gameId } });
   if (!game) throw new NotFoundError(`game ${gameId} not found`);
   const { key, prefix, secret } = generateServerKey();
@@ -52,6 +55,7 @@ export async function createKey(db: Db, gameId: string, scopes: Scope[], actor =
     });
     return created;
   });
+  await digests?.set(prefix, keyedDigest(secretHash, secret));
   return { key, prefix, id: row.id, scopes };
 }
 
@@ -83,6 +87,7 @@ export async function revokeKey(db: Db, redis: Redis, redisPrefix: string, prefi
     });
     revokedAt = won ? now : (await db.apiKey.findUniqueOrThrow({ where: { prefix } })).revokedAt!;
   }
+  await new VerifiedDigests(redis, redisPrefix).delete(prefix);
   await publishInvalidation(redis, redisPrefix, `key:${prefix}`);
   return { prefix, revokedAt };
 }

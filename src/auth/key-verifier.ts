@@ -1,21 +1,35 @@
 /**
- * Resolves `Authorization: Bearer svc_live_<prefix>.<secret>` to a key without paying argon2 per request.
+ * Resolves `Authorization: Bearer svc_live_<prefix>.<secret>` to a key without paying argon2 per request,
+ * and so that no flood of wrong secrets on a (public) prefix can lock the real key out (issue #16).
  *
- * argon2id verify costs ~130 ms here, so after one successful verify the process caches the key's
- * metadata and a SHA-256 digest of the verified secret (never the secret): a warm key costs one hash and
- * one constant-time compare. Cold verifies are single-flight per (prefix, secret digest). Wrong secrets
- * are negative-cached, and after {@link MAX_FAILED_VERIFIES} failed verifies in a minute a prefix gets
- * no more argon2 work until the minute is over, so nobody can make the API run argon2 in a loop.
- * Revocation: the operator CLI publishes on a Redis channel every API process listens to (effect in
- * milliseconds); entries are also reloaded from Postgres in the background every {@link REFRESH_MS}.
+ * A correct secret is recognised, in this order, by:
+ * 1. the process cache of verified keys: SHA-256 of the secret, one hash and one constant-time compare;
+ * 2. the shared keyed digest in Redis (src/auth/verified-digests.ts), written when the key was created and
+ *    by whichever process last verified it with argon2, so a restarted or new process needs no argon2 for
+ *    a known key; it is keyed by the stored argon2 hash and a key has exactly one secret, so a secret that
+ *    does not match it is wrong: refused with one HMAC, no argon2, no budget spent;
+ * 3. only for a prefix with no shared digest (a key created without Redis, or a Redis that lost it):
+ *    argon2id against the stored hash, inside {@link VerifyBudget}: counted before it starts,
+ *    single-flight per (prefix, secret), bounded per prefix and per process.
+ * Only secrets that reach step 3 can be throttled, so wrong secrets never refuse a right one that is known.
+ * The Postgres row and the shared digest of a prefix are read once per {@link ROW_TTL_MS} and shared by all
+ * requests on it (unknown prefixes too), in bounded LRU maps: a random-prefix flood costs bounded memory.
+ * Revocation: the Postgres row is checked before any digest; the operator CLI also publishes on a Redis
+ * channel every API process listens to (effect in milliseconds), and cached keys are reloaded from
+ * Postgres in the background every {@link REFRESH_MS}.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import argon2 from 'argon2';
+import { LRUCache } from 'lru-cache';
 import type { Db } from '../store/prisma.js';
 import { AuthError } from '../http/errors.js';
 import { log } from '../log.js';
 import { parseServerKey } from './server-key.js';
 import type { Scope } from './scopes.js';
+import { keyedDigest, sameDigest, type VerifiedDigests } from './verified-digests.js';
+import { BudgetExceeded, VerifyBudget, type BudgetRefusal } from './verify-budget.js';
+
+export { MAX_FAILED_VERIFIES } from './verify-budget.js';
 
 /** What a request knows about its key once authenticated. */
 export interface VerifiedKey {
@@ -30,6 +44,14 @@ export interface VerifiedKey {
   secret: string;
 }
 
+/** Notified of every verification outcome that costs or saves argon2 work (the API's /metrics). */
+export interface VerifierObserver {
+  /** A secret was checked: `via` says how; `ok` whether it was right. */
+  verified(via: 'argon2' | 'shared-digest', ok: boolean): void;
+  /** A secret was refused without argon2 because the budget was spent. */
+  refused(reason: BudgetRefusal): void;
+}
+
 interface CacheEntry {
   meta: Omit<VerifiedKey, 'secret'>;
   secretHash: string;
@@ -38,27 +60,46 @@ interface CacheEntry {
   loadedAt: number;
 }
 
+type KeyRow = NonNullable<Awaited<ReturnType<KeyVerifier['load']>>>;
+/** A prefix as Postgres and Redis know it: its row (false: no such key) and the shared digest. */
+interface PrefixState {
+  row: KeyRow | false;
+  shared: Buffer | null;
+}
+
 /** Background reload period of a cached key, ms. */
 export const REFRESH_MS = 30_000;
-/** Failed argon2 verifies per prefix per minute before the prefix is throttled. */
-export const MAX_FAILED_VERIFIES = 5;
+/** How long a prefix's row and shared digest are reused before reading them again, ms. */
+export const ROW_TTL_MS = 5_000;
 const NEGATIVE_TTL_MS = 60_000;
-const UNKNOWN_PREFIX_TTL_MS = 5_000;
+/** Entries of each bounded map (prefix states, wrong-secret digests). */
+const MAX_ENTRIES = 10_000;
 
 export class KeyVerifier {
   private readonly cache = new Map<string, CacheEntry>();
-  private readonly unknownPrefix = new Map<string, number>();
-  private readonly badSecrets = new Map<string, number>();
-  private readonly failures = new Map<string, { windowStart: number; count: number }>();
-  private readonly inflight = new Map<string, Promise<CacheEntry>>();
+  private readonly prefixes = new LRUCache<string, PrefixState>({ max: MAX_ENTRIES, ttl: ROW_TTL_MS });
+  private readonly badSecrets = new LRUCache<string, true>({ max: MAX_ENTRIES, ttl: NEGATIVE_TTL_MS });
+  private readonly prefixLoads = new Map<string, Promise<PrefixState>>();
+  private readonly inflight = new Map<string, Promise<boolean>>();
   private readonly refreshing = new Set<string>();
+  private readonly budget = new VerifyBudget();
+  private sharedDown = false;
 
-  constructor(private readonly db: Db) {}
+  /**
+   * @param shared the Redis digests every process shares; null only where no Redis exists (then a
+   *   restart makes every key cold again).
+   */
+  constructor(
+    private readonly db: Db,
+    private readonly shared: VerifiedDigests | null,
+    private readonly observer?: VerifierObserver,
+  ) {}
 
   /**
    * Authenticates an Authorization header value.
    * @throws {AuthError} 401 `missing_key`, `malformed_key`, `unknown_key`, `revoked_key`, `bad_key`,
-   *   or `key_throttled` (too many wrong secrets for this prefix in the last minute).
+   *   or `key_throttled` (a secret no process has verified, while this prefix's or this process's
+   *   argon2 budget is spent). Postgres errors propagate (the error handler maps outages).
    */
   async authenticate(header: string | undefined): Promise<VerifiedKey> {
     if (!header) throw new AuthError('missing_key', 'Authorization header is required');
@@ -66,44 +107,67 @@ export class KeyVerifier {
     if (!parsed) throw new AuthError('malformed_key', 'Authorization must be "Bearer svc_live_<prefix>.<secret>"');
     const { prefix, secret } = parsed;
     const digest = createHash('sha256').update(secret).digest();
-    const now = Date.now();
 
     const cached = this.cache.get(prefix);
     if (cached) {
-      if (now - cached.loadedAt > REFRESH_MS) this.refresh(prefix);
+      if (Date.now() - cached.loadedAt > REFRESH_MS) this.refresh(prefix);
       if (cached.revoked) throw new AuthError('revoked_key', 'this key has been revoked');
       if (!timingSafeEqual(cached.digest, digest)) throw new AuthError('bad_key', 'invalid key');
       return { ...cached.meta, secret };
     }
-    if ((this.unknownPrefix.get(prefix) ?? 0) > now) throw new AuthError('unknown_key', 'invalid key');
-    const badKey = `${prefix}:${digest.toString('hex')}`;
-    if ((this.badSecrets.get(badKey) ?? 0) > now) throw new AuthError('bad_key', 'invalid key');
-    const f = this.failures.get(prefix);
-    if (f && now - f.windowStart < 60_000 && f.count >= MAX_FAILED_VERIFIES) {
+
+    const state = await this.prefixState(prefix);
+    if (!state.row) throw new AuthError('unknown_key', 'invalid key');
+    const row = state.row;
+    if (row.revokedAt) throw new AuthError('revoked_key', 'this key has been revoked');
+    const keyed = keyedDigest(row.secretHash, secret);
+    if (state.shared) {
+      // The digest is keyed by this row's hash and a key has one secret: a mismatch is a wrong secret.
+      const ok = sameDigest(state.shared, keyed);
+      this.observer?.verified('shared-digest', ok);
+      if (!ok) throw new AuthError('bad_key', 'invalid key');
+      return this.admit(prefix, row, digest, secret);
+    }
+
+    const attempt = `${prefix}:${digest.toString('hex')}`;
+    if (this.badSecrets.has(attempt)) throw new AuthError('bad_key', 'invalid key');
+    let pending = this.inflight.get(attempt);
+    if (!pending) {
+      pending = this.budget
+        .run(prefix, () => argon2.verify(row.secretHash, secret).catch(() => false))
+        .finally(() => this.inflight.delete(attempt));
+      this.inflight.set(attempt, pending);
+    }
+    let ok: boolean;
+    try {
+      ok = await pending;
+    } catch (err) {
+      if (!(err instanceof BudgetExceeded)) throw err;
+      this.observer?.refused(err.reason);
       throw new AuthError('key_throttled', 'too many invalid attempts for this key; try again later');
     }
-
-    let pending = this.inflight.get(badKey);
-    if (!pending) {
-      pending = this.verifyCold(prefix, secret, digest).finally(() => this.inflight.delete(badKey));
-      this.inflight.set(badKey, pending);
+    this.observer?.verified('argon2', ok);
+    if (!ok) {
+      this.badSecrets.set(attempt, true);
+      throw new AuthError('bad_key', 'invalid key');
     }
-    const entry = await pending;
-    if (entry.revoked) throw new AuthError('revoked_key', 'this key has been revoked');
-    return { ...entry.meta, secret };
+    state.shared = keyed;
+    this.share(prefix, keyed);
+    return this.admit(prefix, row, digest, secret);
   }
 
-  /** Drops everything cached for `prefix` (pub/sub `key:<prefix>`), or for a game (`game:<id>`). */
+  /** Drops everything cached for `prefix` (pub/sub `key:<prefix>`), or for a game (`game:<id>`), or `all`. */
   invalidate(message: string): void {
     const [kind, id] = message.split(':', 2);
     if (kind === 'key' && id) {
       this.cache.delete(id);
-      this.unknownPrefix.delete(id);
+      this.prefixes.delete(id);
     } else if (kind === 'game' && id) {
       for (const [p, e] of this.cache) if (e.meta.gameId === id) this.cache.delete(p);
+      for (const [p, s] of this.prefixes.entries()) if (s.row && s.row.gameId === id) this.prefixes.delete(p);
     } else if (kind === 'all') {
       this.cache.clear();
-      this.unknownPrefix.clear();
+      this.prefixes.clear();
     }
   }
 
@@ -114,23 +178,49 @@ export class KeyVerifier {
     });
   }
 
-  private async verifyCold(prefix: string, secret: string, digest: Buffer): Promise<CacheEntry> {
-    const row = await this.load(prefix);
-    const now = Date.now();
-    if (!row) {
-      this.unknownPrefix.set(prefix, now + UNKNOWN_PREFIX_TTL_MS);
-      throw new AuthError('unknown_key', 'invalid key');
+  /** The prefix's row and shared digest: read once per {@link ROW_TTL_MS}, single-flight. */
+  private async prefixState(prefix: string): Promise<PrefixState> {
+    const known = this.prefixes.get(prefix);
+    if (known) return known;
+    let loading = this.prefixLoads.get(prefix);
+    if (!loading) {
+      loading = (async () => {
+        const [row, shared] = await Promise.all([this.load(prefix), this.readShared(prefix)]);
+        const state: PrefixState = { row: row ?? false, shared };
+        this.prefixes.set(prefix, state);
+        return state;
+      })().finally(() => this.prefixLoads.delete(prefix));
+      this.prefixLoads.set(prefix, loading);
     }
-    if (row.revokedAt) throw new AuthError('revoked_key', 'this key has been revoked');
-    const ok = await argon2.verify(row.secretHash, secret).catch(() => false);
-    if (!ok) {
-      this.badSecrets.set(`${prefix}:${digest.toString('hex')}`, now + NEGATIVE_TTL_MS);
-      const f = this.failures.get(prefix);
-      if (!f || now - f.windowStart >= 60_000) this.failures.set(prefix, { windowStart: now, count: 1 });
-      else f.count += 1;
-      this.sweepNegatives(now);
-      throw new AuthError('bad_key', 'invalid key');
+    return loading;
+  }
+
+  /** The shared digest, or null when there is none or Redis cannot say (argon2 then decides). */
+  private async readShared(prefix: string): Promise<Buffer | null> {
+    if (!this.shared) return null;
+    try {
+      const digest = await this.shared.get(prefix);
+      this.noteShared(true);
+      return digest;
+    } catch (err) {
+      this.noteShared(false, err);
+      return null;
     }
+  }
+
+  private share(prefix: string, keyed: Buffer): void {
+    this.shared?.set(prefix, keyed).then(() => this.noteShared(true), (err: unknown) => this.noteShared(false, err));
+  }
+
+  /** One log line per change of the shared digests' reachability, not one per request. */
+  private noteShared(up: boolean, err?: unknown): void {
+    if (up === !this.sharedDown) return;
+    this.sharedDown = !up;
+    if (up) log.info('verified key digests reachable again');
+    else log.warn('verified key digests unreachable: keys not cached in this process need argon2', { err: String(err) });
+  }
+
+  private admit(prefix: string, row: KeyRow, digest: Buffer, secret: string): VerifiedKey {
     const entry: CacheEntry = {
       meta: {
         keyId: row.id,
@@ -143,10 +233,10 @@ export class KeyVerifier {
       secretHash: row.secretHash,
       digest,
       revoked: false,
-      loadedAt: now,
+      loadedAt: Date.now(),
     };
     this.cache.set(prefix, entry);
-    return entry;
+    return { ...entry.meta, secret };
   }
 
   /** Reloads a cached entry from Postgres without blocking the request that noticed it was due. */
@@ -167,10 +257,5 @@ export class KeyVerifier {
       })
       .catch((err: unknown) => log.warn('key refresh failed', { prefix, err: String(err) }))
       .finally(() => this.refreshing.delete(prefix));
-  }
-
-  private sweepNegatives(now: number): void {
-    if (this.badSecrets.size < 10_000) return;
-    for (const [k, until] of this.badSecrets) if (until <= now) this.badSecrets.delete(k);
   }
 }

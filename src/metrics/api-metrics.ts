@@ -13,6 +13,8 @@
  * | `gis_events_accepted_total` | counter | — | events inside accepted heartbeats |
  * | `gis_door_decisions_total` | counter | endpoint, decision | door decisions answered (check, bulk) |
  * | `gis_rate_limited_total` | counter | game, kind | requests answered 429 by a quota, per game |
+ * | `gis_key_verifications_total` | counter | via, result | secrets checked without a cache hit: `via` argon2 or shared-digest, `result` ok or bad |
+ * | `gis_key_verify_refused_total` | counter | reason | secrets refused without argon2: `prefix` or `overall` budget spent |
  * | `process_*`, `nodejs_*` | — | — | prom-client's default process metrics |
  *
  * `route` is one of the game listener's paths (`/api/v1/game/heartbeat`, …, `/healthz`, `/readyz`) or
@@ -20,6 +22,8 @@
  */
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
 import type { RequestHandler } from 'express';
+import type { VerifierObserver } from '../auth/key-verifier.js';
+import type { BudgetRefusal } from '../auth/verify-budget.js';
 
 /** Paths of the game listener that get their own `route` label value. */
 export const ROUTE_LABELS: ReadonlySet<string> = new Set([
@@ -36,7 +40,7 @@ export const ROUTE_LABELS: ReadonlySet<string> = new Set([
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 
 /** The in-process metrics of one API process (table in the module comment) and their registry. */
-export class ApiMetrics {
+export class ApiMetrics implements VerifierObserver {
   /** The registry `/metrics` renders (one per process; tests make their own). */
   readonly registry = new Registry();
   readonly httpRequests = new Counter({ name: 'gis_http_requests_total', help: 'Game listener requests by route, method and status', labelNames: ['route', 'method', 'status'] as const, registers: [this.registry] });
@@ -44,10 +48,22 @@ export class ApiMetrics {
   readonly heartbeats = new Counter({ name: 'gis_heartbeats_total', help: 'Heartbeats accepted (answered 200)', registers: [this.registry] });
   readonly eventsAccepted = new Counter({ name: 'gis_events_accepted_total', help: 'Player events inside accepted heartbeats (before deduplication by eventId)', registers: [this.registry] });
   readonly doorDecisions = new Counter({ name: 'gis_door_decisions_total', help: 'Door decisions answered by endpoint and result', labelNames: ['endpoint', 'decision'] as const, registers: [this.registry] });
+  readonly keyVerifications = new Counter({ name: 'gis_key_verifications_total', help: 'Key secrets checked without a process-cache hit, by how (argon2 or shared-digest) and result', labelNames: ['via', 'result'] as const, registers: [this.registry] });
+  readonly keyVerifyRefused = new Counter({ name: 'gis_key_verify_refused_total', help: 'Unrecognised key secrets refused without argon2 because the per-prefix or per-process budget was spent', labelNames: ['reason'] as const, registers: [this.registry] });
   readonly rateLimited = new Counter({ name: 'gis_rate_limited_total', help: 'Requests answered 429 by a per-key quota, by game and quota kind', labelNames: ['game', 'kind'] as const, registers: [this.registry] });
 
   constructor(opts: { defaultMetrics?: boolean } = {}) {
     if (opts.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** {@link VerifierObserver}: counts a secret check. */
+  verified(via: 'argon2' | 'shared-digest', ok: boolean): void {
+    this.keyVerifications.inc({ via, result: ok ? 'ok' : 'bad' });
+  }
+
+  /** {@link VerifierObserver}: counts a secret refused for budget. */
+  refused(reason: BudgetRefusal): void {
+    this.keyVerifyRefused.inc({ reason });
   }
 
   /** Middleware timing every request of the game listener; mount it first. */

@@ -190,6 +190,13 @@ export class GlobalKeys {
   activeGames(): string {
     return `${this.prefix}:active-games`;
   }
+  /**
+   * string (hex), no TTL (deleted on revoke): keyed digest of the secret last verified with argon2 for a key prefix
+   * (src/auth/verified-digests.ts). Not per game: the game is unknown until the key is.
+   */
+  verifiedKeyDigest(keyPrefix: string): string {
+    return `${this.prefix}:key-digest:${keyPrefix}`;
+  }
   /** pub/sub channel: a key prefix was revoked or changed, or a game's settings changed. */
   authChannel(): string {
     return `${this.prefix}:auth-invalidate`;

@@ -61,7 +61,7 @@ describe('authentication', () => {
     // warm: the right secret is cached from the first test
     expectEnvelope(await h.signed({ key, secret: wrong }, 'post', HB, heartbeatBody()), 401, 'bad_key');
     // cold: a fresh verifier must run argon2 and refuse
-    const cold = new KeyVerifier(h.db);
+    const cold = new KeyVerifier(h.db, null);
     let err: unknown;
     await cold.authenticate(`Bearer ${key}`).catch((e: unknown) => (err = e));
     expect((err as { code?: string }).code).to.equal('bad_key');
@@ -69,7 +69,7 @@ describe('authentication', () => {
 
   it('throttles repeated wrong secrets for one prefix without more argon2 work', async () => {
     const other = await h.key(g.gameId);
-    const cold = new KeyVerifier(h.db);
+    const cold = new KeyVerifier(h.db, null);
     const codes: string[] = [];
     for (let i = 0; i < MAX_FAILED_VERIFIES + 2; i++) {
       const wrong = String(i).padStart(43, 'B');

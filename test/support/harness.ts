@@ -7,6 +7,7 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { setLogLevel } from '../../src/log.js';
 import { createRedis, type AppRedis } from '../../src/store/redis.js';
 import { createDb, type Db } from '../../src/store/prisma.js';
+import { VerifiedDigests } from '../../src/auth/verified-digests.js';
 import { KeyVerifier } from '../../src/auth/key-verifier.js';
 import { createApp } from '../../src/app.js';
 import { createWorkspace, createGame } from '../../src/games/game-service.js';
@@ -45,7 +46,7 @@ export class Harness {
     // As the API's own client (src/server.ts): every HTTP test runs through the write coalescing.
     this.redis = createRedis(this.config.redisUrl, { name: 'test', coalesceWrites: true });
     this.db = createDb(this.config.databaseUrl, 4);
-    this.verifier = new KeyVerifier(this.db);
+    this.verifier = new KeyVerifier(this.db, new VerifiedDigests(this.redis, this.config.redisPrefix));
     this.app = createApp({ config: this.config, redis: this.redis, db: this.db, verifier: this.verifier });
   }
 
@@ -59,7 +60,7 @@ export class Harness {
 
   /** Another key for an existing game. */
   async key(gameId: string, scopes: Scope[] = ALL_SCOPES): Promise<{ key: string; keyPrefix: string; secret: string }> {
-    const k = await createKey(this.db, gameId, scopes);
+    const k = await createKey(this.db, gameId, scopes, 'operator', new VerifiedDigests(this.redis, this.config.redisPrefix));
     return { key: k.key, keyPrefix: k.prefix, secret: k.key.split('.')[1]! };
   }
 

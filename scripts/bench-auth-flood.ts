@@ -1,0 +1,122 @@
+/**
+ * scripts/bench-auth-flood.ts — the right key's latency while wrong secrets flood its public prefix (issue
+ * #16; not a test).
+ *
+ * Usage:  npm run bench:auth-flood -- [--duration 15] [--rate 20] [--flood 200] [--prefix gisbench-auth]
+ *
+ * Creates a workspace, game and key, starts the API (src/server.ts, Node 24 of node_modules/.bin) on a free
+ * port under a dedicated Redis prefix, and runs three phases, each on a freshly started API process (so
+ * the key is never in the process cache at the start: the cold case the issue measured):
+ *   1. baseline: heartbeats with the right key at `--rate`/s;
+ *   2. flood: the same, while wrong secrets on the same prefix arrive at `--flood`/s;
+ *   3. flood again right after a restart of the API.
+ * Prints, per phase, the right key's statuses and p50/p99/max, and the ratio of each flooded p99 to the
+ * baseline p99 measured in the same run (the issue's target: ≤ 2). Removes what it created afterwards.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../src/config.js';
+import { createRedis } from '../src/store/redis.js';
+import { createDb } from '../src/store/prisma.js';
+import { createGame, createWorkspace } from '../src/games/game-service.js';
+import { createKey } from '../src/auth/key-service.js';
+import { VerifiedDigests } from '../src/auth/verified-digests.js';
+import { sign } from '../src/auth/signature.js';
+import { percentile } from '../src/client/client-stats.js';
+import { deleteByPattern } from './fixtures.js';
+import { freePort } from './support/free-port.js';
+import { pacedLoad, type PacedRequest, type PacedResult } from './support/paced-load.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const HB = '/api/v1/game/heartbeat';
+
+const { values } = parseArgs({
+  options: {
+    duration: { type: 'string', default: '15' },
+    rate: { type: 'string', default: '20' },
+    flood: { type: 'string', default: '200' },
+    prefix: { type: 'string', default: 'gisbench-auth' },
+  },
+});
+const duration = Number(values.duration);
+const rate = Number(values.rate);
+const floodRate = Number(values.flood);
+const prefix = values.prefix!;
+if (prefix === 'gis') throw new Error('use a dedicated --prefix: its keys are deleted afterwards');
+
+const config = loadConfig({ ...process.env, REDIS_PREFIX: prefix });
+const redis = createRedis(config.redisUrl, { name: 'bench' });
+const db = createDb(config.databaseUrl, 2);
+const ws = await createWorkspace(db, `bench auth flood ${new Date().toISOString()}`);
+const port = await freePort();
+let api: ChildProcess | null = null;
+
+async function startApi(): Promise<void> {
+  api = spawn(path.join(ROOT, 'node_modules/.bin/node'), ['--import', 'tsx', 'src/server.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, REDIS_PREFIX: prefix, PORT: String(port), HOST: '127.0.0.1', CONSOLE_PORT: String(await freePort()), LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  for (let t = 0; ; t++) {
+    if (t > 300) throw new Error('API did not start');
+    if (await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false)) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function stopApi(): Promise<void> {
+  if (!api || api.exitCode !== null) return;
+  const exited = new Promise((r) => api!.once('exit', r));
+  api.kill('SIGTERM');
+  await exited;
+}
+
+/** A signed heartbeat with `key`/`secret`; `n` keeps every body distinct (no replay collisions). */
+function heartbeat(key: string, secret: string, n: number): PacedRequest {
+  const body = JSON.stringify({ externalServerId: `bench-${n}`, playerCount: 0, maxPlayers: 30, sdkVersion: 'bench', uptimeSeconds: n, players: [], events: [], acks: [] });
+  const ts = String(Math.floor(Date.now() / 1000));
+  return { method: 'POST', path: HB, body, headers: { authorization: `Bearer ${key}`, 'x-service-timestamp': ts, 'x-service-signature': sign(secret, ts, body), 'content-type': 'application/json' } };
+}
+
+function summary(r: PacedResult): { statuses: Record<string, number>; p50: number; p99: number; max: number } {
+  const l = r.latenciesMs;
+  return { statuses: r.statuses, p50: percentile(l, 50), p99: percentile(l, 99), max: l[l.length - 1] ?? 0 };
+}
+
+try {
+  const game = await createGame(db, { workspaceId: ws.id, name: 'bench game' });
+  const key = await createKey(db, game.id, ['heartbeat'], 'bench-auth-flood', new VerifiedDigests(redis, prefix));
+  const secret = key.key.split('.')[1]!;
+  let n = 0;
+  let w = 0;
+  const good = () => pacedLoad({ port, rate, duration, connections: 4, next: () => heartbeat(key.key, secret, ++n) });
+  const flood = () =>
+    pacedLoad({ port, rate: floodRate, duration, connections: 32, next: () => { const s = `wrong${++w}`.padEnd(43, 'x'); return heartbeat(`svc_live_${key.prefix}.${s}`, s, w); } });
+
+  const results: Record<string, ReturnType<typeof summary>> = {};
+  let floodStatuses: Record<string, Record<string, number>> = {};
+  for (const phase of ['baseline', 'flood', 'flood-after-restart'] as const) {
+    await stopApi();
+    await startApi();
+    if (phase === 'baseline') {
+      results[phase] = summary(await good());
+    } else {
+      const [g, f] = await Promise.all([good(), flood()]);
+      results[phase] = summary(g);
+      floodStatuses = { ...floodStatuses, [phase]: f.statuses };
+    }
+    console.log(`${phase}: right key ${JSON.stringify(results[phase])}${floodStatuses[phase] ? `; wrong secrets ${JSON.stringify(floodStatuses[phase])}` : ''}`);
+  }
+  const base = results.baseline!.p99 || 1;
+  const ratio = (p: string) => (results[p]!.p99 / base).toFixed(2);
+  console.log(`p99 ratio flooded/baseline: flood ${ratio('flood')}, after restart ${ratio('flood-after-restart')} (target ≤ 2)`);
+  console.log(`BENCH auth_flood base_p99_ms=${results.baseline!.p99.toFixed(1)} flood_p99_ratio=${ratio('flood')} restart_p99_ratio=${ratio('flood-after-restart')}`);
+} finally {
+  await stopApi();
+  await db.workspace.delete({ where: { id: ws.id } }).catch(() => undefined);
+  await deleteByPattern(redis, `${prefix}:*`);
+  await redis.quit();
+  await db.$disconnect();
+}

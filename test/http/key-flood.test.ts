@@ -1,0 +1,185 @@
+/**
+ * Issue #16 (key flood): a correct secret is accepted whatever wrong secrets arrive on its public prefix,
+ * cold or warm, on a fresh process; wrong secrets cost bounded argon2 work. Counts argon2 work through
+ * the verifier's observer, never by timing.
+ */
+import { expect } from 'chai';
+import { Harness, heartbeatBody, type TestGame } from '../support/harness.js';
+import { Stack } from '../support/stack.js';
+import { KeyVerifier, type VerifierObserver } from '../../src/auth/key-verifier.js';
+import { keyedDigest, VerifiedDigests } from '../../src/auth/verified-digests.js';
+import { BudgetExceeded, MAX_CONCURRENT_VERIFIES, MAX_FAILED_VERIFIES, MAX_QUEUED_VERIFIES, VerifyBudget } from '../../src/auth/verify-budget.js';
+import { revokeKey } from '../../src/auth/key-service.js';
+import { sign } from '../../src/auth/signature.js';
+import { GlobalKeys } from '../../src/store/keys.js';
+
+/** Counts what the verifier reports. */
+class Counter implements VerifierObserver {
+  argon2 = 0;
+  shared = 0;
+  refusals = 0;
+  verified(via: 'argon2' | 'shared-digest'): void {
+    if (via === 'argon2') this.argon2 += 1;
+    else this.shared += 1;
+  }
+  refused(): void {
+    this.refusals += 1;
+  }
+}
+
+/** A wrong secret of the right shape, distinct per `i`. */
+const wrong = (i: number) => `w${i}`.padEnd(43, 'x');
+
+describe('key verification under a wrong-secret flood (issue #16)', function () {
+  this.timeout(60_000);
+  const h = new Harness();
+  let g: TestGame;
+  let digests: VerifiedDigests;
+  const fresh = (observer?: VerifierObserver) => new KeyVerifier(h.db, digests, observer);
+  const code = (p: Promise<unknown>) => p.then(() => 'ok', (e: { code?: string }) => e.code ?? String(e));
+
+  before(async () => {
+    g = await h.game();
+    digests = new VerifiedDigests(h.redis, h.config.redisPrefix);
+  });
+  after(() => h.close());
+
+  it('a new key has its shared digest from creation', async () => {
+    const k = await h.key(g.gameId);
+    const c = new Counter();
+    expect(await code(fresh(c).authenticate(`Bearer ${k.key}`))).to.equal('ok');
+    expect([c.argon2, c.shared]).to.deep.equal([0, 1]);
+  });
+
+  it('a process that never saw the key accepts it by the shared digest that another process wrote, without argon2', async () => {
+    await h.redis.del(new GlobalKeys(h.config.redisPrefix).verifiedKeyDigest(g.keyPrefix)); // as if Redis had lost it
+    const first = new Counter();
+    expect(await code(fresh(first).authenticate(`Bearer ${g.key}`))).to.equal('ok');
+    expect(first.argon2).to.equal(1);
+    expect(await digests.get(g.keyPrefix)).to.be.instanceOf(Buffer);
+
+    const restarted = new Counter();
+    expect(await code(fresh(restarted).authenticate(`Bearer ${g.key}`))).to.equal('ok');
+    expect(restarted.argon2).to.equal(0);
+    expect(restarted.shared).to.equal(1);
+  });
+
+  it('a cold process flooded with 300 wrong secrets accepts every right one and runs no argon2 (the shared digest decides)', async () => {
+    const c = new Counter();
+    const v = fresh(c);
+    const wrongs = Array.from({ length: 300 }, (_, i) => code(v.authenticate(`Bearer svc_live_${g.keyPrefix}.${wrong(i)}`)));
+    const rights = Array.from({ length: 30 }, () => code(v.authenticate(`Bearer ${g.key}`)));
+    const [w, r] = await Promise.all([Promise.all(wrongs), Promise.all(rights)]);
+    expect(r).to.deep.equal(Array(30).fill('ok'));
+    expect(w).to.deep.equal(Array(300).fill('bad_key'));
+    expect(c.argon2).to.equal(0);
+    expect(c.refusals).to.equal(0);
+    // the key is now cached: a wrong secret is refused by one hash compare, the right one accepted
+    expect(await code(v.authenticate(`Bearer svc_live_${g.keyPrefix}.${wrong(999)}`))).to.equal('bad_key');
+    expect(await code(v.authenticate(`Bearer ${g.key}`))).to.equal('ok');
+  });
+
+  it('a burst on a cold prefix with no shared digest starts no more argon2 verifies than the budget', async () => {
+    const other = await h.key(g.gameId);
+    await h.redis.del(new GlobalKeys(h.config.redisPrefix).verifiedKeyDigest(other.keyPrefix));
+    const c = new Counter();
+    const v = fresh(c);
+    const codes = await Promise.all(Array.from({ length: 100 }, (_, i) => code(v.authenticate(`Bearer svc_live_${other.keyPrefix}.${wrong(i)}`))));
+    expect(c.argon2).to.equal(MAX_FAILED_VERIFIES);
+    expect(codes.filter((x) => x === 'key_throttled')).to.have.length(100 - MAX_FAILED_VERIFIES);
+  });
+
+  it('revoking a key forgets its shared digest and a fresh process refuses it', async () => {
+    const k = await h.key(g.gameId);
+    expect(await code(fresh().authenticate(`Bearer ${k.key}`))).to.equal('ok');
+    expect(await digests.get(k.keyPrefix)).to.not.equal(null);
+    await revokeKey(h.db, h.redis, h.config.redisPrefix, k.keyPrefix);
+    expect(await digests.get(k.keyPrefix)).to.equal(null);
+    expect(await code(fresh().authenticate(`Bearer ${k.key}`))).to.equal('revoked_key');
+  });
+
+  it('the digest is keyed by the stored hash: a digest of the same secret under another hash does not admit it', async () => {
+    const k = await h.key(g.gameId);
+    await digests.set(k.keyPrefix, keyedDigest('$argon2id$another-hash', k.secret));
+    const c = new Counter();
+    expect(await code(fresh(c).authenticate(`Bearer ${k.key}`))).to.equal('bad_key');
+    expect(c.argon2).to.equal(0);
+  });
+
+  it('heartbeats with the right key get 200 through a flood of wrong-secret heartbeats on the same prefix', async () => {
+    const path = '/api/v1/game/heartbeat';
+    const flood = Array.from({ length: 200 }, (_, i) => h.signed({ key: `svc_live_${g.keyPrefix}.${wrong(i)}`, secret: wrong(i) }, 'post', path, heartbeatBody()));
+    const good = Array.from({ length: 20 }, (_, i) => h.heartbeat(g, heartbeatBody([`p${i}`])));
+    const [bad, ok] = await Promise.all([Promise.all(flood), Promise.all(good)]);
+    expect(ok.map((r) => r.status)).to.deep.equal(Array(20).fill(200));
+    expect(new Set(bad.map((r) => r.status))).to.deep.equal(new Set([401]));
+  });
+});
+
+describe('argon2 budget (issue #16)', () => {
+  it('refuses a prefix after its failed verifies, counted before they start, and refunds a right one', async () => {
+    const b = new VerifyBudget();
+    expect(await b.run('p', async () => true)).to.equal(true);
+    for (let i = 0; i < MAX_FAILED_VERIFIES; i++) expect(await b.run('p', async () => false)).to.equal(false);
+    const err = await b.run('p', async () => true).catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(BudgetExceeded).with.property('reason', 'prefix');
+    expect(await b.run('q', async () => false)).to.equal(false);
+  });
+
+  it('refuses at once when the process has its verifies running and its queue full', async () => {
+    const b = new VerifyBudget();
+    let release!: () => void;
+    const gate = new Promise<boolean>((r) => (release = () => r(false)));
+    const held = Array.from({ length: MAX_CONCURRENT_VERIFIES + MAX_QUEUED_VERIFIES }, (_, i) => b.run(`k${i}`, () => gate));
+    expect(b.pending).to.equal(MAX_CONCURRENT_VERIFIES + MAX_QUEUED_VERIFIES);
+    const err = await b.run('late', async () => true).catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(BudgetExceeded).with.property('reason', 'overall');
+    release();
+    await Promise.all(held);
+    expect(b.pending).to.equal(0);
+    expect(await b.run('late', async () => true)).to.equal(true);
+  });
+});
+
+describe('wrong-secret flood against a spawned API (issue #16)', function () {
+  this.timeout(120_000);
+  const h = new Harness();
+  let stack: Stack;
+  let g: TestGame;
+
+  before(async () => {
+    g = await h.game();
+    stack = await Stack.start();
+  });
+  after(async () => {
+    await stack?.stop();
+    await h.close();
+  });
+
+  async function heartbeat(key: string, secret: string, players: string[]): Promise<number> {
+    const raw = JSON.stringify(heartbeatBody(players));
+    const ts = String(Math.floor(Date.now() / 1000));
+    const res = await fetch(`${stack.url}/api/v1/game/heartbeat`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'x-service-timestamp': ts, 'x-service-signature': sign(secret, ts, raw), 'content-type': 'application/json' },
+      body: raw,
+    });
+    await res.arrayBuffer();
+    return res.status;
+  }
+
+  it('accepts every right heartbeat while wrong secrets flood the prefix, before and after an API restart', async () => {
+    for (const phase of ['cold after start', 'after restart']) {
+      const flood = Array.from({ length: 200 }, (_, i) => heartbeat(`svc_live_${g.keyPrefix}.${wrong(i)}`, wrong(i), []));
+      const good: number[] = [];
+      for (let i = 0; i < 10; i++) good.push(await heartbeat(g.key, g.secret, [`p${i}`]));
+      const bad = await Promise.all(flood);
+      expect(good, phase).to.deep.equal(Array(10).fill(200));
+      expect(new Set(bad), phase).to.deep.equal(new Set([401]));
+      if (phase === 'cold after start') {
+        await Stack.stopChild(stack.api);
+        await stack.startApi();
+      }
+    }
+  });
+});
