@@ -11,6 +11,7 @@ import { loadConfig } from '../src/config.js';
 import { setLogLevel } from '../src/log.js';
 import { createRedis } from '../src/store/redis.js';
 import { createDb } from '../src/store/prisma.js';
+import { VerifiedDigests } from '../src/auth/verified-digests.js';
 import { KeyVerifier } from '../src/auth/key-verifier.js';
 import { createApp } from '../src/app.js';
 import { createGame, createWorkspace } from '../src/games/game-service.js';
@@ -29,7 +30,7 @@ const config = { ...base, redisUrl: redisProxy.url(base.redisUrl), databaseUrl: 
 const redis = createRedis(config.redisUrl, { name: 'probe', coalesceWrites: true });
 const db = createDb(config.databaseUrl, 4);
 const admin = createDb(base.databaseUrl, 2);
-const app = createApp({ config, redis, db, verifier: new KeyVerifier(db) });
+const app = createApp({ config, redis, db, verifier: new KeyVerifier(db, new VerifiedDigests(redis, config.redisPrefix)) });
 const server = app.listen(0, '127.0.0.1');
 await new Promise((r) => server.once('listening', r));
 const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
