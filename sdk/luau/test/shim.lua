@@ -292,6 +292,10 @@ function require(target)
 	end
 	return loaded[path]
 end
+-- shim.folderChild(dir, name) -> the instance of the child module dir/name.lua (for require).
+function shim.folderChild(dir, name)
+	return folderInstance(dir)[name]
+end
 -- shim.requireFolder(dir) -> what dir/init.lua returns.
 function shim.requireFolder(dir)
 	return require(folderInstance(dir))
