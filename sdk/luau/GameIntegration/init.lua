@@ -82,8 +82,11 @@ function Client.new(options)
 		externalServerId = serverId,
 		doors = Doors.new(transport, serverId),
 		handlers = {},
+		-- Queue as a table with explicit head/tail indices: popped slots become nil, and `#` is undefined
+		-- for a table with holes.
 		events = {},
 		eventsHead = 1,
+		eventsTail = 0,
 		-- command id -> { state = "running"|"done"|"sent", ok, reason, forgetAtMs }
 		commands = {},
 		results = {},
@@ -125,9 +128,10 @@ function Client:track(eventType, externalId, payload, eventId)
 		externalId = externalId,
 		payload = payload,
 	}
-	table.insert(self.events, event)
+	self.eventsTail = self.eventsTail + 1
+	self.events[self.eventsTail] = event
 	local limit = self.options.maxQueuedEvents or 100000
-	while #self.events - self.eventsHead + 1 > limit do
+	while self:queuedEvents() > limit do
 		self.events[self.eventsHead] = nil
 		self.eventsHead = self.eventsHead + 1
 		notify(self.options.onProblem, { kind = "event_queue_overflow", message = "dropped the oldest event" })
@@ -137,7 +141,7 @@ end
 
 -- Number of events waiting for a 200.
 function Client:queuedEvents()
-	return #self.events - self.eventsHead + 1
+	return self.eventsTail - self.eventsHead + 1
 end
 
 -- The full roster from Players (spec: players is the full roster, not a delta).
@@ -156,7 +160,7 @@ end
 -- The heartbeat body as JSON text (the exact bytes that are signed), plus what it carried.
 function Client:buildHeartbeat()
 	local batch = {}
-	for i = self.eventsHead, math.min(#self.events, self.eventsHead + self.batchLimit - 1) do
+	for i = self.eventsHead, math.min(self.eventsTail, self.eventsHead + self.batchLimit - 1) do
 		table.insert(batch, self.events[i])
 	end
 	local acks, failures = {}, {}
