@@ -196,7 +196,12 @@ end
 
 -- A 200: drops what it carried, adopts the interval, dispatches commands.
 function Client:accepted(res, batch, acks, failures)
-	for _ = 1, #batch do
+	-- Pop only the confirmed events still at the head: a concurrent cycle (stop() during an in-flight
+	-- heartbeat) may already have confirmed the same batch, and popping by count would lose unsent events.
+	for _, event in ipairs(batch) do
+		if self.events[self.eventsHead] ~= event then
+			break
+		end
 		self.events[self.eventsHead] = nil
 		self.eventsHead = self.eventsHead + 1
 	end
@@ -305,7 +310,9 @@ function Client:cycle()
 		local body, batch, acks, failures = self:buildHeartbeat()
 		self.nudgePending = false
 		self.lastSendMs = Transport.nowMs()
+		self.inFlight = true
 		local res, err = self.transport:request("POST", PATHS.heartbeat, body)
+		self.inFlight = false
 		if not res then
 			return "retry", self:retryLater("network", nil, err)
 		end
@@ -391,7 +398,8 @@ function Client:start()
 end
 
 --[[
-	client:stop(timeoutSeconds: number?): stops the loop, waits for running command handlers, then sends
+	client:stop(timeoutSeconds: number?): stops the loop, waits for an in-flight heartbeat and running
+	command handlers, then sends
 	final heartbeats until every queued event, ack and failure got a 200, a setup error occurs, or
 	`timeoutSeconds` (default 10) passed. Commands in the final responses are not executed. Yields.
 ]]
@@ -404,7 +412,7 @@ function Client:stop(timeoutSeconds)
 	self.running = false
 	self.generation = self.generation + 1
 	while Transport.nowMs() < deadline do
-		local busy = false
+		local busy = self.inFlight
 		for _, c in pairs(self.commands) do
 			if c.state == "running" then
 				busy = true
