@@ -3,8 +3,8 @@
  * real API (real Redis and Postgres) through a small fault-injecting proxy. The client heartbeats a roster
  * and events, survives a 409 (a real replay: the proxy forwards the request, then forwards the same bytes
  * again and returns that 409), a 429 with Retry-After and a 503, receives a kick issued through the
- * commands service, acks it, checks bans and doors, flushes on BindToClose, and every event reaches
- * Postgres exactly once.
+ * commands service, acks it, reports a freeze it has no handler for as failed, checks bans and doors,
+ * flushes on BindToClose, and every event reaches Postgres exactly once.
  */
 import { expect } from 'chai';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -114,7 +114,7 @@ describe('Luau SDK: end to end under lua5.2 against the real API', function () {
     await h.close();
   });
 
-  it('heartbeats, survives 409/429/503, runs and acks a kick, checks bans and doors, stores every event once', async () => {
+  it('heartbeats, survives 409/429/503, acks a kick, reports a failure, checks bans and doors, stores every event once', async () => {
     const baseUrl = await proxy.listen();
     const proc = startLua('test/e2e.lua', { GIS_BASE_URL: baseUrl, GIS_KEY: g.key, GIS_CONTROL_DIR: controlDir });
     lua = proc;
@@ -159,6 +159,10 @@ describe('Luau SDK: end to end under lua5.2 against the real API', function () {
       { db: h.db, redis: h.redis, redisPrefix: h.config.redisPrefix },
       { gameId: g.gameId, type: 'kick', payload: { reason: 'rule 7' }, target: { externalId: '101' }, issuedBy: 'test:mod' },
     );
+    const freeze = await issueCommand(
+      { db: h.db, redis: h.redis, redisPrefix: h.config.redisPrefix },
+      { gameId: g.gameId, type: 'freeze', payload: {}, target: { externalId: '102' }, issuedBy: 'test:mod' },
+    );
     nudge();
     expect(await waitLine('KICKED')).to.equal('KICKED 101 rule 7');
     expect(await exited, `${lines.join('\n')}\n${stderr}`).to.equal(0);
@@ -190,5 +194,8 @@ describe('Luau SDK: end to end under lua5.2 against the real API', function () {
     expect(rows.every((r) => r.externalServerId === 'lua-srv')).to.equal(true);
     const command = await h.db.command.findUnique({ where: { id: kick.id } });
     expect(command?.status).to.equal('acked');
+    // No handler for freeze: reported in failures with the reason, never acked.
+    const failed = await h.db.command.findUnique({ where: { id: freeze.id } });
+    expect(failed).to.include({ status: 'failed', failureReason: 'no command handler' });
   });
 });

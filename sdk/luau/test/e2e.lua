@@ -40,7 +40,7 @@ end
 shim.addPlayer(101, "Alice", "Red")
 shim.addPlayer(102, "Bob")
 
-local heartbeats, acksSent = 0, 0
+local heartbeats, acksSent, failuresSent = 0, 0, 0
 local client = Client.new({
 	baseUrl = assert(os.getenv("GIS_BASE_URL")),
 	key = assert(os.getenv("GIS_KEY")),
@@ -54,7 +54,8 @@ local client = Client.new({
 	onHeartbeat = function(info)
 		heartbeats = heartbeats + 1
 		acksSent = acksSent + #info.acks
-		say("HEARTBEAT", heartbeats, "events=" .. info.events, "acks=" .. #info.acks, "commands=" .. info.commands)
+		failuresSent = failuresSent + #info.failures
+		say("HEARTBEAT", heartbeats, "events=" .. info.events, "acks=" .. #info.acks, "failures=" .. #info.failures, "commands=" .. info.commands)
 	end,
 	onProblem = function(p)
 		say("PROBLEM", p.kind, p.status, string.format("%.3f", p.delaySeconds or 0))
@@ -100,8 +101,9 @@ task.spawn(function()
 		return heartbeats >= 2
 	end)
 	say("RECOVERED", client:queuedEvents())
-	waitFor("kick acked", function()
-		return acksSent >= 1
+	-- The kick is acked; the freeze (no handler registered) is reported as a failure.
+	waitFor("kick acked and freeze failed", function()
+		return acksSent >= 1 and failuresSent >= 1
 	end)
 
 	local banned, allowed = client:checkBan("666"), client:checkBan(Players:GetPlayerByUserId(102))
