@@ -1,0 +1,201 @@
+/**
+ * Issue #19, end to end: the Luau SDK, under lua5.2 with the shims of sdk/luau/test/shim.lua, against the
+ * real API (real Redis and Postgres) through a small fault-injecting proxy. The client heartbeats a roster
+ * and events, survives a 409 (a real replay: the proxy forwards the request, then forwards the same bytes
+ * again and returns that 409), a 429 with Retry-After and a 503, receives a kick issued through the
+ * commands service, acks it, reports a freeze it has no handler for as failed, checks bans and doors,
+ * flushes on BindToClose, and every event reaches Postgres exactly once.
+ */
+import { expect } from 'chai';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
+import { Harness, type TestGame } from '../support/harness.js';
+import { issueCommand } from '../../src/commands/command-service.js';
+import { banService } from '../bans/support.js';
+import { doorWith } from '../doors/door-fixtures.js';
+import { startLua } from './lua-runner.js';
+
+type Fault = '409' | '429' | '503';
+
+/** One heartbeat that reached the proxy: when, and what the proxy did with it. */
+interface Arrival {
+  atMs: number;
+  fault: Fault | null;
+}
+
+async function readBody(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const c of req) chunks.push(c as Buffer);
+  return Buffer.concat(chunks);
+}
+
+/** A proxy in front of the API that applies queued faults to heartbeats, in order. */
+class FaultProxy {
+  readonly faults: Fault[] = [];
+  readonly heartbeats: Arrival[] = [];
+  readonly server: Server;
+
+  constructor(private readonly upstream: string) {
+    this.server = createServer((req, res) => void this.handle(req, res));
+  }
+
+  async listen(): Promise<string> {
+    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  private async forward(req: IncomingMessage, body: Buffer): Promise<Response> {
+    const headers: Record<string, string> = {};
+    for (const name of ['authorization', 'x-service-timestamp', 'x-service-signature', 'content-type']) {
+      const v = req.headers[name];
+      if (typeof v === 'string') headers[name] = v;
+    }
+    return fetch(`${this.upstream}${req.url}`, { method: req.method, headers, body: req.method === 'GET' ? undefined : body });
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const body = await readBody(req);
+    const fault = req.url === '/api/v1/game/heartbeat' ? (this.faults.shift() ?? null) : null;
+    if (req.url === '/api/v1/game/heartbeat') this.heartbeats.push({ atMs: Date.now(), fault });
+    const envelope = (code: string) => JSON.stringify({ error: { code, message: code, requestId: 'proxy' }, serverTime: new Date().toISOString() });
+    if (fault === '429') {
+      res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '2' }).end(envelope('rate_limited'));
+      return;
+    }
+    if (fault === '503') {
+      res.writeHead(503, { 'content-type': 'application/json' }).end(envelope('unavailable'));
+      return;
+    }
+    // 409: the API accepts the request, then sees the same signed bytes again and rejects the replay.
+    let upstream = await this.forward(req, body);
+    if (fault === '409') {
+      await upstream.arrayBuffer();
+      upstream = await this.forward(req, body);
+    }
+    const text = await upstream.text();
+    const out: Record<string, string> = { 'content-type': upstream.headers.get('content-type') ?? 'application/json' };
+    const retryAfter = upstream.headers.get('retry-after');
+    if (retryAfter) out['retry-after'] = retryAfter;
+    res.writeHead(upstream.status, out).end(text);
+  }
+}
+
+describe('Luau SDK: end to end under lua5.2 against the real API', function () {
+  this.timeout(120_000);
+  const h = new Harness();
+  let g: TestGame;
+  let api: Server;
+  let proxy: FaultProxy;
+  let lua: ChildProcessWithoutNullStreams | undefined;
+  let controlDir: string;
+
+  before(async () => {
+    g = await h.game(undefined, 15);
+    await doorWith(h, g.gameId, [{ effect: 'allow', subjectType: 'everyone' }], { key: 'lobby', failMode: 'open' });
+    await doorWith(h, g.gameId, [{ effect: 'allow', subjectType: 'users', subjectIds: ['101'] }], { key: 'vault', failMode: 'closed' });
+    await banService(h).create({ workspaceId: g.workspaceId, externalId: '666', scope: 'game', gameId: g.gameId, reason: 'cheating', issuedBy: 'mod' });
+    api = h.app.listen(0, '127.0.0.1');
+    await new Promise((r) => api.once('listening', r));
+    proxy = new FaultProxy(`http://127.0.0.1:${(api.address() as AddressInfo).port}`);
+    controlDir = mkdtempSync(path.join(tmpdir(), 'luau-e2e-'));
+  });
+
+  after(async () => {
+    lua?.kill();
+    proxy.server.closeAllConnections();
+    proxy.server.close();
+    api.closeAllConnections();
+    api.close();
+    rmSync(controlDir, { recursive: true, force: true });
+    await h.close();
+  });
+
+  it('heartbeats, survives 409/429/503, acks a kick, reports a failure, checks bans and doors, stores every event once', async () => {
+    const baseUrl = await proxy.listen();
+    const proc = startLua('test/e2e.lua', { GIS_BASE_URL: baseUrl, GIS_KEY: g.key, GIS_CONTROL_DIR: controlDir });
+    lua = proc;
+    const lines: string[] = [];
+    let stderr = '';
+    const waiters: { prefix: string; resolve: (line: string) => void }[] = [];
+    let partial = '';
+    proc.stdout.on('data', (chunk: Buffer) => {
+      partial += chunk.toString('utf8');
+      const parts = partial.split('\n');
+      partial = parts.pop()!;
+      for (const line of parts) {
+        lines.push(line);
+        for (const w of waiters.filter((x) => line.startsWith(x.prefix))) {
+          waiters.splice(waiters.indexOf(w), 1);
+          w.resolve(line);
+        }
+      }
+    });
+    proc.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
+    const exited = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
+    const waitLine = (prefix: string): Promise<string> => {
+      const seen = lines.find((l) => l.startsWith(prefix));
+      if (seen) return Promise.resolve(seen);
+      return Promise.race([
+        new Promise<string>((resolve) => waiters.push({ prefix, resolve })),
+        exited.then((code) => {
+          throw new Error(`lua exited ${code} before "${prefix}"\n${lines.join('\n')}\n${stderr}`);
+        }),
+      ]);
+    };
+    const nudge = () => writeFileSync(path.join(controlDir, 'gis-nudge'), '{}');
+
+    const ready = await waitLine('READY');
+    expect(ready).to.equal('READY 15'); // the interval the service set, not the SDK's default 20
+    proxy.faults.push('409', '429', '503');
+    nudge();
+    await waitLine('RECOVERED');
+    expect(proxy.faults).to.deep.equal([]);
+
+    const kick = await issueCommand(
+      { db: h.db, redis: h.redis, redisPrefix: h.config.redisPrefix },
+      { gameId: g.gameId, type: 'kick', payload: { reason: 'rule 7' }, target: { externalId: '101' }, issuedBy: 'test:mod' },
+    );
+    const freeze = await issueCommand(
+      { db: h.db, redis: h.redis, redisPrefix: h.config.redisPrefix },
+      { gameId: g.gameId, type: 'freeze', payload: {}, target: { externalId: '102' }, issuedBy: 'test:mod' },
+    );
+    nudge();
+    expect(await waitLine('KICKED')).to.equal('KICKED 101 rule 7');
+    expect(await exited, `${lines.join('\n')}\n${stderr}`).to.equal(0);
+
+    // Heartbeats as the proxy saw them: 1 normal, then 409 (re-signed retry) -> 429 -> 503 -> 200.
+    const hb = proxy.heartbeats;
+    expect(hb.slice(0, 5).map((a) => a.fault)).to.deep.equal([null, '409', '429', '503', null]);
+    // Retry-After: 2 is honoured (lower bound only: a slow machine can only make the gap longer).
+    expect(hb[3]!.atMs - hb[2]!.atMs).to.be.at.least(1950);
+    expect(lines.filter((l) => l.startsWith('PROBLEM'))).to.include.members(['PROBLEM rate_limited 429 2.000']);
+    expect(lines.some((l) => /^PROBLEM server_error 503 /.test(l))).to.equal(true);
+
+    expect(lines.find((l) => l.startsWith('BAN 666'))).to.equal('BAN 666 true service cheating');
+    expect(lines.find((l) => l.startsWith('BAN 102'))).to.equal('BAN 102 false service');
+    const door = (key: string) => lines.filter((l) => l.startsWith(`DOOR 102 ${key} `));
+    expect(door('lobby')[0]).to.match(/^DOOR 102 lobby true \S+ service$/);
+    expect(door('lobby')[1]).to.match(/^DOOR 102 lobby true \S+ (cache|service)$/);
+    expect(door('vault')[0]).to.match(/^DOOR 102 vault false \S+ (cache|service)$/);
+    expect(door('nope')[0]).to.equal('DOOR 102 nope false unknown_door service');
+    expect(lines.at(-1)).to.match(/^DONE queued=0 /);
+
+    if (process.env.LUAU_E2E_DEBUG) console.log(lines.join("\n"));
+    // Every tracked event is in Postgres exactly once; the kick is acked; the final roster lacks 101.
+    await h.flush(g.gameId);
+    const tracked = lines.filter((l) => l.startsWith('TRACKED ')).map((l) => l.slice(8));
+    expect(tracked).to.have.length(6);
+    const rows = await h.db.playerEvent.findMany({ where: { gameId: g.gameId }, select: { eventId: true, type: true, externalServerId: true } });
+    expect(rows.map((r) => r.eventId).sort()).to.deep.equal([...tracked].sort());
+    expect(rows.every((r) => r.externalServerId === 'lua-srv')).to.equal(true);
+    const command = await h.db.command.findUnique({ where: { id: kick.id } });
+    expect(command?.status).to.equal('acked');
+    // No handler for freeze: reported in failures with the reason, never acked.
+    const failed = await h.db.command.findUnique({ where: { id: freeze.id } });
+    expect(failed).to.include({ status: 'failed', failureReason: 'no command handler' });
+  });
+});
