@@ -239,6 +239,7 @@ export class BanService {
       throw new Error(
         `the change to ban ${banId} is stored, but the Redis blocklist could not be updated (${err instanceof Error ? err.message : String(err)}); ` +
           (marked ? 'it will be rebuilt from Postgres on the next check' : 'Redis is unreachable: checks fail until it is back, then run this command again'),
+        { cause: err },
       );
     }
   }

@@ -34,12 +34,12 @@ function formatter(timeZone: string): Intl.DateTimeFormat {
 /** Offset of `timeZone` from UTC during UTC minute `minuteIndex` (= floor(ms / 60 000)), in minutes. */
 function offsetAt(timeZone: string, minuteIndex: number): number {
   let perZone = offsets.get(timeZone);
-  if (!perZone) offsets.set(timeZone, (perZone = new Map()));
+  if (!perZone) offsets.set(timeZone, (perZone = new Map<number, number>()));
   let offset = perZone.get(minuteIndex);
   if (offset === undefined) {
     const p: Record<string, number> = {};
     for (const part of formatter(timeZone).formatToParts(minuteIndex * MINUTE_MS)) if (part.type !== 'literal') p[part.type] = Number(part.value);
-    const local = Date.UTC(p.year!, p.month! - 1, p.day!, p.hour!, p.minute!) / MINUTE_MS;
+    const local = Date.UTC(p.year!, p.month! - 1, p.day, p.hour, p.minute) / MINUTE_MS;
     offset = local - minuteIndex;
     if (perZone.size >= OFFSET_CACHE_MINUTES) perZone.clear();
     perZone.set(minuteIndex, offset);

@@ -51,7 +51,7 @@ export function isTimeZone(timeZone: string): boolean {
 function wallClock(ms: number, timeZone: string): number {
   const p: Record<string, number> = {};
   for (const part of formatter(timeZone).formatToParts(ms)) if (part.type !== 'literal') p[part.type] = Number(part.value);
-  return Date.UTC(p.year!, p.month! - 1, p.day!, p.hour!, p.minute!, p.second!);
+  return Date.UTC(p.year!, p.month! - 1, p.day, p.hour, p.minute, p.second);
 }
 
 /** Offset of `timeZone` from UTC at instant `ms`, in ms (local = UTC + offset). */

@@ -149,7 +149,7 @@ function conditionsFrom(args: ArgReader): PolicyConditions {
     if (from === undefined || to === undefined) throw new UsageError('a time window needs --window-from and --window-to (HH:MM)');
     c.timeWindow = { from, to, timeZone: tz ?? 'UTC', ...(days !== undefined ? { days: days.split(',').map((d) => d.trim().toLowerCase()) } : {}) };
   }
-  return c as PolicyConditions;
+  return c;
 }
 
 /**
