@@ -15,7 +15,7 @@
 import type { Db } from '../store/prisma.js';
 import type { AppRedis } from '../store/redis.js';
 import { GameKeys } from '../store/keys.js';
-import { NotFoundError, ValidationError } from '../http/errors.js';
+import { NotFoundError, ValidationError } from '../errors.js';
 import { log } from '../log.js';
 import { isBanScope, type BanScope } from './ban-types.js';
 import { isUnexpired } from './ban-decision.js';

@@ -30,7 +30,7 @@ import { randomUUID } from 'node:crypto';
 import type { Db } from '../store/prisma.js';
 import type { AppRedis } from '../store/redis.js';
 import { COMMAND_HASH_GRACE_SECONDS, GameKeys, GlobalKeys } from '../store/keys.js';
-import { NotFoundError, ValidationError } from '../http/errors.js';
+import { NotFoundError, ValidationError } from '../errors.js';
 import { COMMAND_TARGETS, validateCommandPayload, type CommandType } from '../schemas/commands.js';
 import { log } from '../log.js';
 import { CommandQueueFullError } from './command-errors.js';

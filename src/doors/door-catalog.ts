@@ -8,7 +8,7 @@
  * allow is ignored, an invalid deny applies without conditions.
  */
 import type { Db } from '../store/prisma.js';
-import { NotFoundError } from '../http/errors.js';
+import { NotFoundError } from '../errors.js';
 import { log } from '../log.js';
 import type { DoorDef, ForcedState, PolicyConditions, PolicyDef, SubjectType } from './door-types.js';
 import { compileWindow } from './time-window.js';

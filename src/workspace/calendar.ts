@@ -13,7 +13,7 @@
  *   year is the year of the week's fourth day. So 2026-W01 with Monday starts is 29 Dec 2025 – 4 Jan 2026.
  *   Some years have 53 weeks; a label past the last week is refused.
  */
-import { ValidationError } from '../http/errors.js';
+import { ValidationError } from '../errors.js';
 
 const DAY_MS = 86_400_000;
 const formatters = new Map<string, Intl.DateTimeFormat>();

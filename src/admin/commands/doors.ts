@@ -6,7 +6,8 @@
  */
 import { NudgeQueue } from '../../commands/nudge-queue.js';
 import { addPolicy, createDoor, deleteDoor, deletePolicy, forceDoor, listDoors, listPolicies } from '../../doors/door-admin-service.js';
-import { SUBJECT_TYPES, WEEKDAYS, type PolicyConditions } from '../../doors/door-types.js';
+import { SUBJECT_TYPES, type PolicyConditions } from '../../doors/door-types.js';
+import { WEEKDAYS } from '../../schemas/doors.js';
 import { UsageError, type AdminCommand, type ArgReader, type CommandContext } from '../command.js';
 import { formatFields, formatTable } from '../format.js';
 
