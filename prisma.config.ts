@@ -9,7 +9,7 @@ export default defineConfig({
   engine: 'js',
   schema: path.join('prisma', 'schema.prisma'),
   migrations: { path: path.join('prisma', 'migrations') },
-  async adapter() {
-    return new PrismaPg({ connectionString });
+  adapter() {
+    return Promise.resolve(new PrismaPg({ connectionString }));
   },
 });

@@ -43,7 +43,7 @@ const { values } = parseArgs({
 const duration = Number(values.duration);
 const rate = Number(values.rate);
 const floodRate = Number(values.flood);
-const prefix = values.prefix!;
+const prefix = values.prefix;
 if (prefix === 'gis') throw new Error('use a dedicated --prefix: its keys are deleted afterwards');
 
 const config = loadConfig({ ...process.env, REDIS_PREFIX: prefix });

@@ -45,7 +45,7 @@ const duration = Number(values.duration);
 const connections = Number(values.connections);
 const users = Number(values.users);
 const bannedCount = Math.min(users, Number(values.banned));
-const prefix = values.prefix!;
+const prefix = values.prefix;
 if (prefix === 'gis') throw new Error('use a dedicated --prefix: its keys are deleted afterwards');
 
 

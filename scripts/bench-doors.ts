@@ -117,8 +117,8 @@ async function startChild(name: string, script: string, port: number, env: Recor
   const echo = (chunk: Buffer) => {
     for (const line of chunk.toString('utf8').split('\n')) if (/"level":"(warn|error)"|Error/.test(line)) process.stderr.write(`[${name}] ${line}\n`);
   };
-  child.stdout!.on('data', echo);
-  child.stderr!.on('data', echo);
+  child.stdout.on('data', echo);
+  child.stderr.on('data', echo);
   for (const until = Date.now() + 30_000; Date.now() < until; await sleep(100)) {
     if (child.exitCode !== null) throw new Error(`${name} exited during start-up`);
     if (await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false)) return child;

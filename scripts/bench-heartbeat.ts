@@ -326,7 +326,7 @@ async function drive(
     if (status === 200 && typeof marker === 'string' && opts.onAccepted) opts.onAccepted(marker, Date.now());
   };
   let latencies: number[] = [];
-  let errors = 0;
+  let errors: number;
   let seconds = opts.duration;
   let loadLoopMaxMs: number | undefined;
   if (opts.rate) {
@@ -778,7 +778,7 @@ async function main(): Promise<number> {
       let sampling = true;
       const sampler = (async () => {
         while (sampling && !aborted) {
-          maxBacklog = Math.max(maxBacklog, await streamBacklog(redis, args.prefix, fx!).catch(() => 0));
+          maxBacklog = Math.max(maxBacklog, await streamBacklog(redis, args.prefix, fx).catch(() => 0));
           await sleep(500);
         }
       })();

@@ -32,8 +32,8 @@ function start(label: string, args: string[], env: NodeJS.ProcessEnv): ChildProc
   const prefix = (chunk: Buffer) => {
     for (const line of chunk.toString().split('\n')) if (line.trim()) process.stderr.write(`[${label}] ${line}\n`);
   };
-  child.stdout!.on('data', prefix);
-  child.stderr!.on('data', prefix);
+  child.stdout.on('data', prefix);
+  child.stderr.on('data', prefix);
   return child;
 }
 
@@ -68,7 +68,7 @@ async function main(): Promise<number> {
   try {
     await waitReady(url);
     console.log(`== 3/4 simulated fleet: ${values.servers} servers × ~${values.players} players for ${values.duration} s`);
-    const code = await run(['scripts/simulate.ts', '--url', url, '--servers', values.servers!, '--players', values.players!, '--duration', values.duration!], env);
+    const code = await run(['scripts/simulate.ts', '--url', url, '--servers', values.servers, '--players', values.players, '--duration', values.duration], env);
     console.log(code === 0 ? '== 4/4 done: every event sent is in Postgres' : `== 4/4 simulator exited with ${code}`);
     return code;
   } finally {

@@ -421,7 +421,7 @@ export async function stopLocalRedis(dir = REDIS_DIR): Promise<string> {
     return 'redis: local instance was not running (removed stale pid file)';
   }
   process.kill(pid, 'SIGTERM'); // redis-server shuts down cleanly on SIGTERM, flushing the AOF
-  const gone = await waitUntil(async () => !pidAlive(pid), 20_000, 100);
+  const gone = await waitUntil(() => Promise.resolve(!pidAlive(pid)), 20_000, 100);
   if (!gone) throw new ServiceError(`redis: local instance (pid ${pid}) did not stop within 20 s`);
   fs.rmSync(pidFile, { force: true });
   return `redis: stopped local instance (pid ${pid})`;
@@ -623,7 +623,7 @@ export async function stopLocalPostgres(dir = PG_DIR): Promise<string> {
   } else {
     process.kill(pid, 'SIGINT'); // "fast" shutdown
   }
-  const gone = await waitUntil(async () => !pidAlive(pid), 30_000, 100);
+  const gone = await waitUntil(() => Promise.resolve(!pidAlive(pid)), 30_000, 100);
   if (!gone) throw new ServiceError(`postgres: local instance (pid ${pid}) did not stop within 30 s`);
   return `postgres: stopped local instance (pid ${pid})`;
 }

@@ -263,7 +263,7 @@ class SimServer {
     switch (cmd.type) {
       case 'kick':
         if (!here) return { ok: false, reason: 'player not on this server' };
-        this.leave(user!, 'kicked');
+        this.leave(user, 'kicked');
         log(`${this.id}: kicked ${user}${reason ? ` (${reason})` : ''}`);
         return { ok: true };
       case 'mute':
@@ -575,4 +575,4 @@ async function main(): Promise<number> {
   }
 }
 
-main().then((code) => process.exit(code));
+void main().then((code) => process.exit(code));

@@ -23,7 +23,7 @@ export interface Config {
   goneAfterMissedIntervals: number;
   /** Connections in each process's Postgres pool (API + N workers must fit max_connections). */
   dbPoolSize: number;
-  /** Comma-separated worker roles this worker process runs (`all` or names from workers/queues.ts). */
+  /** Comma-separated worker roles this worker process runs (`all` or names from src/jobs/worker-roles.ts). */
   workerRoles: string[];
   /**
    * CPU niceness a worker process gives itself at boot (0–19; 0 = as the API). Flushing is throughput

@@ -13,7 +13,7 @@ import { GameDirectory } from '../src/store/game-directory.js';
 import { GlobalKeys } from '../src/store/keys.js';
 import { absorbSharedConnectionErrors, watchConnection } from '../src/store/connection-state.js';
 import { isDependencyUnavailable } from '../src/store/dependency-errors.js';
-import { JOB_OPTIONS, ROLES, resolveRoles, type RoleName } from './queues.js';
+import { JOB_OPTIONS, ROLES, resolveRoles, type RoleName } from '../src/jobs/worker-roles.js';
 import type { JobContext } from './jobs/context.js';
 import { flushAccessLogJob, flushCommandLogJob, flushEventsJob, flushSessionsJob } from './jobs/flush.job.js';
 import { sweepLivenessJob } from './jobs/sweep-liveness.job.js';

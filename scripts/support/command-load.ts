@@ -8,7 +8,7 @@
 import type { Db } from '../../src/store/prisma.js';
 import type { AppRedis } from '../../src/store/redis.js';
 import { GameKeys } from '../../src/store/keys.js';
-import { AppError } from '../../src/http/errors.js';
+import { DomainError } from '../../src/errors.js';
 import { issueCommand } from '../../src/commands/command-service.js';
 import type { NudgeRequester } from '../../src/commands/nudge-queue.js';
 import { NUDGE_TOPIC } from '../../src/commands/nudge-publisher.js';
@@ -71,7 +71,7 @@ export class CommandLoad {
 
   /**
    * Issues one command: nine in ten to a random player of a random server (`userTypes`, default every
-   * user type), one in ten a message to the server itself. Refusals (AppError) are counted, not thrown.
+   * user type), one in ten a message to the server itself. Refusals (DomainError) are counted, not thrown.
    */
   async issueRandom(fleet: readonly FleetServer[], userTypes: readonly string[] = USER_TYPES): Promise<void> {
     const server = fleet[Math.floor(Math.random() * fleet.length)];
@@ -87,7 +87,7 @@ export class CommandLoad {
       );
       this.ids.push(c.id);
     } catch (err) {
-      if (!(err instanceof AppError)) throw err;
+      if (!(err instanceof DomainError)) throw err;
       this.refused++;
     }
   }

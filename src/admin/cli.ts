@@ -14,7 +14,7 @@
 import { userInfo } from 'node:os';
 import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
 import { ConfigError, type Config } from '../config.js';
-import { AppError } from '../http/errors.js';
+import { DomainError } from '../errors.js';
 import { log, setLogLevel } from '../log.js';
 import { createDb, type Db } from '../store/prisma.js';
 import { createRedis, type AppRedis } from '../store/redis.js';
@@ -92,7 +92,7 @@ export function toJson(value: unknown): string {
 /** The one-line, stack-free description of a failure and the exit code it implies. */
 export function describeError(err: unknown): { line: string; exitCode: number } {
   if (err instanceof UsageError) return { line: `error: ${err.message}`, exitCode: EXIT_USAGE };
-  if (err instanceof AppError) return { line: `error: ${oneLine(err.message)} [${err.code}]`, exitCode: EXIT_FAILURE };
+  if (err instanceof DomainError) return { line: `error: ${oneLine(err.message)} [${err.code}]`, exitCode: EXIT_FAILURE };
   if (err instanceof ConfigError) return { line: `error: invalid configuration: ${err.problems.join('; ')}`, exitCode: EXIT_FAILURE };
   if (err instanceof Error) {
     // Prisma puts the invocation first and the cause on the last line.
@@ -244,7 +244,7 @@ export async function runCli(argv: string[], deps: CliDeps): Promise<number> {
         ? new Error(`Redis unreachable: ${connections.lastRedisError}`)
         : caught;
     const { line, exitCode } = describeError(err);
-    if (exitCode !== EXIT_USAGE && !(err instanceof AppError)) {
+    if (exitCode !== EXIT_USAGE && !(err instanceof DomainError)) {
       log.debug('admin command failed', { err: err instanceof Error ? err.stack : String(err) });
     }
     await write(stderr, line);

@@ -52,7 +52,7 @@ export interface AdminCommand {
   /**
    * Does the work and returns what to print.
    * @throws {UsageError} for arguments the option parser cannot catch (exit 2).
-   * @throws {AppError} domain errors (exit 1, message printed).
+   * @throws {DomainError} domain errors (exit 1, message printed).
    */
   run(ctx: CommandContext): Promise<CommandResult>;
 }

@@ -10,7 +10,7 @@ import { GlobalKeys } from '../store/keys.js';
 import { generateServerKey } from './server-key.js';
 import { keyedDigest, VerifiedDigests } from './verified-digests.js';
 import { isScope, type Scope } from './scopes.js';
-import { ValidationError, NotFoundError } from '../http/errors.js';
+import { ValidationError, NotFoundError } from '../errors.js';
 
 export interface CreatedKey {
   /** The full key `svc_live_<prefix>.<secret>`: returned once, never stored. */

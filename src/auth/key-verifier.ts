@@ -22,7 +22,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import argon2 from 'argon2';
 import { LRUCache } from 'lru-cache';
 import type { Db } from '../store/prisma.js';
-import { AuthError } from '../http/errors.js';
+import { AuthError } from '../errors.js';
 import { log } from '../log.js';
 import { parseServerKey } from './server-key.js';
 import type { Scope } from './scopes.js';

@@ -15,7 +15,7 @@
 import type { Db } from '../store/prisma.js';
 import type { AppRedis } from '../store/redis.js';
 import { GameKeys } from '../store/keys.js';
-import { NotFoundError, ValidationError } from '../http/errors.js';
+import { NotFoundError, ValidationError } from '../errors.js';
 import { log } from '../log.js';
 import { isBanScope, type BanScope } from './ban-types.js';
 import { isUnexpired } from './ban-decision.js';
@@ -239,6 +239,7 @@ export class BanService {
       throw new Error(
         `the change to ban ${banId} is stored, but the Redis blocklist could not be updated (${err instanceof Error ? err.message : String(err)}); ` +
           (marked ? 'it will be rebuilt from Postgres on the next check' : 'Redis is unreachable: checks fail until it is back, then run this command again'),
+        { cause: err },
       );
     }
   }

@@ -8,7 +8,7 @@
  * in force on the platform, and everyone with a queued write.
  */
 import type { Db } from '../store/prisma.js';
-import { NotFoundError, ValidationError } from '../http/errors.js';
+import { NotFoundError, ValidationError } from '../errors.js';
 import { nativeBanSettings } from '../games/platform-settings.js';
 import type { PlatformWriteQueue } from './platform-write-queue.js';
 import { desiredRestrictions, matchesPlatform, NO_RESTRICTION, type WrittenRestriction } from './restriction-state.js';

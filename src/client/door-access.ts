@@ -216,7 +216,7 @@ export class DoorAccess {
     const ttl = typeof d.ttlSeconds === 'number' ? d.ttlSeconds : 0;
     if (ttl > 0) {
       let perUser = this.decisions.get(externalId);
-      if (!perUser) this.decisions.set(externalId, (perUser = new Map()));
+      if (!perUser) this.decisions.set(externalId, (perUser = new Map<string, CachedAnswer>()));
       perUser.set(d.doorKey, { ...answer, expiresAt: this.clock.now() + ttl * 1000, version: typeof version === 'number' ? version : null });
     }
     return answer;

@@ -8,7 +8,7 @@
 import type { Db } from '../store/prisma.js';
 import type { AppRedis } from '../store/redis.js';
 import { GameKeys } from '../store/keys.js';
-import { NotFoundError } from '../http/errors.js';
+import { NotFoundError } from '../errors.js';
 import type { CommandStatus } from '../schemas/commands.js';
 
 /** One command as a moderator sees it. Times are Dates (printed as ISO 8601). */

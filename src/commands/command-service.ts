@@ -30,7 +30,7 @@ import { randomUUID } from 'node:crypto';
 import type { Db } from '../store/prisma.js';
 import type { AppRedis } from '../store/redis.js';
 import { COMMAND_HASH_GRACE_SECONDS, GameKeys, GlobalKeys } from '../store/keys.js';
-import { NotFoundError, ValidationError } from '../http/errors.js';
+import { NotFoundError, ValidationError } from '../errors.js';
 import { COMMAND_TARGETS, validateCommandPayload, type CommandType } from '../schemas/commands.js';
 import { log } from '../log.js';
 import { CommandQueueFullError } from './command-errors.js';
@@ -139,6 +139,8 @@ export async function issueCommand(deps: CommandServiceDeps, input: IssueCommand
       id,
       gameId: game.id,
       type,
+      // Prisma's JSON input type refuses Record<string, unknown>; the payload was validated as a JSON object.
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion
       payload: payload as object,
       externalServerId: server || null,
       externalId: user || null,

@@ -4,7 +4,7 @@
  * `admin games set-platform`), so they can only be turned on once a universe and a key are stored.
  */
 import type { Db } from '../store/prisma.js';
-import { NotFoundError, ValidationError } from '../http/errors.js';
+import { NotFoundError, ValidationError } from '../errors.js';
 import { DEFAULT_CLOUD_API_BASE_URL } from './cloud-messaging-publisher.js';
 import { NUDGE_TOPIC } from './nudge-publisher.js';
 

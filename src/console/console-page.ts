@@ -77,7 +77,7 @@ export function consolePage(): Router {
   });
   router.use('/assets', express.static(publicDir, { index: false, dotfiles: 'ignore', fallthrough: true, setHeaders: (res) => res.setHeader('Cache-Control', 'no-cache') }));
   router.get('/vendor/*path', (req, res, next) => {
-    const file = VENDOR_FILES[(req.params as { path: string[] }).path.join('/')];
+    const file = VENDOR_FILES[(req.params).path.join('/')];
     if (!file) return next();
     res.setHeader('Cache-Control', 'public, max-age=3600');
     res.type('text/javascript').sendFile(file);

@@ -4,7 +4,7 @@
  * Per-type command payloads are checked by the commands service (src/schemas/commands.ts).
  */
 import { BAN_SCOPES } from '../bans/ban-types.js';
-import { FORCED_STATES } from '../doors/door-types.js';
+import { FORCED_STATES } from '../schemas/doors.js';
 
 const id = { type: 'string', minLength: 1, maxLength: 128 } as const;
 

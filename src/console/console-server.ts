@@ -11,7 +11,7 @@ import type { AppRedis } from '../store/redis.js';
 import type { ApiMetrics } from '../metrics/api-metrics.js';
 import { registerScrapeMetrics } from '../metrics/scrape-metrics.js';
 import { buildOpenApiDocument } from '../openapi/openapi-document.js';
-import { ROLES } from '../../workers/queues.js';
+import { ROLES } from '../jobs/worker-roles.js';
 import { log } from '../log.js';
 import { resolveConsoleToken } from './console-token.js';
 import { createConsoleServices } from './console-services.js';

@@ -11,7 +11,7 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
-import { AppError } from '../http/errors.js';
+import { DomainError } from '../errors.js';
 
 /** The token in force and whether this process made it up. */
 export interface ConsoleToken {
@@ -26,9 +26,9 @@ export function resolveConsoleToken(configured: string | null): ConsoleToken {
 }
 
 /** 401 `console_unauthorized`: missing or wrong operator token. */
-export class ConsoleAuthError extends AppError {
+export class ConsoleAuthError extends DomainError {
   constructor() {
-    super(401, 'console_unauthorized', 'console requests need "Authorization: Bearer <operator token>"', { 'WWW-Authenticate': 'Bearer realm="console"' });
+    super('unauthenticated', 'console_unauthorized', 'console requests need "Authorization: Bearer <operator token>"');
   }
 }
 
@@ -41,10 +41,13 @@ const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
  */
 export function requireOperator(token: string): RequestHandler {
   const expected = digest(token);
-  return (req, _res, next) => {
+  return (req, res, next) => {
     const header = req.get('authorization') ?? '';
     const given = header.startsWith('Bearer ') ? header.slice(7).trim() : '';
-    if (!given || !timingSafeEqual(digest(given), expected)) return next(new ConsoleAuthError());
+    if (!given || !timingSafeEqual(digest(given), expected)) {
+      res.setHeader('WWW-Authenticate', 'Bearer realm="console"');
+      return next(new ConsoleAuthError());
+    }
     next();
   };
 }

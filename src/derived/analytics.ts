@@ -16,7 +16,7 @@
  * - Top custom types: the {@link TOP_CUSTOM_TYPES} most frequent custom types in the period.
  */
 import type { Db } from '../store/prisma.js';
-import { ValidationError } from '../http/errors.js';
+import { ValidationError } from '../errors.js';
 import { MINUTE_MS } from './concurrency-sampler.js';
 
 /** The event types the analytics layer understands (spec: Event type values); every other string is custom. */

@@ -5,7 +5,7 @@
  * time accrued so far (it moves forward until the shift closes).
  */
 import type { Db } from '../store/prisma.js';
-import { ValidationError } from '../http/errors.js';
+import { ValidationError } from '../errors.js';
 import { requireWorkspace } from '../workspace/workspace-lookup.js';
 
 /** One ledger row with its shift's times and its member. */

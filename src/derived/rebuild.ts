@@ -6,7 +6,7 @@
  * shifts, so it is rebuilt with them. Safe while the workers run (per-member locks).
  */
 import type { Db } from '../store/prisma.js';
-import { ValidationError } from '../http/errors.js';
+import { ValidationError } from '../errors.js';
 import { requireWorkspace } from '../workspace/workspace-lookup.js';
 import { RECOMPUTE_COUNT_KEYS, type RecomputeCounts, type ShiftDeriver } from './shift-deriver.js';
 

@@ -164,8 +164,8 @@ export class ShiftDeriver {
     const margin = Math.max(ws.maxBridgeMs, WIDENING_MARGIN_MS);
     let lo = fromMs;
     let hi = toMs;
-    let computed: ShiftSpan[] = [];
-    let stored: StoredShift[] = [];
+    let computed: ShiftSpan[];
+    let stored: StoredShift[];
     for (let round = 0; ; round++) {
       if (round >= MAX_WIDENING_ROUNDS) throw new Error(`shift period of member ${memberId} did not converge`);
       const sessions = clockIn.length ? (await this.loadSessions(tx, ws, m.externalId, lo - margin, hi + margin)).filter((s) => clockIn.some((p) => ruleCoversSession(p, s))) : [];

@@ -14,7 +14,7 @@
  */
 import type { AppRedis } from '../store/redis.js';
 import { DOOR_DECISIONS_TTL_MARGIN_SECONDS, GameKeys, GlobalKeys, REPLAY_TTL_SECONDS, THROTTLE_COUNT_TTL_SECONDS } from '../store/keys.js';
-import { ReplayError } from '../http/errors.js';
+import { ReplayError } from '../errors.js';
 import { log } from '../log.js';
 import { doorQuota } from '../limits/quotas.js';
 import { QuotaExceededError } from '../limits/quota-error.js';

@@ -15,7 +15,7 @@
  */
 import type { Db } from '../store/prisma.js';
 import type { AppRedis } from '../store/redis.js';
-import { AppError, NotFoundError, UnavailableError } from '../http/errors.js';
+import { DomainError, NotFoundError, UnavailableError } from '../errors.js';
 import { log } from '../log.js';
 import type { Decision, DoorDef } from './door-types.js';
 import { DoorCatalog, type CatalogEntry } from './door-catalog.js';
@@ -163,7 +163,7 @@ export class DoorAccessService {
     try {
       return await read();
     } catch (err) {
-      if (err instanceof AppError) throw err;
+      if (err instanceof DomainError) throw err;
       log.warn('door data unavailable', { err: String(err) });
       throw new UnavailableError('door data temporarily unavailable');
     }

@@ -13,9 +13,10 @@ import { Prisma } from '@prisma/client';
 import type { Db } from '../store/prisma.js';
 import type { AppRedis } from '../store/redis.js';
 import { GameKeys } from '../store/keys.js';
-import { AppError, NotFoundError, ValidationError } from '../http/errors.js';
+import { DomainError, NotFoundError, ValidationError } from '../errors.js';
 import { issueCommand, type CommandServiceDeps } from '../commands/command-service.js';
-import { DOOR_EFFECTS, FAIL_MODES, FORCED_STATES, SUBJECT_TYPES, type Effect, type FailMode, type ForcedState, type PolicyConditions, type SubjectType } from './door-types.js';
+import { FAIL_MODES, FORCED_STATES } from '../schemas/doors.js';
+import { DOOR_EFFECTS, SUBJECT_TYPES, type Effect, type FailMode, type ForcedState, type PolicyConditions, type SubjectType } from './door-types.js';
 import { incrementDoorsVersion, raiseDoorsVersion } from './doors-version.js';
 import { parseConditions } from './policy-conditions.js';
 
@@ -210,7 +211,7 @@ export async function forceDoor(deps: DoorAdminDeps, gameId: string, key: string
       });
       commands.push({ externalServerId, commandId: issued.id });
     } catch (err) {
-      if (!(err instanceof AppError)) throw err;
+      if (!(err instanceof DomainError)) throw err;
       failures.push({ externalServerId, error: `${err.code}: ${err.message}` });
     }
   }

@@ -8,9 +8,9 @@
  * allow is ignored, an invalid deny applies without conditions.
  */
 import type { Db } from '../store/prisma.js';
-import { NotFoundError } from '../http/errors.js';
+import { NotFoundError } from '../errors.js';
 import { log } from '../log.js';
-import type { DoorDef, Effect, FailMode, ForcedState, PolicyConditions, PolicyDef, SubjectType } from './door-types.js';
+import type { DoorDef, ForcedState, PolicyConditions, PolicyDef, SubjectType } from './door-types.js';
 import { compileWindow } from './time-window.js';
 import { comparePolicies } from './evaluate.js';
 import { parseConditions } from './policy-conditions.js';
@@ -67,8 +67,8 @@ function toDoor(gameId: string, row: DoorRow): DoorDef {
     key: row.key,
     name: row.name,
     kind: row.kind,
-    defaultEffect: row.defaultEffect === 'allow' ? 'allow' : ('deny' as Effect),
-    failMode: row.failMode === 'open' ? 'open' : ('closed' as FailMode),
+    defaultEffect: row.defaultEffect === 'allow' ? 'allow' : ('deny'),
+    failMode: row.failMode === 'open' ? 'open' : ('closed'),
     forcedState: (['locked', 'unlocked'].includes(row.forcedState) ? row.forcedState : 'auto') as ForcedState,
     policies: row.policies.map((p) => toPolicy(gameId, p)).filter((p): p is PolicyDef => p !== null).sort(comparePolicies),
   };

@@ -3,39 +3,22 @@
  * policies are loaded from Postgres into a {@link DoorCatalog} entry; a {@link Decision} is what one
  * evaluation yields and what the decision cache stores.
  */
-import type { CompiledWindow } from './time-window.js';
+import { FAIL_MODES, FORCED_STATES } from '../schemas/doors.js';
+import type { CompiledWindow, TimeWindow } from './time-window.js';
 
 export const DOOR_EFFECTS = ['allow', 'deny'] as const;
 /** `allow` or `deny`: a door's default behaviour and a policy's effect. */
 export type Effect = (typeof DOOR_EFFECTS)[number];
 
-export const FAIL_MODES = ['closed', 'open'] as const;
 /** What the integration does when the service is unreachable (spec: Door › failMode). */
 export type FailMode = (typeof FAIL_MODES)[number];
 
-export const FORCED_STATES = ['auto', 'locked', 'unlocked'] as const;
 /** Spec: States › Door forced state. `locked`/`unlocked` override policy until returned to `auto`. */
 export type ForcedState = (typeof FORCED_STATES)[number];
 
 export const SUBJECT_TYPES = ['positions', 'units', 'organizations', 'users', 'everyone'] as const;
 /** Who a policy targets (spec: Door › policy). */
 export type SubjectType = (typeof SUBJECT_TYPES)[number];
-
-/** ISO weekday names, Monday first (index + 1 = ISO weekday number). */
-export const WEEKDAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const;
-export type Weekday = (typeof WEEKDAYS)[number];
-
-/**
- * A recurring local-time window. `from`/`to` are `HH:MM` (24 h) wall-clock times in `timeZone` (IANA).
- * The window opens at `from` on each listed day (all days when `days` is absent) and closes at `to`:
- * the same day when `to` > `from`, the next day when `to` < `from` (overnight), 24 h later when equal.
- */
-export interface TimeWindow {
-  days?: Weekday[];
-  from: string;
-  to: string;
-  timeZone: string;
-}
 
 /**
  * Optional conditions of a policy (stored as `DoorPolicy.conditions` JSON). Every present condition must

@@ -3,7 +3,7 @@
  * added and by the catalog when policies are loaded. Schema: `policyConditionsSchema`
  * (src/schemas/doors.ts); the time zone must also be one the runtime knows.
  */
-import { ValidationError } from '../http/errors.js';
+import { ValidationError } from '../errors.js';
 import { compileValidator } from '../schemas/validator.js';
 import { policyConditionsSchema } from '../schemas/doors.js';
 import type { PolicyConditions } from './door-types.js';

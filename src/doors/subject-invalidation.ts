@@ -46,7 +46,7 @@ export class DoorSubjectInvalidator {
     const pipe = this.redis.pipeline();
     for (const g of games) pipe.hincrby(new GameKeys(this.redisPrefix, g.id).doorSubjects(), field, 1);
     const results = await pipe.exec();
-    const failed = results?.find(([err]) => err);
-    if (failed) throw failed[0];
+    const failed = results?.find(([err]) => err)?.[0];
+    if (failed) throw failed;
   }
 }

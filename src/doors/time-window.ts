@@ -12,7 +12,21 @@
  * so the zone's UTC offset is asked once per zone per UTC minute and kept ({@link offsetAt}); local
  * weekday and time are then plain arithmetic.
  */
-import { WEEKDAYS, type TimeWindow } from './door-types.js';
+import { WEEKDAYS } from '../schemas/doors.js';
+
+export type Weekday = (typeof WEEKDAYS)[number];
+
+/**
+ * A recurring local-time window. `from`/`to` are `HH:MM` (24 h) wall-clock times in `timeZone` (IANA).
+ * The window opens at `from` on each listed day (all days when `days` is absent) and closes at `to`:
+ * the same day when `to` > `from`, the next day when `to` < `from` (overnight), 24 h later when equal.
+ */
+export interface TimeWindow {
+  days?: Weekday[];
+  from: string;
+  to: string;
+  timeZone: string;
+}
 
 const MINUTE_MS = 60_000;
 const DAY_MINUTES = 1440;
@@ -34,12 +48,12 @@ function formatter(timeZone: string): Intl.DateTimeFormat {
 /** Offset of `timeZone` from UTC during UTC minute `minuteIndex` (= floor(ms / 60 000)), in minutes. */
 function offsetAt(timeZone: string, minuteIndex: number): number {
   let perZone = offsets.get(timeZone);
-  if (!perZone) offsets.set(timeZone, (perZone = new Map()));
+  if (!perZone) offsets.set(timeZone, (perZone = new Map<number, number>()));
   let offset = perZone.get(minuteIndex);
   if (offset === undefined) {
     const p: Record<string, number> = {};
     for (const part of formatter(timeZone).formatToParts(minuteIndex * MINUTE_MS)) if (part.type !== 'literal') p[part.type] = Number(part.value);
-    const local = Date.UTC(p.year!, p.month! - 1, p.day!, p.hour!, p.minute!) / MINUTE_MS;
+    const local = Date.UTC(p.year!, p.month! - 1, p.day, p.hour, p.minute) / MINUTE_MS;
     offset = local - minuteIndex;
     if (perZone.size >= OFFSET_CACHE_MINUTES) perZone.clear();
     perZone.set(minuteIndex, offset);

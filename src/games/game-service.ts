@@ -5,7 +5,7 @@
  */
 import type { Redis } from 'ioredis';
 import type { Db } from '../store/prisma.js';
-import { NotFoundError, ValidationError } from '../http/errors.js';
+import { NotFoundError, ValidationError } from '../errors.js';
 import { publishInvalidation } from '../auth/key-service.js';
 
 export const MIN_INTERVAL_SECONDS = 15;

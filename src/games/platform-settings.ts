@@ -7,7 +7,7 @@
  * {@link describePlatformSettings}, logged or written to the audit trail.
  */
 import type { Db } from '../store/prisma.js';
-import { NotFoundError, ValidationError } from '../http/errors.js';
+import { NotFoundError, ValidationError } from '../errors.js';
 import type { PlatformSettings } from '../bans/platform-restriction-client.js';
 
 /** What may be changed; absent fields keep their value, null clears a text field. */

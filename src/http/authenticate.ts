@@ -6,7 +6,7 @@
  */
 import type { Request } from 'express';
 import type { Redis } from 'ioredis';
-import { AuthError, ReplayError, ScopeError } from './errors.js';
+import { AuthError, ReplayError, ScopeError } from '../errors.js';
 import { parseTimestamp, SIGNATURE_WINDOW_SECONDS, verifySignature } from '../auth/signature.js';
 import type { KeyVerifier, VerifiedKey } from '../auth/key-verifier.js';
 import type { Scope } from '../auth/scopes.js';

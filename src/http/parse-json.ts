@@ -1,4 +1,4 @@
-import { ValidationError } from './errors.js';
+import { ValidationError } from '../errors.js';
 
 /** A `\u0000` escape or a surrogate escape (`\uD800`–`\uDFFF`): rare, so the deep check runs only then. */
 const SUSPECT_ESCAPE = /\\u(0000|[dD][89a-fA-F][0-9a-fA-F]{2})/;

@@ -4,16 +4,16 @@
  * label them; the envelope and the always-present `Retry-After` (whole seconds, at least 1) come from
  * {@link RateLimitError}.
  */
-import { RateLimitError } from '../http/errors.js';
+import { RateLimitError } from '../errors.js';
 import type { QuotaKind } from './quotas.js';
 
-/** 429 of one quota `kind` for `gameId`; `Retry-After` = `retryAfterSeconds` rounded up, at least 1. */
+/** 429 of one `quota` for `gameId`; `Retry-After` = `retryAfterSeconds` rounded up, at least 1. */
 export class QuotaExceededError extends RateLimitError {
   constructor(
     readonly gameId: string,
-    readonly kind: QuotaKind,
+    readonly quota: QuotaKind,
     retryAfterSeconds: number,
   ) {
-    super(retryAfterSeconds, `over the ${kind} quota of this key; retry after the Retry-After seconds (quotas follow the heartbeat interval and the door cache TTL)`);
+    super(retryAfterSeconds, `over the ${quota} quota of this key; retry after the Retry-After seconds (quotas follow the heartbeat interval and the door cache TTL)`);
   }
 }

@@ -62,7 +62,7 @@ export class ObservedDoorAccessService extends DoorAccessService {
 /** Error middleware (before the error handler) counting 429s of per-key quotas per game and kind. */
 export function countRateLimited(metrics: ApiMetrics): ErrorRequestHandler {
   return (err, _req, _res, next) => {
-    if (err instanceof QuotaExceededError) metrics.rateLimited.inc({ game: err.gameId, kind: err.kind });
+    if (err instanceof QuotaExceededError) metrics.rateLimited.inc({ game: err.gameId, kind: err.quota });
     next(err);
   };
 }

@@ -32,7 +32,7 @@ export interface ScrapeSources {
   db: Db;
   redis: AppRedis;
   redisPrefix: string;
-  /** BullMQ queue names of the worker roles (workers/queues.ts ROLES). */
+  /** BullMQ queue names of the worker roles (src/jobs/worker-roles.ts ROLES). */
   queueNames: readonly string[];
 }
 

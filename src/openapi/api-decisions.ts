@@ -5,7 +5,7 @@
  * from the code and the configuration defaults, so the document cannot state a stale value.
  */
 import type { Config } from '../config.js';
-import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '../http/errors.js';
+import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '../errors.js';
 import { MAX_ACKS, MAX_EVENTS, MAX_ROSTER } from '../schemas/heartbeat.js';
 import { DEFAULT_EXPIRY_SECONDS, MAX_EXPIRY_SECONDS, MIN_EXPIRY_SECONDS } from '../commands/command-service.js';
 import { COMMAND_TYPES } from '../schemas/commands.js';

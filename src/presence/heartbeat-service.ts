@@ -6,7 +6,7 @@
  */
 import type { AppRedis } from '../store/redis.js';
 import { GameKeys, GlobalKeys, REPLAY_TTL_SECONDS, SERVER_TTL_SECONDS, THROTTLE_COUNT_TTL_SECONDS } from '../store/keys.js';
-import { ReplayError } from '../http/errors.js';
+import { ReplayError } from '../errors.js';
 import type { HeartbeatRequest } from '../schemas/heartbeat.js';
 import { log } from '../log.js';
 import { heartbeatQuota, MINUTE_WINDOW_SECONDS } from '../limits/quotas.js';

@@ -200,12 +200,12 @@ export function parseRosterValue(value: string): { openedAtMs: number; username:
   let team: unknown = null;
   try {
     const info: unknown = nl < 0 ? null : JSON.parse(value.slice(nl + 1));
-    if (Array.isArray(info)) [username, team] = info;
+    if (Array.isArray(info)) [username, team] = info as unknown[];
     else if (info && typeof info === 'object') ({ u: username, t: team } = info as { u?: unknown; t?: unknown });
   } catch {
     // unreadable info: keep nulls
   }
-  const str = (v: unknown) => (v === null || v === undefined ? null : String(v));
+  const str = (v: unknown) => (typeof v === 'string' ? v : v === null || v === undefined ? null : JSON.stringify(v));
   return { openedAtMs, username: str(username), team: str(team) };
 }
 

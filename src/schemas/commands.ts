@@ -21,7 +21,7 @@
  * Every payload is a JSON object of at most {@link MAX_PAYLOAD_BYTES} bytes.
  */
 import { ajv } from './validator.js';
-import { ValidationError } from '../http/errors.js';
+import { ValidationError } from '../errors.js';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 
 export const COMMAND_TYPES = [

@@ -4,7 +4,12 @@
  * the OpenAPI document. Request schemas ignore unknown fields (spec: Versioning rule 2); the conditions
  * schema does not, because an operator's misspelt condition would otherwise silently widen a policy.
  */
-import { FAIL_MODES, FORCED_STATES, WEEKDAYS } from '../doors/door-types.js';
+/** What the integration does when the service is unreachable (spec: Door › failMode). */
+export const FAIL_MODES = ['closed', 'open'] as const;
+/** A door's forced state (spec: States › Door forced state). */
+export const FORCED_STATES = ['auto', 'locked', 'unlocked'] as const;
+/** ISO weekday names, Monday first (index + 1 = ISO weekday number). */
+export const WEEKDAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const;
 
 const id = (max = 128) => ({ type: 'string', minLength: 1, maxLength: max }) as const;
 

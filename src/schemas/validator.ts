@@ -4,7 +4,7 @@
  */
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import { ValidationError } from '../http/errors.js';
+import { ValidationError } from '../errors.js';
 
 // ajv-formats ships CommonJS with `exports.default`; under ESM interop the callable is either form.
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (a: Ajv) => Ajv;

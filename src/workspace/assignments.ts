@@ -5,7 +5,7 @@
  * re-applies them to a past period (src/derived/).
  */
 import type { Db } from '../store/prisma.js';
-import { NotFoundError, ValidationError } from '../http/errors.js';
+import { NotFoundError, ValidationError } from '../errors.js';
 import { isUniqueViolation, requireWorkspace } from './workspace-lookup.js';
 import { reportMemberChange, type SubjectChanges } from './subject-changes.js';
 

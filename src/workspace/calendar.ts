@@ -13,7 +13,7 @@
  *   year is the year of the week's fourth day. So 2026-W01 with Monday starts is 29 Dec 2025 – 4 Jan 2026.
  *   Some years have 53 weeks; a label past the last week is refused.
  */
-import { ValidationError } from '../http/errors.js';
+import { ValidationError } from '../errors.js';
 
 const DAY_MS = 86_400_000;
 const formatters = new Map<string, Intl.DateTimeFormat>();
@@ -51,7 +51,7 @@ export function isTimeZone(timeZone: string): boolean {
 function wallClock(ms: number, timeZone: string): number {
   const p: Record<string, number> = {};
   for (const part of formatter(timeZone).formatToParts(ms)) if (part.type !== 'literal') p[part.type] = Number(part.value);
-  return Date.UTC(p.year!, p.month! - 1, p.day!, p.hour!, p.minute!, p.second!);
+  return Date.UTC(p.year!, p.month! - 1, p.day, p.hour, p.minute, p.second);
 }
 
 /** Offset of `timeZone` from UTC at instant `ms`, in ms (local = UTC + offset). */

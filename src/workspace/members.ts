@@ -4,7 +4,7 @@
  * workspace. Deleting a member deletes their assignments, records, shifts and payout entries (cascade).
  */
 import type { Db } from '../store/prisma.js';
-import { NotFoundError, ValidationError } from '../http/errors.js';
+import { NotFoundError, ValidationError } from '../errors.js';
 import { isUniqueViolation, requireWorkspace } from './workspace-lookup.js';
 import type { PositionRow } from './positions.js';
 import { reportMemberChange, type SubjectChanges } from './subject-changes.js';

@@ -5,7 +5,7 @@
  * {@link operationApplies}.
  */
 import type { Db } from '../store/prisma.js';
-import { NotFoundError, ValidationError } from '../http/errors.js';
+import { NotFoundError, ValidationError } from '../errors.js';
 import { requireInWorkspace, requireWorkspace } from './workspace-lookup.js';
 import { reportWorkspaceChange, type SubjectChanges } from './subject-changes.js';
 

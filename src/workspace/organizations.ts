@@ -4,7 +4,7 @@
  * and operations and clears their link to it (schema: onDelete SetNull).
  */
 import type { Db } from '../store/prisma.js';
-import { NotFoundError, ValidationError } from '../http/errors.js';
+import { NotFoundError, ValidationError } from '../errors.js';
 import { checkName, isUniqueViolation, requireWorkspace } from './workspace-lookup.js';
 import { reportWorkspaceChange, type SubjectChanges } from './subject-changes.js';
 

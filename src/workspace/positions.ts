@@ -5,7 +5,7 @@
  * belongs to a unit of the same workspace; deleting it removes its assignments (schema cascade).
  */
 import type { Db } from '../store/prisma.js';
-import { NotFoundError, ValidationError } from '../http/errors.js';
+import { NotFoundError, ValidationError } from '../errors.js';
 import { checkName, requireInWorkspace, requireWorkspace } from './workspace-lookup.js';
 import { isPayoutUnit } from './payout-units.js';
 import { reportWorkspaceChange, type SubjectChanges } from './subject-changes.js';

@@ -5,7 +5,7 @@
  * use "no active record of a given type" (spec: Door › policy). Types are free strings, compared exactly.
  */
 import type { Db } from '../store/prisma.js';
-import { NotFoundError, ValidationError } from '../http/errors.js';
+import { NotFoundError, ValidationError } from '../errors.js';
 import { requireWorkspace } from './workspace-lookup.js';
 import { reportMemberChange, type SubjectChanges } from './subject-changes.js';
 

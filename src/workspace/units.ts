@@ -8,7 +8,7 @@
  * the import refuses them; the recursive queries use UNION (not UNION ALL) so they end even if one existed.
  */
 import type { Db } from '../store/prisma.js';
-import { NotFoundError, ValidationError } from '../http/errors.js';
+import { NotFoundError, ValidationError } from '../errors.js';
 import { checkName, requireInWorkspace, requireWorkspace } from './workspace-lookup.js';
 import { reportWorkspaceChange, type SubjectChanges } from './subject-changes.js';
 

@@ -14,7 +14,7 @@ import { Ajv, type ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { Prisma } from '@prisma/client';
 import type { Db } from '../store/prisma.js';
-import { ValidationError } from '../http/errors.js';
+import { ValidationError } from '../errors.js';
 import { workspaceFileSchema, type WorkspaceFile } from '../schemas/workspace-import.js';
 import { requireWorkspace } from './workspace-lookup.js';
 import { isTimeZone } from './calendar.js';

@@ -5,7 +5,7 @@
  */
 import { Prisma } from '@prisma/client';
 import type { Db } from '../store/prisma.js';
-import { NotFoundError, ValidationError } from '../http/errors.js';
+import { NotFoundError, ValidationError } from '../errors.js';
 
 /** The workspace fields the model and the derived data need. */
 export interface WorkspaceInfo {

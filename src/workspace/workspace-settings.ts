@@ -3,7 +3,7 @@
  * "weeks starting Monday 00:00 UTC unless the workspace says otherwise"; period rules in calendar.ts).
  */
 import type { Db } from '../store/prisma.js';
-import { ValidationError } from '../http/errors.js';
+import { ValidationError } from '../errors.js';
 import { isTimeZone } from './calendar.js';
 import { requireWorkspace, type WorkspaceInfo } from './workspace-lookup.js';
 

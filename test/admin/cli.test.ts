@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import { runCli } from '../../src/admin/cli.js';
 import { UsageError, type AdminCommand } from '../../src/admin/command.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
-import { NotFoundError } from '../../src/http/errors.js';
+import { NotFoundError } from '../../src/errors.js';
 
 /** In-process runs of the dispatcher with commands that touch neither Postgres nor Redis. */
 function collect(): { stream: PassThrough; text: () => string } {

@@ -76,7 +76,7 @@ describe('ban rules', () => {
     expect(calls[0]!.url).to.equal('https://api.example/cloud/v2/universes/U%201/user-restrictions/77?updateMask=gameJoinRestriction&idempotencyKey.key=idem-1&idempotencyKey.firstSent=1970-01-01T00%3A00%3A00.000Z');
     expect(calls[0]!.init.method).to.equal('PATCH');
     expect((calls[0]!.init.headers as Record<string, string>)['x-api-key']).to.equal('k-secret');
-    expect(JSON.parse(String(calls[0]!.init.body))).to.deep.equal({ gameJoinRestriction: { active: true, duration: '30s', privateReason: 'p', displayReason: 'd', excludeAltAccounts: false } });
+    expect(JSON.parse(calls[0]!.init.body as string)).to.deep.equal({ gameJoinRestriction: { active: true, duration: '30s', privateReason: 'p', displayReason: 'd', excludeAltAccounts: false } });
     const limited = (await client.write(write).catch((e: unknown) => e)) as PlatformWriteError;
     expect(limited).to.be.instanceOf(PlatformWriteError);
     expect(limited).to.include({ status: 429, retryable: true, retryAfterMs: 7000 });

@@ -5,7 +5,7 @@
  */
 import { expect } from 'chai';
 import { Harness, type TestGame } from '../support/harness.js';
-import { AppError } from '../../src/http/errors.js';
+import { DomainError } from '../../src/errors.js';
 import { DEFAULT_EXPIRY_SECONDS } from '../../src/commands/command-service.js';
 import { COMMAND_TYPES, validateCommandPayload } from '../../src/schemas/commands.js';
 import type { CommandTarget } from '../../src/commands/command-service.js';
@@ -53,11 +53,11 @@ const INVALID: [string, unknown, string][] = [
   ['custom', { blob: 'x'.repeat(3000) }, 'at most 2048'],
 ];
 
-async function refusal(p: Promise<unknown>): Promise<AppError> {
+async function refusal(p: Promise<unknown>): Promise<DomainError> {
   try {
     await p;
   } catch (err) {
-    if (err instanceof AppError) return err;
+    if (err instanceof DomainError) return err;
     throw err;
   }
   throw new Error('expected a refusal');
@@ -93,7 +93,7 @@ describe('command types and payloads', () => {
     it(`refuses ${type} ${JSON.stringify(payload).slice(0, 60)}`, async () => {
       const before = await h.db.command.count({ where: { gameId: g.gameId } });
       const err = await refusal(issue(h, g, { type, target: type === 'door_set_state' || type === 'refresh_permissions' ? server : user, payload }));
-      expect([err.status, err.code]).to.deep.equal([400, 'invalid_payload']);
+      expect([err.kind, err.code]).to.deep.equal(['invalid', 'invalid_payload']);
       expect(err.message).to.contain(words);
       expect(await h.db.command.count({ where: { gameId: g.gameId } })).to.equal(before);
     });
@@ -101,7 +101,7 @@ describe('command types and payloads', () => {
 
   it('refuses an unknown type, listing the known ones', async () => {
     const err = await refusal(issue(h, g, { type: 'ban', target: user, payload: {} }));
-    expect([err.status, err.code]).to.deep.equal([400, 'invalid_command_type']);
+    expect([err.kind, err.code]).to.deep.equal(['invalid', 'invalid_command_type']);
     expect(err.message).to.contain('kick, mute');
   });
 
@@ -113,7 +113,7 @@ describe('command types and payloads', () => {
       ['message', { externalId: 'u1', externalServerId: 'srv-1' } as unknown as CommandTarget, { text: 'x' }],
     ] as const) {
       const err = await refusal(issue(h, g, { type, target, payload }));
-      expect([err.status, err.code], type).to.deep.equal([400, 'invalid_target']);
+      expect([err.kind, err.code], type).to.deep.equal(['invalid', 'invalid_target']);
     }
   });
 
@@ -122,7 +122,7 @@ describe('command types and payloads', () => {
     expect(c.expiresAt.getTime() - c.issuedAt.getTime()).to.equal(DEFAULT_EXPIRY_SECONDS * 1000);
     for (const expiresInSeconds of [0, 4, 86_401, 1.5]) {
       const err = await refusal(issue(h, g, { type: 'message', target: server, payload: { text: 'x' }, expiresInSeconds }));
-      expect([err.status, err.code]).to.deep.equal([400, 'invalid_expiry']);
+      expect([err.kind, err.code]).to.deep.equal(['invalid', 'invalid_expiry']);
     }
   });
 

@@ -7,15 +7,15 @@ import { expect } from 'chai';
 import { Harness, type TestGame } from '../support/harness.js';
 import { GameKeys } from '../../src/store/keys.js';
 import { sweepGame } from '../../src/presence/liveness-sweep.js';
-import { AppError } from '../../src/http/errors.js';
+import { DomainError } from '../../src/errors.js';
 import { SERVER_QUEUE_CAP, USER_QUEUE_CAP } from '../../src/commands/command-service.js';
 import { beat, deleteCommands, issue, recorded } from './command-fixtures.js';
 
-async function rejection(p: Promise<unknown>): Promise<AppError> {
+async function rejection(p: Promise<unknown>): Promise<DomainError> {
   try {
     await p;
   } catch (err) {
-    if (err instanceof AppError) return err;
+    if (err instanceof DomainError) return err;
     throw err;
   }
   throw new Error('expected a rejection');
@@ -93,14 +93,14 @@ describe('command routing', () => {
     const g = await game();
     await beat(h, g, 'srv-a');
     const err = await rejection(issue(h, g, { type: 'shutdown', target: { externalServerId: 'srv-nope' } }));
-    expect([err.status, err.code]).to.deep.equal([404, 'server_not_live']);
+    expect([err.kind, err.code]).to.deep.equal(['not_found', 'server_not_live']);
     expect(await h.db.command.count({ where: { gameId: g.gameId } })).to.equal(0);
   });
 
   it('refuses an unknown game (404)', async () => {
     const g = await game();
     const err = await rejection(issue(h, { ...g, gameId: '00000000-0000-4000-8000-000000000001' }, { type: 'kick', target: { externalId: 'u' }, payload: { reason: 'r' } }));
-    expect(err.status).to.equal(404);
+    expect(err.kind).to.equal('not_found');
   });
 
   it('never delivers a command to a server of another game, even with the same server and user ids', async () => {
@@ -130,9 +130,9 @@ describe('command routing', () => {
       ids.push((await issue(h, g, { type: 'custom', target, payload: { i } })).id);
     }
     const err = await rejection(issue(h, g, { type: 'custom', target: { externalId: 'u1' }, payload: {} }));
-    expect([err.status, err.code]).to.deep.equal([429, 'command_queue_full']);
+    expect([err.kind, err.code]).to.deep.equal(['rate_limited', 'command_queue_full']);
     expect(err.message).to.contain('srv-a').and.contain(String(SERVER_QUEUE_CAP));
-    expect(err.headers['Retry-After']).to.equal('20');
+    expect(err.retryAfterSeconds).to.equal(20);
     expect(await h.db.command.count({ where: { gameId: g.gameId } })).to.equal(SERVER_QUEUE_CAP);
     // delivered-but-unacked still count; acked ones free their place
     expect(await beat(h, g, 'srv-a', ['u1'])).to.have.length(SERVER_QUEUE_CAP);
@@ -146,7 +146,7 @@ describe('command routing', () => {
     const g = await game();
     for (let i = 0; i < USER_QUEUE_CAP; i++) await issue(h, g, { type: 'message', target: { externalId: 'away' }, payload: { text: `m${i}` } });
     const err = await rejection(issue(h, g, { type: 'message', target: { externalId: 'away' }, payload: { text: 'one more' } }));
-    expect([err.status, err.code]).to.deep.equal([429, 'command_queue_full']);
+    expect([err.kind, err.code]).to.deep.equal(['rate_limited', 'command_queue_full']);
     expect(err.message).to.contain('away');
     // other users are not affected
     expect((await issue(h, g, { type: 'message', target: { externalId: 'other' }, payload: { text: 'hi' } })).routedTo).to.equal(null);

@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import { Harness } from '../support/harness.js';
 import { gameAnalytics } from '../../src/derived/analytics.js';
 import { sampleConcurrency } from '../../src/derived/concurrency-sampler.js';
-import { ValidationError } from '../../src/http/errors.js';
+import { ValidationError } from '../../src/errors.js';
 import { forgetGames, heartbeatAt, insertSession, rejection } from './fixtures.js';
 
 const at = (hhmmss: string) => new Date(`2026-04-01T${hhmmss}Z`);

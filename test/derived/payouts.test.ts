@@ -82,7 +82,9 @@ describe('payout ledger', () => {
     const { member: paid, position } = await memberWithPosition(h, g.workspaceId, 'staff', { autoClockIn: true, payoutRateMinor: 100n, payoutUnit: 'points' });
     await insertSession(h, g.gameId, { externalId: 'volunteer', openedAt: at('10:00:00'), closedAt: at('11:00:00') });
     await insertSession(h, g.gameId, { externalId: 'staff', openedAt: at('10:00:00'), closedAt: at('11:00:00') });
-    const { deriver, run } = liveDerivation(h);
+    const live = liveDerivation(h);
+    const { deriver } = live;
+    const run = () => live.run();
     await run();
     expect(await h.db.shift.count({ where: { memberId: unpaid.id } })).to.equal(1);
     expect(await h.db.payoutEntry.count({ where: { memberId: unpaid.id } })).to.equal(0);

@@ -1,7 +1,6 @@
 /** Issue #5 condition "inside a time window (days of week and times, with a time zone)": src/doors/time-window.ts. */
 import { expect } from 'chai';
-import { compileWindow, inTimeWindow as inCompiled, isTimeZone, nextWindowChange as nextCompiled, parseClock } from '../../src/doors/time-window.js';
-import type { TimeWindow } from '../../src/doors/door-types.js';
+import { compileWindow, inTimeWindow as inCompiled, isTimeZone, nextWindowChange as nextCompiled, parseClock, type TimeWindow } from '../../src/doors/time-window.js';
 
 const inTimeWindow = (w: TimeWindow, ms: number) => inCompiled(compileWindow(w), ms);
 const nextWindowChange = (w: TimeWindow, ms: number, horizonMs: number) => nextCompiled(compileWindow(w), ms, horizonMs);

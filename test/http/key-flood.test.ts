@@ -36,7 +36,7 @@ describe('key verification under a wrong-secret flood (issue #16)', function () 
   let g: TestGame;
   let digests: VerifiedDigests;
   const fresh = (observer?: VerifierObserver) => new KeyVerifier(h.db, digests, observer);
-  const code = (p: Promise<unknown>) => p.then(() => 'ok', (e: { code?: string }) => e.code ?? String(e));
+  const code = (p: Promise<unknown>) => p.then(() => 'ok', (e: { code?: string; message?: string }) => e.code ?? e.message ?? 'error');
 
   before(async () => {
     g = await h.game();

@@ -24,10 +24,10 @@ async function expectQuota(p: Promise<unknown>, kind: string, retryAfter: number
   const err = await p.then(() => null, (e: unknown) => e);
   expect(err).to.be.instanceOf(QuotaExceededError);
   const q = err as QuotaExceededError;
-  expect(q.status).to.equal(429);
+  expect(q.kind).to.equal('rate_limited');
   expect(q.code).to.equal('rate_limited');
-  expect(q.kind).to.equal(kind);
-  expect(q.headers['Retry-After']).to.equal(String(retryAfter));
+  expect(q.quota).to.equal(kind);
+  expect(q.retryAfterSeconds).to.equal(retryAfter);
 }
 
 describe('per-key quotas', () => {
@@ -162,7 +162,7 @@ describe('per-key quotas', () => {
       const replayed = signed();
       await claims.claim(replayed, 'third', now);
       const err = await claims.claim(replayed, 'third', now).then(() => null, (e: unknown) => e);
-      expect((err as { status: number }).status).to.equal(409);
+      expect((err as { kind: string }).kind).to.equal('conflict');
     });
   });
 });

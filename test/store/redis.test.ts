@@ -1,6 +1,5 @@
 /** The API's Redis client batches a busy turn's commands into one write (src/store/redis.ts coalesceWrites). */
 import { expect } from 'chai';
-import type { Socket } from 'node:net';
 import { loadConfig } from '../../src/config.js';
 import { createRedis, MAX_COALESCED_COMMANDS, type AppRedis } from '../../src/store/redis.js';
 
@@ -19,7 +18,7 @@ describe('redis client write coalescing', () => {
 
   it('writes a command at once while nothing is in flight', async () => {
     const reply = client.incr(key);
-    expect((client.stream as Socket).writableCorked).to.equal(0);
+    expect((client.stream).writableCorked).to.equal(0);
     expect(await reply).to.equal(1);
   });
 
@@ -27,9 +26,9 @@ describe('redis client write coalescing', () => {
     await client.del(key);
     const first = client.incr(key);
     const rest = Array.from({ length: MAX_COALESCED_COMMANDS - 1 }, () => client.incr(key));
-    expect((client.stream as Socket).writableCorked).to.equal(1);
+    expect((client.stream).writableCorked).to.equal(1);
     await new Promise((r) => setImmediate(r));
-    expect((client.stream as Socket).writableCorked).to.equal(0);
+    expect((client.stream).writableCorked).to.equal(0);
     expect(await Promise.all([first, ...rest])).to.deep.equal(Array.from({ length: MAX_COALESCED_COMMANDS }, (_, i) => i + 1));
   });
 
@@ -37,12 +36,12 @@ describe('redis client write coalescing', () => {
     await client.del(key);
     const replies = [client.incr(key)];
     for (let i = 0; i < MAX_COALESCED_COMMANDS; i++) replies.push(client.incr(key));
-    expect((client.stream as Socket).writableCorked).to.equal(0);
+    expect((client.stream).writableCorked).to.equal(0);
     replies.push(client.incr(key));
-    expect((client.stream as Socket).writableCorked).to.equal(1);
+    expect((client.stream).writableCorked).to.equal(1);
     replies.push(...Array.from({ length: 300 }, () => client.incr(key)));
     expect(await Promise.all(replies)).to.deep.equal(Array.from({ length: replies.length }, (_, i) => i + 1));
-    expect((client.stream as Socket).writableCorked).to.equal(0);
+    expect((client.stream).writableCorked).to.equal(0);
   });
 
   it('leaves other clients alone', async () => {
@@ -51,7 +50,7 @@ describe('redis client write coalescing', () => {
       await plain.ping();
       void plain.get(key);
       void plain.get(key);
-      expect((plain.stream as Socket).writableCorked).to.equal(0);
+      expect((plain.stream).writableCorked).to.equal(0);
       await plain.ping();
     } finally {
       await plain.quit();

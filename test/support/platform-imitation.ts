@@ -119,7 +119,7 @@ export class PlatformImitation {
     };
     if (req.method !== 'PATCH' || !m) return send(404, { message: 'not found' });
     const now = Date.now();
-    let body: PlatformRequest['body'] = null;
+    let body: PlatformRequest['body'];
     try {
       body = JSON.parse(raw.toString('utf8')) as PlatformRequest['body'];
     } catch {

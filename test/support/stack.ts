@@ -12,7 +12,8 @@ import { fileURLToPath } from 'node:url';
 import { freePort } from '../../scripts/support/free-port.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const NODE = path.join(ROOT, 'node_modules/.bin/node');
+/** The Node running this test process: the project's Node 24 under npm scripts (node_modules/.bin comes first on PATH). */
+const NODE = process.execPath;
 
 
 async function waitFor(url: string, timeoutMs: number, what: string, child: ChildProcess): Promise<void> {
@@ -80,8 +81,8 @@ export class Stack {
     const keep = (chunk: Buffer) => {
       for (const line of chunk.toString().split('\n')) if (line.trim()) this.output.push(`[${label}] ${line}`);
     };
-    child.stdout!.on('data', keep);
-    child.stderr!.on('data', keep);
+    child.stdout.on('data', keep);
+    child.stderr.on('data', keep);
     return child;
   }
 

@@ -4,7 +4,7 @@
  */
 import { expect } from 'chai';
 import { isTimeZone, parseWeekLabel, weekContaining } from '../../src/workspace/calendar.js';
-import { ValidationError } from '../../src/http/errors.js';
+import { ValidationError } from '../../src/errors.js';
 
 const iso = (d: Date) => d.toISOString();
 

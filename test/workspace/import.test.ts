@@ -99,7 +99,7 @@ describe('workspace import and export', () => {
       records: [{ member: 'ghost', type: 'warning', issuedAt: '2026-01-01T00:00:00Z' }],
     };
     const err = await rejection(importWorkspace(h.db, g.workspaceId, bad, new RecordingChanges()), ImportRefusedError);
-    expect(err.status).to.equal(400);
+    expect(err.kind).to.equal('invalid');
     expect(err.code).to.equal('invalid_import');
     const expected = [
       '/: unknown field "postions"',

@@ -4,7 +4,7 @@
  */
 import { expect } from 'chai';
 import { Harness } from '../support/harness.js';
-import { NotFoundError, ValidationError } from '../../src/http/errors.js';
+import { NotFoundError, ValidationError } from '../../src/errors.js';
 import { createOrganization, deleteOrganization, listOrganizations } from '../../src/workspace/organizations.js';
 import { createUnit, deleteUnit, listUnits, subtreeOf, unitAncestors, unitDescendants, unitSubtree } from '../../src/workspace/units.js';
 import { createPosition, deletePosition } from '../../src/workspace/positions.js';

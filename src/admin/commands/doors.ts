@@ -6,7 +6,8 @@
  */
 import { NudgeQueue } from '../../commands/nudge-queue.js';
 import { addPolicy, createDoor, deleteDoor, deletePolicy, forceDoor, listDoors, listPolicies } from '../../doors/door-admin-service.js';
-import { SUBJECT_TYPES, WEEKDAYS, type PolicyConditions } from '../../doors/door-types.js';
+import { SUBJECT_TYPES, type PolicyConditions } from '../../doors/door-types.js';
+import { WEEKDAYS } from '../../schemas/doors.js';
 import { UsageError, type AdminCommand, type ArgReader, type CommandContext } from '../command.js';
 import { formatFields, formatTable } from '../format.js';
 
@@ -149,7 +150,7 @@ function conditionsFrom(args: ArgReader): PolicyConditions {
     if (from === undefined || to === undefined) throw new UsageError('a time window needs --window-from and --window-to (HH:MM)');
     c.timeWindow = { from, to, timeZone: tz ?? 'UTC', ...(days !== undefined ? { days: days.split(',').map((d) => d.trim().toLowerCase()) } : {}) };
   }
-  return c as PolicyConditions;
+  return c;
 }
 
 /**

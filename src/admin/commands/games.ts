@@ -3,7 +3,7 @@
  * heartbeat, "default 20 seconds, configurable 15 to 60 seconds"; the response dictates it).
  */
 import { DEFAULT_INTERVAL_SECONDS, checkInterval, createGame, setHeartbeatInterval } from '../../games/game-service.js';
-import { NotFoundError } from '../../http/errors.js';
+import { NotFoundError } from '../../errors.js';
 import type { Db } from '../../store/prisma.js';
 import type { AdminCommand } from '../command.js';
 import { formatFields, formatTable } from '../format.js';

@@ -5,7 +5,7 @@
  * src/schemas/workspace-import.ts).
  */
 import { readFile } from 'node:fs/promises';
-import { ValidationError } from '../../http/errors.js';
+import { ValidationError } from '../../errors.js';
 import { ImportRefusedError, importWorkspace } from '../../workspace/workspace-import.js';
 import { exportWorkspace } from '../../workspace/workspace-export.js';
 import { setWeekSettings } from '../../workspace/workspace-settings.js';

@@ -5,7 +5,7 @@
  */
 import { createPosition, deletePosition, listPositions, type PositionRow } from '../../workspace/positions.js';
 import { formatMinor } from '../../workspace/payout-units.js';
-import { NotFoundError } from '../../http/errors.js';
+import { NotFoundError } from '../../errors.js';
 import { doorInvalidation } from './door-invalidation.js';
 import type { AdminCommand } from '../command.js';
 import { formatFields, formatTable } from '../format.js';

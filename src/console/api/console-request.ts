@@ -8,7 +8,7 @@
  */
 import type { Request } from 'express';
 import type { Db } from '../../store/prisma.js';
-import { NotFoundError, ValidationError } from '../../http/errors.js';
+import { NotFoundError, ValidationError } from '../../errors.js';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const MODERATOR_RE = /^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$/;

@@ -8,7 +8,8 @@
 import { Router } from 'express';
 import type { Redis } from 'ioredis';
 import type { Db } from '../../store/prisma.js';
-import { UnavailableError } from '../errors.js';
+import { UnavailableError } from '../../errors.js';
+import { applyErrorHead, errorEnvelope } from '../error-status.js';
 
 type DependencyState = 'up' | 'down';
 
@@ -24,14 +25,13 @@ export function healthRoutes(deps: { redis: Redis; db: Db }): Router {
       deps.db.$queryRaw`select 1`.then(() => state(true), () => state(false)),
     ]);
     const dependencies = { redis, postgres };
-    const serverTime = new Date().toISOString();
     if (redis === 'down' || postgres === 'down') {
       const err = new UnavailableError(`not ready: redis ${redis}, postgres ${postgres}`);
-      for (const [k, v] of Object.entries(err.headers)) res.setHeader(k, v);
-      res.status(err.status).json({ status: 'unavailable', dependencies, error: { code: err.code, message: err.message, requestId: String(res.locals.requestId ?? '') }, serverTime });
+      applyErrorHead(res, err);
+      res.json({ status: 'unavailable', dependencies, ...errorEnvelope(res, err) });
       return;
     }
-    res.json({ status: 'ready', dependencies, serverTime });
+    res.json({ status: 'ready', dependencies, serverTime: new Date().toISOString() });
   });
   return router;
 }

@@ -4,8 +4,8 @@
  * by jobs that producers add (`publish-nudges`: src/commands/nudge-queue.ts). Queue names carry their own hash tag
  * so each queue's keys stay in one Redis Cluster slot (BullMQ's Cluster guidance).
  */
-import { NUDGE_QUEUE } from '../src/commands/nudge-queue.js';
-import { PLATFORM_BANS_QUEUE } from '../src/bans/platform-write-queue.js';
+import { NUDGE_QUEUE } from '../commands/nudge-queue.js';
+import { PLATFORM_BANS_QUEUE } from '../bans/platform-write-queue.js';
 
 export interface RoleSpec {
   /** BullMQ queue name. */

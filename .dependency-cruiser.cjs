@@ -1,0 +1,68 @@
+/**
+ * Import-direction rules (`npm run lint`): adapters (http, console, admin CLI, workers, scripts) →
+ * domain services → ports (store) and the shared base (config, log, errors, schemas). Nothing imports
+ * upward, and no file takes part in an import cycle.
+ */
+const DOMAIN = '^src/(auth|presence|commands|doors|bans|workspace|derived|events|games|limits|ops)/';
+const ADAPTERS = '^(src/(http|console|admin|metrics|openapi)/|src/(app|server)\\.ts$|workers/|scripts/)';
+
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-cycles',
+      severity: 'error',
+      comment: 'Files that import each other in a loop cannot be understood (or tested) one at a time.',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'domain-not-to-adapters',
+      severity: 'error',
+      comment: 'Domain services return values; only the adapters know HTTP, the console, the CLI and the worker processes.',
+      from: { path: DOMAIN },
+      to: { path: ADAPTERS },
+    },
+    {
+      name: 'store-not-to-domain',
+      severity: 'error',
+      comment: 'Ports (Redis, Postgres access) know nothing of the domain or the adapters.',
+      from: { path: '^src/store/' },
+      to: { path: `${DOMAIN}|${ADAPTERS}` },
+    },
+    {
+      name: 'base-not-upward',
+      severity: 'error',
+      comment: 'config, log, errors and schemas are the ground floor: they import only each other and libraries.',
+      from: { path: '^src/(config|log|errors)\\.ts$|^src/schemas/' },
+      to: { path: '^(src/|workers/|scripts/)', pathNot: '^src/(config|log|errors)\\.ts$|^src/schemas/' },
+    },
+    {
+      name: 'src-not-to-workers',
+      comment: 'Worker processes are entry points: they use src/, never the other way round.',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { path: '^workers/' },
+    },
+    {
+      name: 'src-not-to-scripts-or-tests',
+      severity: 'error',
+      comment: 'The service never depends on its tools or tests.',
+      from: { path: '^(src|workers)/' },
+      to: { path: '^(scripts|test)/' },
+    },
+    {
+      name: 'client-is-standalone',
+      severity: 'error',
+      comment: 'The reference client ships to game developers on its own: it imports nothing of the service.',
+      from: { path: '^(src/client|packages/client)/' },
+      to: { path: '^(src|workers|scripts)/', pathNot: '^(src/client|packages/client)/' },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '^(dist|node_modules|sdk)/' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'] },
+  },
+};
