@@ -22,7 +22,7 @@ import { systemClock, type Clock } from './clock.js';
 import { StatsRecorder, type ClientStats } from './client-stats.js';
 import { CommandTracker, type CommandResults } from './command-tracker.js';
 import { EventQueue } from './event-queue.js';
-import { SignedTransport, TransportError, type TransportResponse } from './http-transport.js';
+import { SignedTransport, TransportError, type AttemptInfo, type FetchLike, type TransportResponse } from './http-transport.js';
 import { Roster } from './roster.js';
 import { checkBan, type BanCheckResult, type BanFailMode } from './ban-check.js';
 import {
@@ -96,7 +96,12 @@ export interface GameClientOptions {
   clock?: Clock;
   /** Random source in [0, 1) for jitter. */
   random?: () => number;
-  fetch?: typeof fetch;
+  /** fetch implementation (default the global one); the simulator passes a cheaper keep-alive one. */
+  fetch?: FetchLike;
+  /** Send `?nonce=` with every request, signed with it (default true; README "Replays on a shared key"). */
+  requestNonce?: boolean;
+  /** After every HTTP attempt of any endpoint (heartbeat, checks, manifest), e.g. for latency figures. */
+  onAttempt?: (attempt: AttemptInfo) => void;
   /**
    * What {@link GameClient.checkBan} answers when the service cannot be asked (network error, timeout,
    * 5xx, 429, setup error): `open` admits the user (default, the spec's recommendation), `closed` refuses.
@@ -181,8 +186,10 @@ export class GameClient {
       requestTimeoutMs: opts.requestTimeoutMs,
       userAgent: opts.sdkVersion ?? DEFAULT_SDK_VERSION,
       fetch: opts.fetch,
+      requestNonce: opts.requestNonce,
       onAttempt: (a) => {
         if (a.path === GAME_PATHS.heartbeat) this.recorder.attempt(a.outcome, a.latencyMs);
+        opts.onAttempt?.(a);
       },
     });
   }
