@@ -89,8 +89,6 @@ export interface ProbeFinal {
   type: 'final';
   process: ProcessReport;
   requests: RequestStatsData;
-  /** Requests that were due but not sent because the previous one of the same slot was still open. */
-  skipped: number;
 }
 
 export type FromChild = { type: 'ready' } | FleetProgress | FleetFinal | ProbeFinal | { type: 'log'; line: string };

@@ -122,6 +122,21 @@ export interface TransportResponse {
 
 const KEY_PREFIX = 'svc_live_';
 
+/** Random bytes for nonces, drawn 4 KiB at a time (one call into the CSPRNG per 256 nonces). */
+let noncePool = Buffer.alloc(0);
+let nonceOffset = 0;
+
+/** A fresh request nonce: 16 random bytes (128 bits) as 22 base64url characters. */
+export function nonce(): string {
+  if (nonceOffset + 16 > noncePool.length) {
+    noncePool = randomBytes(4096);
+    nonceOffset = 0;
+  }
+  const value = noncePool.toString('base64url', nonceOffset, nonceOffset + 16);
+  nonceOffset += 16;
+  return value;
+}
+
 /**
  * Serialises a request body once: `undefined` → empty; a string or bytes are taken as already serialised;
  * anything else goes through `JSON.stringify`.
@@ -247,7 +262,7 @@ export class SignedTransport {
     let query: string | undefined;
     if (this.nonce) {
       const q = url.indexOf('?');
-      query = `${q < 0 ? '' : `${url.slice(q + 1)}&`}${NONCE_PARAM}=${randomBytes(16).toString('base64url')}`;
+      query = `${q < 0 ? '' : `${url.slice(q + 1)}&`}${NONCE_PARAM}=${nonce()}`;
       url = `${q < 0 ? url : url.slice(0, q)}?${query}`;
     }
     const headers: Record<string, string> = {
@@ -262,15 +277,21 @@ export class SignedTransport {
     const started = performance.now();
     let response: FetchLikeResponse;
     let text: string;
+    // A timer cleared when the answer is in (AbortSignal.timeout cannot be cancelled: each request would
+    // leave a timer behind that fires, builds a DOMException and aborts, long after the answer).
+    const ctl = new AbortController();
+    const timer = setTimeout(() => ctl.abort(new DOMException(`no response within ${this.timeoutMs} ms`, 'TimeoutError')), this.timeoutMs);
     try {
       response = await this.fetchImpl(url, {
         method,
         headers,
         body: method === 'GET' || method === 'HEAD' ? undefined : bytes,
-        signal: AbortSignal.timeout(this.timeoutMs),
+        signal: ctl.signal,
       });
       text = await response.text();
+      clearTimeout(timer);
     } catch (err) {
+      clearTimeout(timer);
       const latency = performance.now() - started;
       latencies.push(latency);
       const e = err as Error;
