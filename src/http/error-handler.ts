@@ -3,10 +3,11 @@
  * `{ error: { code, message, requestId }, serverTime }`, extra headers (Retry-After). Anything
  * unexpected is logged at error level and answered 500 `internal` without details; body-parser's own
  * errors are mapped to 413/400 first, and Redis/Postgres connection errors to 503 `unavailable`
- * (store/dependency-errors.ts). Expected errors log at debug (401/404/409 are routine traffic).
+ * (store/dependency-errors.ts). Expected errors log at debug (401/404/409 are routine traffic, and so are
+ * 503 `overloaded` refusals of the admission controller).
  */
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
-import { AppError, NotFoundError, PayloadTooLargeError, UnavailableError, ValidationError } from './errors.js';
+import { AppError, NotFoundError, OverloadedError, PayloadTooLargeError, UnavailableError, ValidationError } from './errors.js';
 import { log } from '../log.js';
 import { isDependencyUnavailable } from '../store/dependency-errors.js';
 
@@ -45,7 +46,9 @@ export function errorHandler(limit: number): ErrorRequestHandler {
   return (err: unknown, _req, res, _next) => {
     const known = err instanceof AppError ? err : (fromBodyParser(err as BodyParserError, limit) ?? fromDependency(err));
     if (known) {
-      log.log(known.status >= 500 ? 'warn' : 'debug', 'request rejected', { status: known.status, code: known.code });
+      // A shed request logs at debug: under overload one line per refusal would cost what shedding saves
+      // (the admission controller counts them in /metrics).
+      log.log(known.status >= 500 && !(known instanceof OverloadedError) ? 'warn' : 'debug', 'request rejected', { status: known.status, code: known.code });
       sendError(res, known);
       return;
     }

@@ -79,3 +79,14 @@ export class UnavailableError extends AppError {
     super(503, 'unavailable', message, { 'Retry-After': String(min + Math.floor(Math.random() * (max - min + 1))) });
   }
 }
+
+/**
+ * 503 `overloaded`: this API process is shedding load (src/limits/admission.ts) and refused the request
+ * before doing any of it; nothing was stored. Always carries `Retry-After` (whole seconds, drawn by the
+ * admission controller from its configured range so refused clients do not return together).
+ */
+export class OverloadedError extends AppError {
+  constructor(retryAfterSeconds: number, readonly reason: string) {
+    super(503, 'overloaded', 'the service is shedding load; retry after the Retry-After delay', { 'Retry-After': String(Math.max(1, Math.round(retryAfterSeconds))) });
+  }
+}

@@ -30,7 +30,7 @@ export const ERROR_CODES: Readonly<Record<string, readonly string[]>> = {
   '413': ['envelope_too_large'],
   '429': ['rate_limited'],
   '500': ['internal'],
-  '503': ['unavailable'],
+  '503': ['unavailable', 'overloaded'],
 };
 
 /** The decisions, given the configuration defaults (`loadConfig({})`). */
