@@ -16,13 +16,17 @@
  * | --- | --- | --- |
  * | requests in flight | admitted game requests not yet answered | `ADMISSION_MAX_IN_FLIGHT` (512) |
  * | Redis commands queued | ioredis `commandQueue.length`: sent, awaiting replies | `ADMISSION_MAX_REDIS_QUEUE` (2000) |
- * | event-loop lag | how late a 20 ms timer fires, decayed by half per tick (0 = off) | `ADMISSION_MAX_LOOP_LAG_MS` (200) |
+ * | event-loop lag | how late a 20 ms timer fires, smoothed (EWMA, weight 0.1 per tick: ~10 ticks) (0 = off) | `ADMISSION_MAX_LOOP_LAG_MS` (200) |
  *
  * argon2 verifies have their own budget (src/auth/verify-budget.ts) and Postgres its bounded pool wait
  * (src/store/prisma.ts); both are work in flight, so they count here too.
  *
- * The lag sampler runs only while requests arrive (it stops after 5 s without one), so an idle process,
- * or a test app, has no timer running.
+ * The lag is smoothed so that one stall (a major GC, a scheduler hiccup) does not shed anything while
+ * sustained lateness (the loop saturated for a few hundred ms) does. It measures how long any request
+ * waits before this process gets to it, whatever the cause: on a machine where other processes take the
+ * CPU, it sheds too (set `ADMISSION_MAX_LOOP_LAG_MS=0` there to rely on the other two signals). The
+ * sampler runs only while requests arrive (it stops after 5 s without one), so an idle process, or a
+ * test app, has no timer running.
  */
 
 /** Which budget a game request draws on. */
@@ -45,6 +49,8 @@ export const ENDPOINT_CLASS: Readonly<Record<string, RequestClass>> = Object.fre
 
 /** Period of the lag sampler, ms. */
 export const LAG_SAMPLE_MS = 20;
+/** Weight of the newest sample in the lag estimate (EWMA). */
+export const LAG_SMOOTHING = 0.1;
 /** The sampler stops after this long without a request, ms. */
 const IDLE_STOP_MS = 5000;
 
@@ -160,8 +166,7 @@ export class AdmissionController {
       const now = performance.now();
       const late = Math.max(0, now - this.lastTick - LAG_SAMPLE_MS);
       this.lastTick = now;
-      // A stall shows at once and fades by half per tick once the loop runs freely again.
-      this.lag = Math.max(late, this.lag / 2);
+      this.lag += LAG_SMOOTHING * (late - this.lag);
       if (Date.now() - this.lastRequestAt > IDLE_STOP_MS) this.close();
     }, LAG_SAMPLE_MS);
     this.sampler.unref();
