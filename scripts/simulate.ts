@@ -364,8 +364,9 @@ async function run(opts: Options, config: Readonly<Config>): Promise<number> {
 
     // The timeline: a short idle baseline for the probe, then the ramp.
     const memoryBefore = await usedMemory(redis);
-    const t0 = Date.now() + (probe ? 3000 : 500);
-    const timeline: Timeline = { t0, bootEndMs: t0 + (opts.rampSeconds + game.intervalSeconds) * 1000, endMs: t0 + opts.durationSeconds * 1000 };
+    // The probe warms up for 2 s (connection, JIT: not reported), then measures a 3 s idle baseline.
+    const t0 = Date.now() + (probe ? 5000 : 500);
+    const timeline: Timeline = { idleFromMs: t0 - 3000, t0, bootEndMs: t0 + (opts.rampSeconds + game.intervalSeconds) * 1000, endMs: t0 + opts.durationSeconds * 1000 };
     const requestTimeoutMs = opts.timeoutSeconds * 1000;
     const shares: { indices: number[]; bootAtMs: number[] }[] = fleetChildren.map(() => ({ indices: [], bootAtMs: [] }));
     for (let i = 0; i < opts.servers; i++) {

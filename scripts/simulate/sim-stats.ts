@@ -14,7 +14,7 @@ import { Histogram, type HistogramData, type LatencySummary } from './histogram.
 
 export const ENDPOINTS = ['heartbeat', 'bansCheck', 'doorsCheck', 'doorsBulk', 'doorsManifest'] as const;
 export type Endpoint = (typeof ENDPOINTS)[number];
-export const PHASES = ['idle', 'boot', 'steady', 'tail'] as const;
+export const PHASES = ['warmup', 'idle', 'boot', 'steady', 'tail'] as const;
 export type Phase = (typeof PHASES)[number];
 
 const BY_PATH: ReadonlyMap<string, Endpoint> = new Map([
@@ -26,11 +26,13 @@ const BY_PATH: ReadonlyMap<string, Endpoint> = new Map([
 ]);
 
 /**
- * The run's timeline, epoch ms: `t0` the first server may boot; `bootEndMs` = t0 + ramp + one interval
- * (every server booted and through its first heartbeat cycle, most joins done); `endMs` the end of the
- * measured window (after it: shutdown, final heartbeats).
+ * The run's timeline, epoch ms: `idleFromMs` the probe's baseline starts (before it: the probe's own
+ * warm-up, not reported); `t0` the first server may boot; `bootEndMs` = t0 + ramp + one interval (every
+ * server booted and through its first heartbeat cycle, most joins done); `endMs` the end of the measured
+ * window (after it: shutdown, final heartbeats).
  */
 export interface Timeline {
+  idleFromMs: number;
   t0: number;
   bootEndMs: number;
   endMs: number;
@@ -38,6 +40,7 @@ export interface Timeline {
 
 /** The phase of a request started at `startMs`. */
 export function phaseOf(t: Timeline, startMs: number): Phase {
+  if (startMs < t.idleFromMs) return 'warmup';
   if (startMs < t.t0) return 'idle';
   if (startMs < t.bootEndMs) return 'boot';
   if (startMs < t.endMs) return 'steady';
