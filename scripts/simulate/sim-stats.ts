@@ -135,7 +135,7 @@ export class RequestStats {
 export interface ProcessReport {
   role: 'fleet' | 'probe' | 'coordinator';
   pid: number;
-  /** Event-loop delay (monitorEventLoopDelay, resolution 10 ms), ms. */
+  /** Event-loop delay beyond the timer's 10 ms resolution (monitorEventLoopDelay), ms. */
   loopDelayMs: { p50: number; p99: number; max: number; mean: number };
   /** User + system CPU seconds over the measured window. */
   cpuSeconds: number;
@@ -143,9 +143,16 @@ export interface ProcessReport {
   requests: number;
 }
 
-/** Event-loop delay and CPU of this process between {@link begin} and {@link end}. */
+/** Resolution of the event-loop delay histogram, ms. */
+const LOOP_RESOLUTION_MS = 10;
+
+/**
+ * Event-loop delay and CPU of this process between {@link begin} and {@link end}. `monitorEventLoopDelay`
+ * records each interval of its timer, the resolution included (an idle process shows ~10 ms); the
+ * figures here are the delay beyond it.
+ */
 export class ProcessMeter {
-  private readonly loop: ELDHistogram = monitorEventLoopDelay({ resolution: 10 });
+  private readonly loop: ELDHistogram = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS });
   private cpu: NodeJS.CpuUsage | null = null;
   private report: Omit<ProcessReport, 'role' | 'pid' | 'requests'> | null = null;
 
@@ -159,7 +166,7 @@ export class ProcessMeter {
     if (this.report || !this.cpu) return;
     this.loop.disable();
     const used = process.cpuUsage(this.cpu);
-    const ms = (ns: number) => Math.round((Number.isFinite(ns) ? ns : 0) / 1e4) / 100;
+    const ms = (ns: number) => Math.max(0, Math.round((Number.isFinite(ns) ? ns : 0) / 1e4) / 100 - LOOP_RESOLUTION_MS);
     this.report = {
       loopDelayMs: { p50: ms(this.loop.percentile(50)), p99: ms(this.loop.percentile(99)), max: ms(this.loop.max), mean: ms(this.loop.mean) },
       cpuSeconds: Math.round((used.user + used.system) / 1e4) / 100,
