@@ -166,7 +166,7 @@ export class ProcessMeter {
     if (this.report || !this.cpu) return;
     this.loop.disable();
     const used = process.cpuUsage(this.cpu);
-    const ms = (ns: number) => Math.max(0, Math.round((Number.isFinite(ns) ? ns : 0) / 1e4) / 100 - LOOP_RESOLUTION_MS);
+    const ms = (ns: number) => Math.max(0, Math.round((Number.isFinite(ns) ? ns : 0) / 1e4 - LOOP_RESOLUTION_MS * 100) / 100);
     this.report = {
       loopDelayMs: { p50: ms(this.loop.percentile(50)), p99: ms(this.loop.percentile(99)), max: ms(this.loop.max), mean: ms(this.loop.mean) },
       cpuSeconds: Math.round((used.user + used.system) / 1e4) / 100,
