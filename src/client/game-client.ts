@@ -369,8 +369,9 @@ export class GameClient {
   /**
    * Generic signed request, the extension point for doors/check, doors/bulk, doors/manifest (GET, empty
    * body) and bans/check (paths in {@link GAME_PATHS}). Signs the exact bytes, retries a 409 once after the
-   * next whole second with a fresh timestamp (two servers sharing the key may sign the same empty manifest
-   * body in the same second), and returns every other status to the caller.
+   * next whole second with a fresh timestamp (every attempt carries its own signed nonce, so servers
+   * sharing the key never collide; README "Replays on a shared key"), and returns every other status to
+   * the caller.
    * @throws {TransportError} when no HTTP response arrived.
    */
   request(method: string, path: string, body?: unknown): Promise<TransportResponse> {
