@@ -286,36 +286,36 @@ export class DoorAccess {
   }
 
   /**
-   * One request inside the per-server limit; with `retry`, a 429/503 with Retry-After is waited out
-   * (jittered) within `maxRetryWaitMs`. Undefined when no usable answer came (reported as a problem).
+   * One request inside the per-server limit (each attempt holds a slot; a Retry-After wait does not, so a
+   * player's single check never queues behind a bulk request that is waiting out a refusal); with
+   * `retry`, a 429/503 with Retry-After is waited out (plus jitter) within `maxRetryWaitMs`. Undefined
+   * when no usable answer came (reported as a problem).
    */
-  private send(method: string, path: string, body?: unknown, retry = false): Promise<TransportResponse | undefined> {
-    return this.limiter.run(async () => {
-      let waited = 0;
-      for (;;) {
-        let res: TransportResponse;
-        try {
-          res = await this.opts.request(method, path, body);
-        } catch (err) {
-          if (!(err instanceof TransportError)) throw err;
-          this.problem({ kind: 'network', message: err.message });
-          return undefined;
-        }
-        if (retry && (res.status === 429 || res.status === 503)) {
-          const delay = retryAfterWithJitterMs(res.headers.get('retry-after'), this.clock.now(), this.random);
-          if (delay !== null && waited + delay <= (this.opts.maxRetryWaitMs ?? 10_000)) {
-            waited += delay;
-            await this.clock.sleep(delay);
-            continue;
-          }
-        }
-        if (res.status !== 200 && res.status !== 404) {
-          const kind = res.status === 429 ? 'rate_limited' : res.status >= 500 ? 'server_error' : 'bad_response';
-          this.problem({ kind, status: res.status, message: `${method} ${path}: ${res.status} ${res.errorCode ?? ''}`.trim() });
-        }
-        return res;
+  private async send(method: string, path: string, body?: unknown, retry = false): Promise<TransportResponse | undefined> {
+    let waited = 0;
+    for (;;) {
+      let res: TransportResponse;
+      try {
+        res = await this.limiter.run(() => this.opts.request(method, path, body));
+      } catch (err) {
+        if (!(err instanceof TransportError)) throw err;
+        this.problem({ kind: 'network', message: err.message });
+        return undefined;
       }
-    });
+      if (retry && (res.status === 429 || res.status === 503)) {
+        const delay = retryAfterWithJitterMs(res.headers.get('retry-after'), this.clock.now(), this.random);
+        if (delay !== null && waited + delay <= (this.opts.maxRetryWaitMs ?? 10_000)) {
+          waited += delay;
+          await this.clock.sleep(delay);
+          continue;
+        }
+      }
+      if (res.status !== 200 && res.status !== 404) {
+        const kind = res.status === 429 ? 'rate_limited' : res.status >= 500 ? 'server_error' : 'bad_response';
+        this.problem({ kind, status: res.status, message: `${method} ${path}: ${res.status} ${res.errorCode ?? ''}`.trim() });
+      }
+      return res;
+    }
   }
 
   private problem(p: ProblemInfo): void {

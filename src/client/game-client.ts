@@ -18,7 +18,9 @@
  * - Ban checks (`checkBan`): at most `maxConcurrentChecks` (default 4) in flight per server, the rest
  *   wait their turn (a burst of joining players does not become a burst of requests; the spec has no
  *   bulk ban lookup); concurrent checks of one user share one request; a 429/503 with `Retry-After` is
- *   waited out (jittered) within `banCheckMaxWaitSeconds` (default 10) before the fail mode decides.
+ *   waited out (jittered) within `banCheckMaxWaitSeconds` (default 10) before the fail mode decides. A
+ *   check waiting out a refusal keeps its slot: while the service sheds load, a server has at most 4
+ *   checks outstanding, not one per joining player.
  * - Commands: deduped by id, executed by the game's handler, acked only after the handler resolved,
  *   failures reported in `failures`; a command already past `expiresAt` (by server time) is not run.
  * - `nudge()`: one early heartbeat for any number of nudges before the next send (spec: Urgent nudge).

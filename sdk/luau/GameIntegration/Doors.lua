@@ -57,35 +57,35 @@ function Doors.new(transport, externalServerId, opts)
 end
 
 --[[
-	One request inside the per-server limit (yields while `maxConcurrent` are in flight). With `retry`, a
-	429/503 with Retry-After is waited out (plus up to 1 s of jitter) within maxRetryWaitSeconds in total.
-	Returns the transport's response, or nil and an error message.
+	One request inside the per-server limit (each attempt yields while `maxConcurrent` are in flight; a
+	Retry-After wait holds no slot, so a player's single check never queues behind a waiting bulk). With
+	`retry`, a 429/503 with Retry-After is waited out (plus up to 1 s of jitter) within
+	maxRetryWaitSeconds in total. Returns the transport's response, or nil and an error message.
 ]]
 function Doors:send(method, path, body, retry)
-	while self.inFlight >= self.maxConcurrent do
-		task.wait(0.05)
-	end
-	self.inFlight = self.inFlight + 1
 	local waited = 0
 	local res, err
 	while true do
+		while self.inFlight >= self.maxConcurrent do
+			task.wait(0.05)
+		end
+		self.inFlight = self.inFlight + 1
 		res, err = self.transport:request(method, path, body)
+		self.inFlight = self.inFlight - 1
 		if not retry or not res or (res.status ~= 429 and res.status ~= 503) then
-			break
+			return res, err
 		end
 		local after = Backoff.retryAfter(Transport.header(res.headers, "Retry-After"))
 		if not after then
-			break
+			return res, err
 		end
 		local delay = after + math.random()
 		if waited + delay > self.maxRetryWaitSeconds then
-			break
+			return res, err
 		end
 		waited = waited + delay
 		task.wait(delay)
 	end
-	self.inFlight = self.inFlight - 1
-	return res, err
 end
 
 -- The server booted: fetches the first manifest at a random point of the boot window (seconds; 0 = now).
