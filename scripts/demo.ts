@@ -68,7 +68,9 @@ async function main(): Promise<number> {
   try {
     await waitReady(url);
     console.log(`== 3/4 simulated fleet: ${values.servers} servers × ~${values.players} players for ${values.duration} s`);
-    const code = await run(['scripts/simulate.ts', '--url', url, '--servers', values.servers, '--players', values.players, '--duration', values.duration], env);
+    // A short demo: servers boot over 5 s and fill with players over 10 s (the simulator's defaults, 10 and
+    // 30 s, model a real restart and would leave a 30 s demo half empty).
+    const code = await run(['scripts/simulate.ts', '--url', url, '--servers', values.servers, '--players', values.players, '--duration', values.duration, '--ramp', '5', '--fill', '10'], env);
     console.log(code === 0 ? '== 4/4 done: every event sent is in Postgres' : `== 4/4 simulator exited with ${code}`);
     return code;
   } finally {

@@ -1,66 +1,87 @@
 /**
- * Fleet simulator: `npm run simulate -- --servers N --players M --duration S [--url U] [--interval S]
- * [--key K] [--wait S] [--commands R] [--nudges] [--json]`.
+ * Fleet simulator: `npm run simulate -- --servers N --players M --duration S [--procs P] [--ramp S]
+ * [--fill S] [--url U] [--interval S] [--key K] [--wait S] [--commands R] [--nudges] [--probe-rate R]
+ * [--timeout S] [--watch-pids PIDS] [--no-memory-scan] [--cpu-prof DIR] [--json]`.
  *
- * N simulated game servers, each a reference client (src/client/) against a running API. Unless `--key`
- * is given it first creates a workspace, a game (heartbeat interval `--interval`, default 15 s) and a key
- * with every scope, through the service functions directly in Postgres. Each server keeps about M players
- * who join and leave over time and produce join, leave, team_change, death, spawn and a custom
- * `quest_complete` event; commands it receives are executed (kick removes the player) and acked, with an
- * early heartbeat so the ack does not wait a whole interval. Servers fetch the door manifest on boot,
- * bulk-check each joining player and let players open a random door about every 20 s through the
- * reference client's DoorAccess (a created game gets four doors: scripts/support/door-play.ts); the summary
- * reports the door decisions. While it runs it issues `--commands` moderation
- * commands a minute to random players and servers through the service (scripts/support/command-load.ts);
- * with `--nudges` (only for a game it created) the game's urgent nudges go to a local imitation of the
- * cloud messaging API that every simulated server subscribes to (the workers must run `publish-nudges`).
+ * A fleet of N simulated game servers, each a reference client (src/client/) against a running API,
+ * spread over P fleet worker processes (scripts/simulate/fleet-worker.ts), plus one **probe** process
+ * (scripts/simulate/probe.ts: one server of the same game at a fixed low rate, open loop) whose latency is
+ * the service's latency as a lone client sees it (issue #15 item 4). This process coordinates: unless
+ * `--key` is given it creates a workspace, a game (interval `--interval`, default 15 s) with four doors and
+ * a key with every scope; it boots server i at a random time of the first `--ramp` seconds (default 10:
+ * a game update restarts every server at once); each server's players arrive over `--fill` seconds
+ * (default 30) and then come and go (scripts/simulate/sim-server.ts); it issues `--commands` moderation
+ * commands a minute to players the workers report; with `--nudges` the game's urgent nudges reach every
+ * server through a local cloud messaging imitation.
  *
- * At the end every server lets its players go and flushes with a final heartbeat; then the simulator waits
- * (up to `--wait` s, default 30) for the workers to bring Postgres up to date and prints a summary:
- * heartbeats sent/ok, latency p50/p99 (ms), events sent vs PlayerEvent rows, sessions opened/closed
- * (Session rows vs what the accepted rosters imply), commands received/acked, and of the commands it
- * issued: how many were acked, failed, expired or are still open, and issue→ack p50/p99 (ms, server clock;
- * it waits up to one interval for open ones before stopping the fleet; a command for a player who left
- * the game stays open until it expires). `--json` prints it as one
- * JSON object on stdout (progress goes to stderr either way).
+ * Measured window: from the first boot (t0) to t0 + duration. Phases: `boot` = the first ramp + one
+ * interval seconds, `steady` = the rest; `idle` = the probe's few seconds before t0 (baseline). At the end
+ * of the window the coordinator reads Redis memory (INFO used_memory against the baseline before t0, and
+ * MEMORY USAGE of every key of the game, by family), waits up to one interval for issued commands, stops
+ * the fleet (players leave, final heartbeats flush the queues), then waits (up to `--wait` s) for the
+ * workers to bring Postgres up to date.
+ *
+ * The summary (`--json`: one JSON object on stdout; progress goes to stderr) gives per endpoint the
+ * attempts by status, timeouts (outcome unknown), latency p50/p90/p99/max per phase, the 429/503
+ * refusals with their Retry-After spread, the probe's latency per phase, the simulator's own event-loop
+ * delay (monitorEventLoopDelay p99/max per process) and CPU (seconds, µs per request) next to the
+ * machine's CPU use, Redis memory per live server, events sent vs rows in Postgres and sessions opened
+ * and closed vs what the rosters imply. A run is **void** when any simulator process's loop delay p99
+ * exceeded 50 ms: its latencies then measure the simulator, not the service.
+ *
+ * Accounting with unknown outcomes: a request that timed out got no answer; the service may have applied
+ * it. Its events stay queued in the client and are resent (eventIds make that a no-op), so events match
+ * when rows in Postgres lie between the events acknowledged by a 200 and that plus the events still
+ * queued that a timed-out heartbeat carried; sessions match within the roster changes only such
+ * heartbeats carried (`ambiguous`).
  *
  * Exit codes: 0 ok; 1 events sent and rows in Postgres differ after the wait, events were left unsent, or
  * a server hit a setup error (400/401/403/404); 2 usage or configuration error.
  */
 import { randomBytes } from 'node:crypto';
+import { fork, type ChildProcess } from 'node:child_process';
+import { availableParallelism } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { loadConfig, ConfigError } from '../src/config.js';
+import { loadConfig, ConfigError, type Config } from '../src/config.js';
 import { createDb, type Db } from '../src/store/prisma.js';
 import { createGame, createWorkspace, checkInterval } from '../src/games/game-service.js';
 import { createKey } from '../src/auth/key-service.js';
 import { parseServerKey } from '../src/auth/server-key.js';
 import { SCOPES } from '../src/auth/scopes.js';
-import { GameClient } from '../src/client/game-client.js';
-import { percentile, type ClientStats } from '../src/client/client-stats.js';
 import { realSleep } from '../src/client/clock.js';
-import type { CommandEntry, CommandOutcome, HeartbeatSuccess, ProblemInfo, SetupErrorInfo } from '../src/client/client-types.js';
 import { createRedis, type AppRedis } from '../src/store/redis.js';
+import { GameKeys } from '../src/store/keys.js';
 import { NudgeQueue } from '../src/commands/nudge-queue.js';
 import { attachNudgeImitation, CommandLoad } from './support/command-load.js';
-import { DoorPlay, emptyDoorSummary, seedSimulatedDoors } from './support/door-play.js';
+import { emptyDoorSummary, mergeDoorSummary, seedSimulatedDoors } from './support/door-play.js';
+import { addCounts, ENDPOINTS, ProcessMeter, RequestStats, type Endpoint, type ProcessReport, type Timeline } from './simulate/sim-stats.js';
+import { Histogram } from './simulate/histogram.js';
+import type { FleetFinal, FleetProgress, FleetStart, FromChild, ProbeFinal, ProbeStart, TargetSample, ToChild } from './simulate/protocol.js';
 
-const USAGE = `usage: npm run simulate -- --servers N --players M --duration S [--url U] [--interval S] [--key K] [--wait S] [--commands R] [--nudges] [--json]
-  --servers   simulated game servers (default 5)
-  --players   players kept on each server, about (default 10)
-  --duration  seconds to run (default 60)
-  --url       API origin (default http://127.0.0.1:3000)
-  --interval  heartbeat interval of the created game, 15-60 s (default 15; ignored with --key)
-  --key       use this existing server key (svc_live_<prefix>.<secret>) instead of creating a game
-  --wait      seconds to wait for Postgres to catch up at the end (default 30)
-  --commands  moderation commands to issue per minute (default 6; 0 with --key)
-  --nudges    publish urgent nudges through a local cloud messaging imitation (not with --key)
-  --json      print the summary as one JSON object on stdout`;
+const USAGE = `usage: npm run simulate -- --servers N --players M --duration S [options]
+  --servers     simulated game servers (default 5)
+  --players     players kept on each server, about (default 10)
+  --duration    seconds of the measured window, from the first boot (default 60)
+  --procs       fleet worker processes (default: cores - 1, at least 1; the probe is one more)
+  --ramp        servers boot at random times over this many seconds (default 10)
+  --fill        a booted server's players arrive over this many seconds (default 30)
+  --url         API origin (default http://127.0.0.1:<PORT of the configuration, 3000>)
+  --interval    heartbeat interval of the created game, 15-60 s (default 15; ignored with --key)
+  --key         use this existing server key (svc_live_<prefix>.<secret>) instead of creating a game
+  --wait        seconds to wait for Postgres to catch up at the end (default 30)
+  --commands    moderation commands to issue per minute (default 6; 0 with --key)
+  --nudges      publish urgent nudges through a local cloud messaging imitation (not with --key)
+  --probe-rate  signed requests per second of the probe process (default 5; 0: no probe)
+  --timeout     per-request timeout of the clients, seconds (default 10)
+  --watch-pids  comma-separated pids (API, workers, redis-server, ...) whose CPU seconds to report
+  --no-memory-scan  skip MEMORY USAGE of the game's keys at the end of the window
+  --cpu-prof DIR    write V8 CPU profiles of the fleet and probe processes into DIR
+  --json        print the summary as one JSON object on stdout`;
 
-const SDK_VERSION = 'gis-simulator/0.1.0';
-const TICK_MS = 1000;
+/** A simulator process whose event-loop delay p99 exceeds this (ms) voids the run's latencies. */
+export const VOID_LOOP_DELAY_P99_MS = 50;
 const PROGRESS_MS = 5000;
-const TEAMS = ['red', 'blue', 'green'] as const;
-const QUESTS = ['q-tutorial', 'q-bandits', 'q-dragon', 'q-escort'] as const;
 
 class UsageError extends Error {}
 
@@ -68,12 +89,21 @@ interface Options {
   servers: number;
   players: number;
   durationSeconds: number;
+  procs: number;
+  rampSeconds: number;
+  fillSeconds: number;
   url: string;
   intervalSeconds: number;
   key?: string;
   waitSeconds: number;
   commandsPerMinute: number;
   nudges: boolean;
+  probeRate: number;
+  timeoutSeconds: number;
+  watchPids: number[];
+  memoryScan: boolean;
+  /** Write V8 CPU profiles of the child processes into this directory (`--cpu-prof`). */
+  cpuProfDir?: string;
   json: boolean;
 }
 
@@ -84,7 +114,7 @@ function int(name: string, value: string | undefined, fallback: number, min: num
   return n;
 }
 
-function parseOptions(argv: string[]): Options | null {
+function parseOptions(argv: string[], defaultPort: number): Options | null {
   const { values } = parseArgs({
     args: argv,
     strict: true,
@@ -92,12 +122,20 @@ function parseOptions(argv: string[]): Options | null {
       servers: { type: 'string' },
       players: { type: 'string' },
       duration: { type: 'string' },
+      procs: { type: 'string' },
+      ramp: { type: 'string' },
+      fill: { type: 'string' },
       url: { type: 'string' },
       interval: { type: 'string' },
       key: { type: 'string' },
       wait: { type: 'string' },
       commands: { type: 'string' },
       nudges: { type: 'boolean', default: false },
+      'probe-rate': { type: 'string' },
+      timeout: { type: 'string' },
+      'watch-pids': { type: 'string' },
+      'no-memory-scan': { type: 'boolean', default: false },
+      'cpu-prof': { type: 'string' },
       json: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -109,19 +147,30 @@ function parseOptions(argv: string[]): Options | null {
   } catch (err) {
     throw new UsageError(`--interval: ${(err as Error).message}`);
   }
-  const url = values.url ?? 'http://127.0.0.1:3000';
+  const url = values.url ?? `http://127.0.0.1:${defaultPort}`;
   if (!/^https?:\/\/[^/]+/.test(url)) throw new UsageError(`--url must be an http(s) origin (got ${url})`);
   if (values.key !== undefined && !parseServerKey(values.key)) throw new UsageError('--key must look like svc_live_<prefix>.<secret>');
+  const pids = (values['watch-pids'] ?? '').split(',').filter(Boolean).map(Number);
+  if (pids.some((p) => !Number.isInteger(p) || p <= 0)) throw new UsageError('--watch-pids must be comma-separated process ids');
+  const servers = int('servers', values.servers, 5, 1, 20_000);
   return {
-    servers: int('servers', values.servers, 5, 1, 10_000),
+    servers,
     players: int('players', values.players, 10, 0, 1000),
     durationSeconds: int('duration', values.duration, 60, 1, 86_400),
+    procs: Math.min(servers, int('procs', values.procs, Math.max(1, availableParallelism() - 1), 1, 64)),
+    rampSeconds: int('ramp', values.ramp, 10, 0, 3600),
+    fillSeconds: int('fill', values.fill, 30, 0, 3600),
     url,
     intervalSeconds,
     key: values.key,
     waitSeconds: int('wait', values.wait, 30, 0, 3600),
     commandsPerMinute: int('commands', values.commands, values.key === undefined ? 6 : 0, 0, 6000),
     nudges: values.nudges ?? false,
+    probeRate: int('probe-rate', values['probe-rate'], 5, 0, 100),
+    timeoutSeconds: int('timeout', values.timeout, 10, 1, 120),
+    watchPids: pids,
+    memoryScan: !values['no-memory-scan'],
+    cpuProfDir: values['cpu-prof'],
     json: values.json ?? false,
   };
 }
@@ -129,218 +178,6 @@ function parseOptions(argv: string[]): Options | null {
 const log = (line: string): void => {
   process.stderr.write(`[simulate] ${line}\n`);
 };
-
-/** Chance per tick of an event whose mean spacing is `seconds`. */
-const every = (seconds: number): boolean => Math.random() < TICK_MS / 1000 / seconds;
-const pick = <T>(xs: readonly T[]): T => xs[Math.floor(Math.random() * xs.length)]!;
-
-/** One simulated game server: its players' behaviour, its command handler and its reference client. */
-class SimServer {
-  readonly id: string;
-  readonly client: GameClient;
-  /** The server's doors: manifest, decisions, players opening doors (scripts/support/door-play.ts). */
-  readonly doors: DoorPlay;
-  private nextPlayer = 0;
-  private readonly dead = new Set<string>();
-  /** Players in the last roster the service accepted (for the expected session counts). */
-  private accepted = new Set<string>();
-  sessionsOpened = 0;
-  sessionsClosed = 0;
-  stopped = false;
-  /** Joins refused because the service's blocklist said the player is banned. */
-  bansRefused = 0;
-  /** Joins waiting for their ban check. */
-  private joining = 0;
-  /** Players who left (kicked ones too) and may come back: a banned one is then refused. */
-  private readonly departed: { externalId: string; username: string }[] = [];
-
-  constructor(
-    private readonly runTag: string,
-    readonly index: number,
-    private readonly target: number,
-    opts: { url: string; key: string; onProblem: (p: ProblemInfo) => void; onSetupError: (e: SetupErrorInfo) => void },
-  ) {
-    this.id = `sim-${runTag}-${String(index).padStart(3, '0')}`;
-    this.client = new GameClient({
-      baseUrl: opts.url,
-      apiKey: opts.key,
-      externalServerId: this.id,
-      externalScopeId: `map-${index % 3}`,
-      region: pick(['eu-west', 'us-east', 'ap-south']),
-      maxPlayers: Math.max(this.target * 2, this.target + 10),
-      sdkVersion: SDK_VERSION,
-      // The ack goes out with an early heartbeat instead of waiting a whole interval.
-      onCommand: (cmd) => this.execute(cmd),
-      onProblem: opts.onProblem,
-      onSetupError: opts.onSetupError,
-      onHeartbeat: (hb) => this.accept(hb),
-    });
-    this.doors = new DoorPlay((method, path, body) => this.client.request(method, path, body), this.id, opts.onProblem);
-  }
-
-  /** Counts session opens and closes the accepted roster implies (the service reconciles the same way). */
-  private accept(hb: HeartbeatSuccess): void {
-    const now = new Set(hb.request.players.map((p) => p.externalId));
-    for (const id of now) if (!this.accepted.has(id)) this.sessionsOpened++;
-    for (const id of this.accepted) if (!now.has(id)) this.sessionsClosed++;
-    this.accepted = now;
-    this.doors.access.onConfig(hb.response.config);
-  }
-
-  /**
-   * A player connects (a new one, or now and then one who left): the service's blocklist is asked first
-   * (spec: POST bans/check, on connect) and a banned player is refused.
-   */
-  private async join(): Promise<void> {
-    const n = this.nextPlayer++;
-    const back = this.departed.length && Math.random() < 0.3 ? this.departed.splice(Math.floor(Math.random() * this.departed.length), 1)[0] : undefined;
-    const { externalId, username } = back ?? { externalId: `p-${this.runTag}-${this.index}-${n}`, username: `player${this.index}_${n + 1}` };
-    this.joining++;
-    const ban = await this.client.checkBan(externalId).finally(() => this.joining--);
-    if (ban.banned) {
-      this.bansRefused++;
-      log(`${this.id}: refused ${externalId}: banned${ban.reason ? ` (${ban.reason})` : ''}`);
-      return;
-    }
-    if (this.stopped || this.client.roster.has(externalId)) return;
-    const team = pick(TEAMS);
-    this.client.roster.add({ externalId, username, team, joinedAt: new Date().toISOString() });
-    this.client.track({ type: 'join', externalId, payload: { team } });
-    this.client.track({ type: 'spawn', externalId });
-    void this.doors.access.onJoin(externalId);
-  }
-
-  private leave(externalId: string, reason: string): void {
-    const player = this.client.roster.list().find((p) => p.externalId === externalId);
-    if (!this.client.roster.remove(externalId)) return;
-    if (player && reason !== 'server_shutdown') this.departed.push({ externalId, username: player.username });
-    this.dead.delete(externalId);
-    this.client.track({ type: 'leave', externalId, payload: { reason } });
-    this.doors.access.onLeave(externalId);
-  }
-
-  /** One second of play: joins towards the target, leaves (mean stay 3 min), deaths, spawns, quests. */
-  tick(): void {
-    if (this.stopped) return;
-    for (const p of this.client.roster.list()) {
-      const id = p.externalId;
-      if (every(180)) {
-        this.leave(id, 'quit');
-        continue;
-      }
-      if (this.dead.has(id)) {
-        if (every(3)) {
-          this.dead.delete(id);
-          this.client.track({ type: 'spawn', externalId: id });
-        }
-      } else if (every(40)) {
-        this.dead.add(id);
-        const killers = this.client.roster.list().filter((o) => o.externalId !== id);
-        this.client.track({ type: 'death', externalId: id, payload: { killer: killers.length ? pick(killers).externalId : null, cause: pick(['fall', 'pvp', 'npc']) } });
-      }
-      if (every(240)) {
-        const team = pick(TEAMS.filter((t) => t !== p.team));
-        this.client.roster.update(id, { team });
-        this.client.track({ type: 'team_change', externalId: id, payload: { from: p.team ?? null, to: team } });
-      }
-      if (every(90)) {
-        this.client.track({ type: 'quest_complete', externalId: id, payload: { questId: pick(QUESTS), xp: 50 + Math.floor(Math.random() * 450) } });
-      }
-    }
-    this.doors.tick(this.client.roster.list(), 1 / 20);
-    const deficit = this.target - this.client.roster.size - this.joining;
-    if (deficit > 0) {
-      const joins = Math.ceil(deficit / 3);
-      for (let i = 0; i < joins; i++) if (Math.random() < 0.7) void this.join();
-    }
-  }
-
-  /** The game's command handler: the effect happens here, then the client acks. */
-  private async execute(cmd: CommandEntry): Promise<CommandOutcome> {
-    const user = cmd.target.externalId ?? undefined;
-    const here = user !== undefined && this.client.roster.has(user);
-    const reason = typeof cmd.payload.reason === 'string' ? cmd.payload.reason : '';
-    switch (cmd.type) {
-      case 'kick':
-        if (!here) return { ok: false, reason: 'player not on this server' };
-        this.leave(user, 'kicked');
-        log(`${this.id}: kicked ${user}${reason ? ` (${reason})` : ''}`);
-        return { ok: true };
-      case 'mute':
-      case 'unmute':
-      case 'freeze':
-      case 'teleport':
-        if (!here) return { ok: false, reason: 'player not on this server' };
-        log(`${this.id}: ${cmd.type} ${user} ${JSON.stringify(cmd.payload)}`);
-        return { ok: true };
-      case 'message':
-        if (user !== undefined && !here) return { ok: false, reason: 'player not on this server' };
-        log(`${this.id}: message to ${user ?? 'everyone'}: ${JSON.stringify(cmd.payload.text ?? cmd.payload.message ?? cmd.payload)}`);
-        return { ok: true };
-      case 'door_set_state':
-      case 'refresh_permissions':
-        log(`${this.id}: ${cmd.type} ${JSON.stringify(cmd.payload)}`);
-        return (await this.doors.access.handleCommand(cmd)) ?? { ok: true };
-      case 'custom':
-        log(`${this.id}: ${cmd.type} ${JSON.stringify(cmd.payload)}`);
-        return { ok: true };
-      case 'shutdown':
-        log(`${this.id}: shutdown requested; closing this server after the ack`);
-        setImmediate(() => void this.shutdown());
-        return { ok: true };
-      default:
-        return { ok: false, reason: `unsupported command type ${cmd.type}` };
-    }
-  }
-
-  /** Players leave, then the client flushes everything with final heartbeats and stops. */
-  async shutdown(): Promise<void> {
-    if (this.stopped) return;
-    this.stopped = true;
-    for (const p of this.client.roster.list()) this.leave(p.externalId, 'server_shutdown');
-    await this.client.stop({ flush: true, timeoutMs: 20_000 });
-  }
-}
-
-interface Totals {
-  sent: number;
-  ok: number;
-  statuses: Record<string, number>;
-  latencies: number[];
-  eventsTracked: number;
-  eventsAcked: number;
-  eventsQueued: number;
-  eventsDropped: number;
-  commandsReceived: number;
-  commandsAcked: number;
-  commandsFailed: number;
-  commandsDuplicate: number;
-  players: number;
-}
-
-function totals(fleet: SimServer[]): Totals {
-  const t: Totals = {
-    sent: 0, ok: 0, statuses: {}, latencies: [], eventsTracked: 0, eventsAcked: 0, eventsQueued: 0, eventsDropped: 0,
-    commandsReceived: 0, commandsAcked: 0, commandsFailed: 0, commandsDuplicate: 0, players: 0,
-  };
-  for (const s of fleet) {
-    const st: ClientStats = s.client.stats();
-    t.sent += st.heartbeatsSent;
-    t.ok += st.heartbeatsOk;
-    for (const [k, v] of Object.entries(st.heartbeatStatuses)) t.statuses[k] = (t.statuses[k] ?? 0) + v;
-    t.latencies.push(...st.latencySamplesMs);
-    t.eventsTracked += st.eventsTracked;
-    t.eventsAcked += st.eventsAcked;
-    t.eventsQueued += st.eventsQueued;
-    t.eventsDropped += st.eventsDropped + st.eventsRejected;
-    t.commandsReceived += st.commandsReceived;
-    t.commandsAcked += st.commandsAcked;
-    t.commandsFailed += st.commandsFailed;
-    t.commandsDuplicate += st.commandsDuplicate;
-    t.players += s.client.roster.size;
-  }
-  return t;
-}
 
 async function resolveGame(db: Db, opts: Options): Promise<{ gameId: string; key: string; intervalSeconds: number; created: boolean }> {
   if (opts.key) {
@@ -362,8 +199,8 @@ interface DbCounts {
   sessionsClosed: number;
 }
 
-async function countRows(db: Db, gameId: string, serverIds: string[]): Promise<DbCounts> {
-  const mine = { gameId, externalServerId: { in: serverIds } };
+async function countRows(db: Db, gameId: string, serverPrefix: string): Promise<DbCounts> {
+  const mine = { gameId, externalServerId: { startsWith: serverPrefix } };
   const [events, sessions, sessionsClosed] = await Promise.all([
     db.playerEvent.count({ where: mine }),
     db.session.count({ where: mine }),
@@ -372,19 +209,120 @@ async function countRows(db: Db, gameId: string, serverIds: string[]): Promise<D
   return { events, sessions, sessionsClosed };
 }
 
-const round = (ms: number): number | null => (Number.isFinite(ms) ? Math.round(ms * 10) / 10 : null);
+/** A forked child and its last messages. */
+interface Child {
+  role: 'fleet' | 'probe';
+  proc: ChildProcess;
+  ready: Promise<void>;
+  final: Promise<FleetFinal | ProbeFinal | null>;
+  progress?: FleetProgress;
+  /** The last non-empty sample of servers and players. */
+  sample?: TargetSample[];
+}
 
-async function run(opts: Options): Promise<number> {
-  const config = loadConfig();
+function forkChild(role: 'fleet' | 'probe', cpuProfDir?: string): Child {
+  const file = new URL(`./simulate/${role === 'fleet' ? 'fleet-worker' : 'probe'}.ts`, import.meta.url).pathname;
+  const execArgv = ['--import', 'tsx', ...(cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : [])];
+  const proc = fork(file, [], { execArgv, serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = { role, proc } as Child;
+  child.ready = new Promise((resolve, reject) => {
+    proc.on('message', (m: FromChild) => {
+      if (m.type === 'ready') resolve();
+      else if (m.type === 'progress') {
+        child.progress = m;
+        if (m.sample.length) child.sample = m.sample;
+      }
+      else if (m.type === 'log') log(`${role} ${proc.pid}: ${m.line}`);
+    });
+    proc.once('exit', (code) => reject(new Error(`${role} process exited with ${code} before it was ready`)));
+  });
+  child.final = new Promise((resolve) => {
+    proc.on('message', (m: FromChild) => {
+      if (m.type === 'final') resolve(m);
+    });
+    proc.once('exit', () => resolve(null));
+  });
+  return child;
+}
+
+const toChild = (c: Child, m: ToChild): void => {
+  if (c.proc.connected) c.proc.send(m);
+};
+
+/** Total CPU jiffies of the machine: [busy, all] from /proc/stat (Linux). */
+function machineJiffies(): [number, number] | null {
+  try {
+    const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+    const all = cpu.reduce((a, b) => a + b, 0);
+    const idle = (cpu[3] ?? 0) + (cpu[4] ?? 0);
+    return [all - idle, all];
+  } catch {
+    return null;
+  }
+}
+
+/** CPU seconds used so far by `pid` (utime + stime, /proc/<pid>/stat; 100 ticks a second), or null. */
+function processCpuSeconds(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return null;
+  }
+}
+
+async function usedMemory(redis: AppRedis): Promise<number> {
+  const info = await redis.info('memory');
+  return Number(/used_memory:(\d+)/.exec(info)?.[1] ?? Number.NaN);
+}
+
+/** The key family of a game key: the suffix after `{g:…}:` up to its variable part (`replay`, `rl:ban`, `doors:dec`, ...). */
+function familyOf(key: string, base: string): string {
+  const rest = key.slice(base.length + 1).split(':');
+  if (rest[0] === 'rl' || rest[0] === 'doors' || rest[0] === 'cmd' || rest[0] === 'banw') return rest.length > 2 ? `${rest[0]}:${rest[1]}` : rest.join(':');
+  return rest[0] ?? '?';
+}
+
+/** MEMORY USAGE of every key of the game, by family (SCAN + pipelined MEMORY USAGE). */
+async function gameKeyMemory(redis: AppRedis, prefix: string, gameId: string): Promise<{ keys: number; bytes: number; byFamily: Record<string, { keys: number; bytes: number }> }> {
+  const base = new GameKeys(prefix, gameId).base;
+  const byFamily: Record<string, { keys: number; bytes: number }> = {};
+  let keys = 0;
+  let bytes = 0;
+  let cursor = '0';
+  do {
+    const [next, batch] = await redis.scan(cursor, 'MATCH', `${base.replace(/[[\]*?]/g, '\\$&')}:*`, 'COUNT', 2000);
+    cursor = next;
+    if (!batch.length) continue;
+    const pipe = redis.pipeline();
+    for (const k of batch) pipe.memory('USAGE', k, 'SAMPLES', '0');
+    const sizes = (await pipe.exec()) ?? [];
+    batch.forEach((k, i) => {
+      const size = Number(sizes[i]?.[1] ?? 0);
+      const fam = familyOf(k, base);
+      byFamily[fam] ??= { keys: 0, bytes: 0 };
+      byFamily[fam].keys++;
+      byFamily[fam].bytes += size;
+      keys++;
+      bytes += size;
+    });
+  } while (cursor !== '0');
+  return { keys, bytes, byFamily };
+}
+
+const pct = (part: number, all: number): number | null => (all > 0 ? Math.round((1000 * part) / all) / 10 : null);
+
+async function run(opts: Options, config: Readonly<Config>): Promise<number> {
   const db = createDb(config.databaseUrl, 2);
-  let redis: AppRedis | undefined;
+  const redis: AppRedis = createRedis(config.redisUrl, { name: 'simulate' });
   let nudgeQueue: NudgeQueue | undefined;
   let push: Awaited<ReturnType<typeof attachNudgeImitation>> | undefined;
+  const children: Child[] = [];
   try {
     const game = await resolveGame(db, opts);
     const runTag = randomBytes(3).toString('hex');
     if (game.created) {
-      redis ??= createRedis(config.redisUrl, { name: 'simulate' });
       // The first players of the first two servers are the VIPs of the armory and the heli spawner.
       const vips = [0, 1].flatMap((server) => [0, 1, 2].map((n) => `p-${runTag}-${server}-${n}`));
       await seedSimulatedDoors({ db, redis, redisPrefix: config.redisPrefix }, game.gameId, vips);
@@ -392,55 +330,59 @@ async function run(opts: Options): Promise<number> {
     const prefix = parseServerKey(game.key)!.prefix;
     log(
       `${game.created ? 'created' : 'using'} game ${game.gameId} (interval ${game.intervalSeconds} s), key svc_live_${prefix}.…; ` +
-        `${opts.servers} servers × ~${opts.players} players for ${opts.durationSeconds} s against ${opts.url} (run ${runTag})`,
+        `${opts.servers} servers × ~${opts.players} players, ramp ${opts.rampSeconds} s, fill ${opts.fillSeconds} s, ${opts.durationSeconds} s, ` +
+        `${opts.procs} fleet process(es)${opts.probeRate ? ` + a probe at ${opts.probeRate}/s` : ''} against ${opts.url} (run ${runTag})`,
     );
     if (!game.created && opts.intervalSeconds !== 15) log('--interval is ignored with --key (the game keeps its interval)');
 
-    const problems: Record<string, number> = {};
-    const setupErrors: (SetupErrorInfo & { server: string })[] = [];
-    const fleet: SimServer[] = [];
-    for (let i = 0; i < opts.servers; i++) {
-      const server: SimServer = new SimServer(runTag, i, opts.players, {
-        url: opts.url,
-        key: game.key,
-        onProblem: (p) => {
-          problems[p.kind] = (problems[p.kind] ?? 0) + 1;
-          if (problems[p.kind] === 1) log(`${server.id}: ${p.kind}: ${p.message} (further ${p.kind} problems are only counted)`);
-        },
-        onSetupError: (e) => {
-          setupErrors.push({ ...e, server: server.id });
-          log(`${server.id}: SETUP ERROR ${e.status} ${e.code}: ${e.message}; ${e.hint}`);
-        },
-      });
-      fleet.push(server);
-    }
+    for (let p = 0; p < opts.procs; p++) children.push(forkChild('fleet', opts.cpuProfDir));
+    if (opts.probeRate > 0) children.push(forkChild('probe', opts.cpuProfDir));
+    await Promise.all(children.map((c) => c.ready));
+    const fleetChildren = children.filter((c) => c.role === 'fleet');
+    const probe = children.find((c) => c.role === 'probe');
 
-    // Moderation while the fleet plays (issue #3): random commands through the service, optionally nudged.
+    // Moderation while the fleet plays: random commands through the service, optionally nudged.
     let load: CommandLoad | undefined;
     if (opts.commandsPerMinute > 0) {
-      redis ??= createRedis(config.redisUrl, { name: 'simulate' });
       nudgeQueue = new NudgeQueue(redis, config.redisPrefix);
       load = new CommandLoad({ db, redis, redisPrefix: config.redisPrefix, gameId: game.gameId, nudges: nudgeQueue, issuedBy: `simulator:${runTag}` });
     }
     if (opts.nudges && !game.created) log('--nudges is ignored with --key (the game keeps its platform settings)');
     if (opts.nudges && game.created) {
       push = await attachNudgeImitation(db, game.gameId);
-      for (const s of fleet) push.subscribe(() => s.client.nudge());
+      let pending = false;
+      push.subscribe(() => {
+        if (pending) return;
+        pending = true;
+        setTimeout(() => {
+          pending = false;
+          for (const c of fleetChildren) toChild(c, { type: 'nudge' });
+        }, 50);
+      });
       log(`nudges on: the game publishes to ${push.platform.baseUrl} (the workers must run publish-nudges)`);
     }
-    const targets = fleet.map((s) => ({ id: s.id, players: () => (s.stopped ? [] : s.client.roster.list().map((p) => p.externalId)) }));
-    const commandsPerTick = (opts.commandsPerMinute / 60) * (TICK_MS / 1000);
 
-    // Servers boot spread over the first interval so their heartbeats do not all land in one instant.
-    const startedAt = Date.now();
-    const spread = Math.min(game.intervalSeconds, opts.durationSeconds) * 1000;
-    const boots = fleet.map((s) =>
-      setTimeout(() => {
-        if (s.stopped) return;
-        s.client.start();
-        void s.doors.access.refreshManifest(); // the door manifest on boot (spec: intended client flow)
-      }, Math.random() * spread),
-    );
+    // The timeline: a short idle baseline for the probe, then the ramp.
+    const memoryBefore = await usedMemory(redis);
+    // The probe warms up for 2 s (connection, JIT: not reported), then measures a 3 s idle baseline.
+    const t0 = Date.now() + (probe ? 5000 : 500);
+    const timeline: Timeline = { idleFromMs: t0 - 3000, t0, bootEndMs: t0 + (opts.rampSeconds + game.intervalSeconds) * 1000, endMs: t0 + opts.durationSeconds * 1000 };
+    const requestTimeoutMs = opts.timeoutSeconds * 1000;
+    const shares: { indices: number[]; bootAtMs: number[] }[] = fleetChildren.map(() => ({ indices: [], bootAtMs: [] }));
+    for (let i = 0; i < opts.servers; i++) {
+      const share = shares[i % shares.length]!;
+      share.indices.push(i);
+      share.bootAtMs.push(Math.random() * opts.rampSeconds * 1000);
+    }
+    fleetChildren.forEach((c, k) => {
+      const m: FleetStart = { type: 'start', url: opts.url, key: game.key, runTag, players: opts.players, fillSeconds: opts.fillSeconds, timeline, requestTimeoutMs, ...shares[k]! };
+      toChild(c, m);
+    });
+    if (probe) {
+      const m: ProbeStart = { type: 'start', url: opts.url, key: game.key, runTag, rate: opts.probeRate, timeline, requestTimeoutMs };
+      toChild(probe, m);
+    }
+
     let interrupted = false;
     const onSignal = (): void => {
       if (!interrupted) log('interrupted: stopping the fleet');
@@ -449,46 +391,125 @@ async function run(opts: Options): Promise<number> {
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
 
-    let lastProgress = startedAt;
-    while (!interrupted && Date.now() - startedAt < opts.durationSeconds * 1000) {
-      for (const s of fleet) s.tick();
-      for (let n = Math.floor(commandsPerTick) + (Math.random() < commandsPerTick % 1 ? 1 : 0); load && n > 0; n--) await load.issueRandom(targets);
+    await realSleep(Math.max(0, t0 - Date.now()));
+    const meter = new ProcessMeter();
+    meter.begin();
+    const cpu0 = machineJiffies();
+    const watched0 = opts.watchPids.map(processCpuSeconds);
+    const commandsPerSecond = opts.commandsPerMinute / 60;
+    let lastProgress = Date.now();
+    while (!interrupted && Date.now() < timeline.endMs) {
+      const targets: TargetSample[] = fleetChildren.flatMap((c) => c.sample ?? []);
+      const fleetTargets = targets.map((t) => ({ id: t.id, players: () => t.players }));
+      for (let n = Math.floor(commandsPerSecond) + (Math.random() < commandsPerSecond % 1 ? 1 : 0); load && fleetTargets.length && n > 0; n--) await load.issueRandom(fleetTargets);
       if (Date.now() - lastProgress >= PROGRESS_MS) {
         lastProgress = Date.now();
-        const t = totals(fleet);
+        const sum = (f: (p: FleetProgress) => number) => fleetChildren.reduce((n, c) => n + (c.progress ? f(c.progress) : 0), 0);
         log(
-          `t=${Math.round((Date.now() - startedAt) / 1000)}s heartbeats ok ${t.ok}/${t.sent}, players ${t.players}, ` +
-            `events tracked ${t.eventsTracked} acked ${t.eventsAcked} queued ${t.eventsQueued}, commands ${t.commandsAcked}/${t.commandsReceived}`,
+          `t=${Math.round((Date.now() - t0) / 1000)}s servers ${sum((p) => p.booted)}/${opts.servers}, players ${sum((p) => p.players)}, heartbeats ok ${sum((p) => p.heartbeatsOk)}/${sum((p) => p.heartbeatsSent)}, ` +
+            `requests ${sum((p) => p.requests)}, events tracked ${sum((p) => p.eventsTracked)} acked ${sum((p) => p.eventsAcked)} queued ${sum((p) => p.eventsQueued)}, commands ${sum((p) => p.commandsAcked)}/${sum((p) => p.commandsReceived)}`,
         );
       }
-      await realSleep(TICK_MS - ((Date.now() - startedAt) % TICK_MS));
+      await realSleep(Math.min(1000, Math.max(0, timeline.endMs - Date.now())));
     }
-    for (const b of boots) clearTimeout(b);
-    const playedSeconds = Math.round((Date.now() - startedAt) / 1000);
+    meter.end();
+    const cpu1 = machineJiffies();
+    const watched1 = opts.watchPids.map(processCpuSeconds);
+    const windowSeconds = Math.round((Date.now() - t0) / 100) / 10;
+
+    // Redis memory at the end of the window, fleet still live.
+    const liveServers = await redis.zcount(new GameKeys(config.redisPrefix, game.gameId).servers(), '-inf', '+inf');
+    const memoryAtEnd = await usedMemory(redis);
+    const keyMemory = opts.memoryScan ? await gameKeyMemory(redis, config.redisPrefix, game.gameId) : null;
+
     if (load && !interrupted) log(`waiting (up to one interval) for the ${load.issuedIds.length} issued commands to be acked or failed`);
     const issued = load && (await load.settle(interrupted ? 0 : (game.intervalSeconds + 5) * 1000));
 
     log('stopping the fleet: players leave, final heartbeats flush the queues');
-    await Promise.all(fleet.map((s) => s.shutdown()));
-    const t = totals(fleet);
-    const expectedOpened = fleet.reduce((n, s) => n + s.sessionsOpened, 0);
-    const expectedClosed = fleet.reduce((n, s) => n + s.sessionsClosed, 0);
+    for (const c of children) toChild(c, { type: 'stop' });
+    const finals = await Promise.race([Promise.all(children.map((c) => c.final)), realSleep(90_000).then(() => null)]);
+    if (!finals) throw new Error('simulator processes did not report within 90 s of stop');
+    const fleetFinals = finals.filter((f, i): f is FleetFinal => !!f && children[i]!.role === 'fleet');
+    const probeFinal = finals.find((f, i): f is ProbeFinal => !!f && children[i]!.role === 'probe');
+    if (fleetFinals.length !== fleetChildren.length) throw new Error(`${fleetChildren.length - fleetFinals.length} fleet process(es) died without a report`);
+
+    // Merge the fleet's reports.
+    const requests = new RequestStats();
+    const t = {
+      heartbeats: { sent: 0, ok: 0, outcomeUnknown: 0, byStatus: {} as Record<string, number> },
+      events: { tracked: 0, acked: 0, queued: 0, outcomeUnknown: 0, dropped: 0 },
+      sessions: { opened: 0, closed: 0, ambiguous: 0 },
+      commands: { received: 0, acked: 0, failed: 0, duplicate: 0 },
+      bans: { checked: 0, answered: 0, failOpen: 0, refused: 0 },
+      problems: {} as Record<string, number>,
+    };
+    const doors = emptyDoorSummary();
+    const setupErrors: FleetFinal['setupErrors'] = [];
+    for (const f of fleetFinals) {
+      requests.add(f.requests);
+      t.heartbeats.sent += f.heartbeats.sent;
+      t.heartbeats.ok += f.heartbeats.ok;
+      t.heartbeats.outcomeUnknown += f.heartbeats.outcomeUnknown;
+      addCounts(t.heartbeats.byStatus, f.heartbeats.byStatus);
+      for (const k of Object.keys(t.events) as (keyof typeof t.events)[]) t.events[k] += f.events[k];
+      for (const k of Object.keys(t.sessions) as (keyof typeof t.sessions)[]) t.sessions[k] += f.sessions[k];
+      for (const k of Object.keys(t.commands) as (keyof typeof t.commands)[]) t.commands[k] += f.commands[k];
+      for (const k of Object.keys(t.bans) as (keyof typeof t.bans)[]) t.bans[k] += f.bans[k];
+      addCounts(t.problems, f.problems);
+      mergeDoorSummary(doors, f.doors);
+      setupErrors.push(...f.setupErrors);
+    }
 
     // Workers flush Redis streams to Postgres asynchronously: wait (bounded) until the rows catch up.
-    const serverIds = fleet.map((s) => s.id);
+    const serverPrefix = `sim-${runTag}-`;
+    const eventsLow = t.events.acked;
+    const eventsHigh = t.events.acked + t.events.outcomeUnknown;
+    const eventsOk = (c: DbCounts) => c.events >= eventsLow && c.events <= eventsHigh;
+    const sessionsOk = (c: DbCounts) =>
+      Math.abs(c.sessions - t.sessions.opened) <= t.sessions.ambiguous && Math.abs(c.sessionsClosed - t.sessions.closed) <= t.sessions.ambiguous;
     const waitStart = Date.now();
-    let rows = await countRows(db, game.gameId, serverIds);
-    const settled = (c: DbCounts): boolean =>
-      c.events === t.eventsAcked && c.sessions === expectedOpened && c.sessionsClosed === expectedClosed;
-    while (!settled(rows) && Date.now() - waitStart < opts.waitSeconds * 1000 && !(interrupted && rows.events === t.eventsAcked)) {
+    let rows = await countRows(db, game.gameId, serverPrefix);
+    while (!(eventsOk(rows) && sessionsOk(rows)) && Date.now() - waitStart < opts.waitSeconds * 1000 && !interrupted) {
       await realSleep(1000);
-      rows = await countRows(db, game.gameId, serverIds);
+      rows = await countRows(db, game.gameId, serverPrefix);
     }
     const waited = Math.round((Date.now() - waitStart) / 100) / 10;
 
-    const eventsMatch = rows.events === t.eventsAcked;
-    const doors = emptyDoorSummary();
-    for (const s of fleet) s.doors.addTo(doors);
+    // The simulator's own cost, and whether its lag voids the run.
+    const processes: ProcessReport[] = [...finals.filter((f): f is FleetFinal | ProbeFinal => !!f).map((f) => f.process), meter.result('coordinator', 0)];
+    const generators = processes.filter((p) => p.role !== 'coordinator');
+    const worstP99 = Math.max(...generators.map((p) => p.loopDelayMs.p99));
+    const fleetCpu = processes.filter((p) => p.role === 'fleet').reduce((n, p) => n + p.cpuSeconds, 0);
+    const fleetRequests = processes.filter((p) => p.role === 'fleet').reduce((n, p) => n + p.requests, 0);
+    const voidReason = worstP99 > VOID_LOOP_DELAY_P99_MS ? `simulator event-loop delay p99 ${worstP99} ms > ${VOID_LOOP_DELAY_P99_MS} ms: latencies measure the simulator` : null;
+    const machine = cpu0 && cpu1 ? { cpuBusyPercent: pct(cpu1[0] - cpu0[0], cpu1[1] - cpu0[1]), cores: availableParallelism() } : null;
+
+    const endpointSummary = (e: Endpoint) => {
+      const s = requests.endpoints[e];
+      return {
+        attempts: s.attempts,
+        byStatus: s.byStatus,
+        timeouts: s.byStatus.timeout ?? 0,
+        latencyMs: { all: requests.latency(e, ['boot', 'steady', 'tail']), boot: requests.latency(e, ['boot']), steady: requests.latency(e, ['steady']) },
+        refusals: s.retryAfter,
+      };
+    };
+    const refusalSpread: Record<string, number> = {};
+    let status409 = 0;
+    for (const e of ENDPOINTS) {
+      addCounts(refusalSpread, requests.endpoints[e].retryAfter);
+      status409 += requests.endpoints[e].byStatus['409'] ?? 0;
+    }
+    const refusalsTotal = Object.values(refusalSpread).reduce((a, b) => a + b, 0);
+    const probeStats = probeFinal ? new RequestStats().add(probeFinal.requests) : null;
+    const probeAll = (phases: ('idle' | 'boot' | 'steady')[]) => {
+      if (!probeStats) return null;
+      const both = new Histogram();
+      for (const e of ['heartbeat', 'bansCheck'] as const) for (const p of phases) both.add(probeStats.endpoints[e].latency[p]);
+      return { all: both.summary(), heartbeat: probeStats.latency('heartbeat', phases), bansCheck: probeStats.latency('bansCheck', phases) };
+    };
+    const eventsMatch = eventsOk(rows);
+    const sessionsMatch = sessionsOk(rows);
     const summary = {
       url: opts.url,
       gameId: game.gameId,
@@ -496,67 +517,127 @@ async function run(opts: Options): Promise<number> {
       run: runTag,
       servers: opts.servers,
       playersPerServer: opts.players,
-      durationSeconds: playedSeconds,
+      procs: opts.procs,
+      rampSeconds: opts.rampSeconds,
+      fillSeconds: opts.fillSeconds,
+      durationSeconds: windowSeconds,
       intervalSeconds: game.intervalSeconds,
-      heartbeats: { sent: t.sent, ok: t.ok, byStatus: t.statuses },
-      latencyMs: { p50: round(percentile(t.latencies, 50)), p99: round(percentile(t.latencies, 99)), max: round(t.latencies.reduce((m, x) => Math.max(m, x), Number.NEGATIVE_INFINITY)), samples: t.latencies.length },
-      events: { tracked: t.eventsTracked, sent: t.eventsAcked, unsent: t.eventsQueued, dropped: t.eventsDropped, rowsInPostgres: rows.events, match: eventsMatch },
-      sessions: { opened: rows.sessions, closed: rows.sessionsClosed, expectedOpened, expectedClosed },
-      commands: {
-        received: t.commandsReceived,
-        acked: t.commandsAcked,
-        failed: t.commandsFailed,
-        redeliveriesSkipped: t.commandsDuplicate,
-        ...(issued ? { issued, nudgesPublished: push?.platform.accepted.length ?? 0 } : {}),
+      phases: { bootSeconds: opts.rampSeconds + game.intervalSeconds, note: 'boot = first ramp + one interval seconds from the first boot; steady = the rest of the window' },
+      void: voidReason,
+      simulator: {
+        loopDelayP99WorstMs: worstP99,
+        fleetCpuSeconds: Math.round(fleetCpu * 100) / 100,
+        fleetRequests,
+        fleetCpuUsPerRequest: fleetRequests ? Math.round((fleetCpu * 1e6) / fleetRequests) : null,
+        fleetCpuCoreShare: windowSeconds ? Math.round((fleetCpu / windowSeconds) * 1000) / 1000 : null,
+        processes,
       },
-      bansRefused: fleet.reduce((n, s) => n + s.bansRefused, 0),
+      machine,
+      watchedPids: opts.watchPids.map((pid, i) => ({ pid, cpuSeconds: watched0[i] !== null && watched1[i] !== null ? Math.round((watched1[i]! - watched0[i]!) * 100) / 100 : null })),
+      requests: Object.fromEntries(ENDPOINTS.map((e) => [e, endpointSummary(e)])),
+      refusals: { total: refusalsTotal, withoutRetryAfter: refusalSpread.none ?? 0, retryAfterSeconds: Object.fromEntries(Object.entries(refusalSpread).filter(([k]) => k !== 'none')) },
+      status409,
+      timeouts: ENDPOINTS.reduce((n, e) => n + (requests.endpoints[e].byStatus.timeout ?? 0), 0),
+      probe: probeStats
+        ? {
+            rate: opts.probeRate,
+            byStatus: addCounts(addCounts({}, probeStats.endpoints.heartbeat.byStatus), probeStats.endpoints.bansCheck.byStatus),
+            latencyMs: { idle: probeAll(['idle']), boot: probeAll(['boot']), steady: probeAll(['steady']), all: probeAll(['boot', 'steady']) },
+          }
+        : null,
+      heartbeats: t.heartbeats,
+      latencyMs: requests.latency('heartbeat', ['boot', 'steady', 'tail']),
+      events: { tracked: t.events.tracked, sent: t.events.acked, outcomeUnknown: t.events.outcomeUnknown, unsent: t.events.queued - t.events.outcomeUnknown, dropped: t.events.dropped, rowsInPostgres: rows.events, match: eventsMatch },
+      sessions: { opened: rows.sessions, closed: rows.sessionsClosed, expectedOpened: t.sessions.opened, expectedClosed: t.sessions.closed, ambiguous: t.sessions.ambiguous, match: sessionsMatch },
+      commands: { ...t.commands, ...(issued ? { issued, nudgesPublished: push?.platform.accepted.length ?? 0 } : {}) },
+      bans: t.bans,
+      bansRefused: t.bans.refused,
       doors,
-      problems,
-      setupErrors: setupErrors.map((e) => ({ server: e.server, status: e.status, code: e.code, message: e.message })),
+      redisMemory: {
+        usedBeforeBytes: memoryBefore,
+        usedAtEndBytes: memoryAtEnd,
+        liveServers,
+        bytesPerLiveServer: liveServers ? Math.round((memoryAtEnd - memoryBefore) / liveServers) : null,
+        note: 'INFO used_memory is the whole Redis: on a shared Redis other tenants move it; gameKeys counts only this game',
+        gameKeys: keyMemory ? { ...keyMemory, bytesPerLiveServer: liveServers ? Math.round(keyMemory.bytes / liveServers) : null } : null,
+      },
+      problems: t.problems,
+      setupErrors,
       waitedSeconds: waited,
     };
 
-    if (opts.json) {
-      process.stdout.write(`${JSON.stringify(summary)}\n`);
-    } else {
-      const lines = [
-        `game ${summary.gameId} (key svc_live_${prefix}.…), ${summary.servers} servers, ${summary.durationSeconds} s, interval ${summary.intervalSeconds} s`,
-        `heartbeats   sent ${t.sent}, ok ${t.ok}  ${JSON.stringify(t.statuses)}`,
-        `latency      p50 ${summary.latencyMs.p50} ms, p99 ${summary.latencyMs.p99} ms (${t.latencies.length} samples)`,
-        `events       sent ${t.eventsAcked}, rows in Postgres ${rows.events} ${eventsMatch ? '(match)' : '(MISMATCH)'}; tracked ${t.eventsTracked}, unsent ${t.eventsQueued}`,
-        `sessions     opened ${rows.sessions}, closed ${rows.sessionsClosed} (rosters imply ${expectedOpened} opened, ${expectedClosed} closed)`,
-        `commands     received ${t.commandsReceived}, acked ${t.commandsAcked}, failed ${t.commandsFailed}`,
-        ...(issued
-          ? [
-              `moderation   issued ${issued.issued} (refused ${issued.refused}): acked ${issued.acked}, failed ${issued.failed}, expired ${issued.expired}, open ${issued.open}; ` +
-                `issue→ack p50 ${issued.issueToAckMs.p50} ms, p99 ${issued.issueToAckMs.p99} ms; nudges ${push?.platform.accepted.length ?? 'off'}`,
-            ]
-          : []),
-        `bans         ${summary.bansRefused} join(s) refused (banned)`,
-        `doors        opened ${doors.opened}: allowed ${doors.allowed}, denied ${doors.denied}; answered by ${JSON.stringify(doors.bySource)}; reasons ${JSON.stringify(doors.byReason)}`,
-        `waited ${waited} s for Postgres`,
-      ];
-      if (Object.keys(problems).length) lines.push(`problems     ${JSON.stringify(problems)}`);
-      for (const e of setupErrors) lines.push(`SETUP ERROR  ${e.server}: ${e.status} ${e.code} ${e.message}`);
-      process.stdout.write(`${lines.join('\n')}\n`);
+    if (opts.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
+    else process.stdout.write(`${humanSummary(summary)}\n`);
+    if (voidReason) log(`VOID: ${voidReason}`);
+    if (!eventsMatch) log(`events sent (${eventsLow}${eventsHigh > eventsLow ? `–${eventsHigh}` : ''}) and rows in Postgres (${rows.events}) differ after ${waited} s`);
+    if (!sessionsMatch) {
+      log(`sessions in Postgres (${rows.sessions} opened, ${rows.sessionsClosed} closed) differ from the accepted rosters (${t.sessions.opened}, ${t.sessions.closed}, ±${t.sessions.ambiguous})`);
     }
-    if (!eventsMatch) log(`events sent (${t.eventsAcked}) and rows in Postgres (${rows.events}) differ after ${waited} s`);
-    if (rows.sessions !== expectedOpened || rows.sessionsClosed !== expectedClosed) {
-      log(`sessions in Postgres (${rows.sessions} opened, ${rows.sessionsClosed} closed) differ from the accepted rosters (${expectedOpened}, ${expectedClosed})`);
-    }
-    return eventsMatch && t.eventsQueued === 0 && setupErrors.length === 0 ? 0 : 1;
+    const unsent = t.events.queued - t.events.outcomeUnknown;
+    return eventsMatch && unsent === 0 && setupErrors.length === 0 ? 0 : 1;
   } finally {
+    for (const c of children) if (c.proc.exitCode === null) c.proc.kill('SIGTERM');
     await Promise.allSettled([nudgeQueue?.close(), push?.platform.stop()]);
-    await Promise.allSettled([redis?.quit(), db.$disconnect()]);
+    await Promise.allSettled([redis.quit(), db.$disconnect()]);
   }
+}
+
+type Summary = Record<string, any>;
+
+/** The summary for a terminal. */
+function humanSummary(s: Summary): string {
+  const lat = (l: { p50: number | null; p99: number | null; max: number | null; n: number } | null | undefined) =>
+    l && l.n ? `p50 ${l.p50} ms, p99 ${l.p99} ms, max ${l.max} ms (${l.n})` : 'none';
+  const lines = [
+    `game ${s.gameId} (key svc_live_${s.keyPrefix}.…), ${s.servers} servers × ~${s.playersPerServer}, ${s.durationSeconds} s, interval ${s.intervalSeconds} s, ramp ${s.rampSeconds} s, ${s.procs} fleet process(es)`,
+    s.void ? `VOID         ${s.void}` : `valid        simulator loop delay p99 ≤ ${VOID_LOOP_DELAY_P99_MS} ms in every process (worst ${s.simulator.loopDelayP99WorstMs} ms)`,
+    `simulator    fleet CPU ${s.simulator.fleetCpuSeconds} s for ${s.simulator.fleetRequests} requests = ${s.simulator.fleetCpuUsPerRequest} µs/request (${s.simulator.fleetCpuCoreShare} of a core); ` +
+      s.simulator.processes.map((p: ProcessReport) => `${p.role} ${p.pid}: loop p99 ${p.loopDelayMs.p99} ms max ${p.loopDelayMs.max} ms, CPU ${p.cpuSeconds} s`).join('; '),
+    ...(s.machine ? [`machine      CPU busy ${s.machine.cpuBusyPercent} % of ${s.machine.cores} cores over the window`] : []),
+    ...s.watchedPids.map((w: { pid: number; cpuSeconds: number | null }) => `watched      pid ${w.pid}: ${w.cpuSeconds} CPU s`),
+  ];
+  for (const e of ENDPOINTS) {
+    const r = s.requests[e];
+    if (!r.attempts) continue;
+    lines.push(`${e.padEnd(13)}${r.attempts} attempts ${JSON.stringify(r.byStatus)}; boot ${lat(r.latencyMs.boot)}; steady ${lat(r.latencyMs.steady)}`);
+  }
+  lines.push(`refusals     ${s.refusals.total} (429/503), ${s.refusals.withoutRetryAfter} without Retry-After; Retry-After spread ${JSON.stringify(s.refusals.retryAfterSeconds)}; 409s ${s.status409}; timeouts ${s.timeouts}`);
+  if (s.probe) {
+    lines.push(`probe        ${s.probe.rate}/s ${JSON.stringify(s.probe.byStatus)}; idle ${lat(s.probe.latencyMs.idle?.all)}; boot ${lat(s.probe.latencyMs.boot?.all)}; steady ${lat(s.probe.latencyMs.steady?.all)}`);
+  }
+  lines.push(
+    `heartbeats   sent ${s.heartbeats.sent}, ok ${s.heartbeats.ok}, outcome unknown ${s.heartbeats.outcomeUnknown}`,
+    `events       sent ${s.events.sent}${s.events.outcomeUnknown ? ` (+${s.events.outcomeUnknown} outcome unknown)` : ''}, rows in Postgres ${s.events.rowsInPostgres} ${s.events.match ? '(match)' : '(MISMATCH)'}; tracked ${s.events.tracked}, unsent ${s.events.unsent}`,
+    `sessions     opened ${s.sessions.opened}, closed ${s.sessions.closed} (rosters imply ${s.sessions.expectedOpened} opened, ${s.sessions.expectedClosed} closed${s.sessions.ambiguous ? `, ±${s.sessions.ambiguous}` : ''}) ${s.sessions.match ? '(match)' : '(MISMATCH)'}`,
+    `commands     received ${s.commands.received}, acked ${s.commands.acked}, failed ${s.commands.failed}`,
+  );
+  const issued = s.commands.issued;
+  if (issued) {
+    lines.push(
+      `moderation   issued ${issued.issued} (refused ${issued.refused}): acked ${issued.acked}, failed ${issued.failed}, expired ${issued.expired}, open ${issued.open}; ` +
+        `issue→ack p50 ${issued.issueToAckMs.p50} ms, p99 ${issued.issueToAckMs.p99} ms; nudges ${s.commands.nudgesPublished ?? 'off'}`,
+    );
+  }
+  lines.push(
+    `bans         checked ${s.bans.checked}: answered ${s.bans.answered}, failed open ${s.bans.failOpen}; ${s.bans.refused} join(s) refused (banned)`,
+    `doors        opened ${s.doors.opened}: allowed ${s.doors.allowed}, denied ${s.doors.denied}; answered by ${JSON.stringify(s.doors.bySource)}; reasons ${JSON.stringify(s.doors.byReason)}`,
+    `redis        used_memory ${s.redisMemory.usedBeforeBytes} → ${s.redisMemory.usedAtEndBytes} B with ${s.redisMemory.liveServers} live servers: ${s.redisMemory.bytesPerLiveServer} B/server` +
+      (s.redisMemory.gameKeys ? `; the game's keys ${s.redisMemory.gameKeys.keys} = ${s.redisMemory.gameKeys.bytes} B (${s.redisMemory.gameKeys.bytesPerLiveServer} B/server)` : ''),
+    `waited ${s.waitedSeconds} s for Postgres`,
+  );
+  if (Object.keys(s.problems).length) lines.push(`problems     ${JSON.stringify(s.problems)}`);
+  for (const e of s.setupErrors) lines.push(`SETUP ERROR  ${e.server}: ${e.status} ${e.code} ${e.message}`);
+  return lines.join('\n');
 }
 
 async function main(): Promise<number> {
   let opts: Options | null;
+  let config: Readonly<Config>;
   try {
-    opts = parseOptions(process.argv.slice(2));
+    config = loadConfig();
+    opts = parseOptions(process.argv.slice(2), config.port);
   } catch (err) {
-    console.error(`${(err as Error).message}\n${USAGE}`);
+    console.error(err instanceof ConfigError ? err.message : `${(err as Error).message}\n${USAGE}`);
     return 2;
   }
   if (!opts) {
@@ -564,7 +645,7 @@ async function main(): Promise<number> {
     return 0;
   }
   try {
-    return await run(opts);
+    return await run(opts, config);
   } catch (err) {
     if (err instanceof UsageError || err instanceof ConfigError) {
       console.error(err.message);
@@ -575,4 +656,4 @@ async function main(): Promise<number> {
   }
 }
 
-void main().then((code) => process.exit(code));
+main().then((code) => process.exit(code));

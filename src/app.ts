@@ -20,6 +20,8 @@ import { bansCheckRoute } from './http/routes/bans-check.js';
 import { Blocklist } from './bans/blocklist.js';
 import type { ApiMetrics } from './metrics/api-metrics.js';
 import { countRateLimited, ObservedDoorAccessService, ObservedHeartbeatService } from './metrics/observed-services.js';
+import { AdmissionController } from './limits/admission.js';
+import { admit } from './http/admission.js';
 
 export interface AppDeps {
   config: Readonly<Config>;
@@ -28,6 +30,19 @@ export interface AppDeps {
   verifier: KeyVerifier;
   /** In-process metrics (src/metrics/api-metrics.ts), rendered by the console listener; none in most tests. */
   metrics?: ApiMetrics;
+  /**
+   * Admission control of the game endpoints (src/limits/admission.ts); default: one built from
+   * `config.admission` over this app's Redis client. The caller closes it at shutdown.
+   */
+  admission?: AdmissionController;
+}
+
+/** The admission controller of `deps`, or a new one from its config (queue length of its Redis client, shed counts into its metrics). */
+export function admissionFor(deps: AppDeps): AdmissionController {
+  if (deps.admission) return deps.admission;
+  const controller = new AdmissionController(deps.config.admission, () => deps.redis.commandQueue.length, deps.metrics);
+  deps.metrics?.watchAdmission(controller);
+  return controller;
 }
 
 /** The game surface's path prefix (spec: Endpoints). */
@@ -41,21 +56,23 @@ export function createApp(deps: AppDeps): Express {
   app.use(requestId);
   if (deps.metrics) app.use(deps.metrics.http());
 
-  // Raw bytes first: the signature covers the exact body; over the limit → 413 before any parsing.
+  // Admission first (a refused request costs no body read), then raw bytes: the signature covers the
+  // exact body; over the limit → 413 before any parsing.
+  const admission = admissionFor(deps);
   const raw = express.raw({ type: () => true, limit: deps.config.maxEnvelopeBytes });
   const heartbeats = deps.metrics ? new ObservedHeartbeatService(deps.redis, deps.config.redisPrefix, deps.metrics) : new HeartbeatService(deps.redis, deps.config.redisPrefix);
   const doorsVersions = new DoorsVersionReader(deps.redis, deps.db, deps.config.redisPrefix);
   const heartbeatDoors = { doorCacheTtlSeconds: deps.config.doorCacheTtlSeconds, versions: doorsVersions };
   // The five game endpoints sit on the app itself, ahead of the health router, heartbeat first (nearly
   // all of the traffic): a nested router's layers cost a measurable share of a cached door check.
-  app.post(`${GAME}/heartbeat`, raw, heartbeatRoute({ verifier: deps.verifier, heartbeats, doors: heartbeatDoors }));
+  app.post(`${GAME}/heartbeat`, admit(admission, 'heartbeat'), raw, heartbeatRoute({ verifier: deps.verifier, heartbeats, doors: heartbeatDoors }));
   const doorDeps = { db: deps.db, redis: deps.redis, redisPrefix: deps.config.redisPrefix, doorCacheTtlSeconds: deps.config.doorCacheTtlSeconds };
   const doors = deps.metrics ? new ObservedDoorAccessService(doorDeps, deps.metrics) : new DoorAccessService(doorDeps);
-  app.post(`${GAME}/doors/check`, raw, doorCheckRoute({ verifier: deps.verifier, doors }));
-  app.post(`${GAME}/doors/bulk`, raw, doorBulkRoute({ verifier: deps.verifier, doors }));
-  app.get(`${GAME}/doors/manifest`, raw, doorManifestRoute({ verifier: deps.verifier, doors }));
+  app.post(`${GAME}/doors/check`, admit(admission, 'checks'), raw, doorCheckRoute({ verifier: deps.verifier, doors }));
+  app.post(`${GAME}/doors/bulk`, admit(admission, 'doors'), raw, doorBulkRoute({ verifier: deps.verifier, doors }));
+  app.get(`${GAME}/doors/manifest`, admit(admission, 'doors'), raw, doorManifestRoute({ verifier: deps.verifier, doors }));
   const blocklist = new Blocklist(deps.redis, deps.db, deps.config.redisPrefix);
-  app.post(`${GAME}/bans/check`, raw, bansCheckRoute({ verifier: deps.verifier, redis: deps.redis, redisPrefix: deps.config.redisPrefix, blocklist }));
+  app.post(`${GAME}/bans/check`, admit(admission, 'checks'), raw, bansCheckRoute({ verifier: deps.verifier, redis: deps.redis, redisPrefix: deps.config.redisPrefix, blocklist }));
   app.use(healthRoutes(deps));
 
   app.use(notFoundHandler);

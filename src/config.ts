@@ -45,6 +45,22 @@ export interface Config {
    * unset, in which case the console generates one at boot (src/console/console-token.ts).
    */
   consoleToken: string | null;
+  /**
+   * Admission control of the game listener (src/limits/admission.ts, README "Overload"): ceilings at which
+   * heartbeats are refused with 503 `overloaded`; door manifest/bulk requests are refused at half of each,
+   * door and ban checks at a quarter. `maxLoopLagMs` 0 turns the event-loop signal off.
+   */
+  admission: {
+    /** Game requests in flight (admitted, not yet answered). */
+    maxInFlight: number;
+    /** Redis commands sent by this process and awaiting replies. */
+    maxRedisQueue: number;
+    /** Event-loop lag, ms. */
+    maxLoopLagMs: number;
+    /** Retry-After of a refusal: whole seconds drawn uniformly from [min, max]. */
+    retryAfterMinSeconds: number;
+    retryAfterMaxSeconds: number;
+  };
 }
 
 const schema = {
@@ -65,6 +81,11 @@ const schema = {
     CONSOLE_PORT: { type: 'integer', minimum: 0, maximum: 65535, default: 3001 },
     CONSOLE_HOST: { type: 'string', minLength: 1, default: '127.0.0.1' },
     CONSOLE_TOKEN: { type: 'string', minLength: 24, maxLength: 256, pattern: '^[\\x21-\\x7e]+$' },
+    ADMISSION_MAX_IN_FLIGHT: { type: 'integer', minimum: 4, maximum: 100000, default: 512 },
+    ADMISSION_MAX_REDIS_QUEUE: { type: 'integer', minimum: 4, maximum: 1000000, default: 2000 },
+    ADMISSION_MAX_LOOP_LAG_MS: { type: 'integer', minimum: 0, maximum: 60000, default: 200 },
+    ADMISSION_RETRY_AFTER_MIN_SECONDS: { type: 'integer', minimum: 1, maximum: 600, default: 2 },
+    ADMISSION_RETRY_AFTER_MAX_SECONDS: { type: 'integer', minimum: 1, maximum: 600, default: 8 },
   },
   additionalProperties: true,
 } as const;
@@ -99,6 +120,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     );
   }
   const v = copy as Record<string, string | number>;
+  // Cross-field rules.
+  if (Number(v.ADMISSION_RETRY_AFTER_MIN_SECONDS) > Number(v.ADMISSION_RETRY_AFTER_MAX_SECONDS)) {
+    throw new ConfigError([
+      `ADMISSION_RETRY_AFTER_MIN_SECONDS must not exceed ADMISSION_RETRY_AFTER_MAX_SECONDS (got ${v.ADMISSION_RETRY_AFTER_MIN_SECONDS} > ${v.ADMISSION_RETRY_AFTER_MAX_SECONDS})`,
+    ]);
+  }
   return Object.freeze({
     databaseUrl: String(v.DATABASE_URL),
     redisUrl: String(v.REDIS_URL),
@@ -115,5 +142,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     consolePort: Number(v.CONSOLE_PORT),
     consoleHost: String(v.CONSOLE_HOST),
     consoleToken: v.CONSOLE_TOKEN === undefined ? null : String(v.CONSOLE_TOKEN),
+    admission: Object.freeze({
+      maxInFlight: Number(v.ADMISSION_MAX_IN_FLIGHT),
+      maxRedisQueue: Number(v.ADMISSION_MAX_REDIS_QUEUE),
+      maxLoopLagMs: Number(v.ADMISSION_MAX_LOOP_LAG_MS),
+      retryAfterMinSeconds: Number(v.ADMISSION_RETRY_AFTER_MIN_SECONDS),
+      retryAfterMaxSeconds: Number(v.ADMISSION_RETRY_AFTER_MAX_SECONDS),
+    }),
   });
 }

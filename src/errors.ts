@@ -109,3 +109,14 @@ export class UnavailableError extends DomainError {
     super('unavailable', code, message, min + Math.floor(Math.random() * (max - min + 1)));
   }
 }
+
+/**
+ * `unavailable` `overloaded`: this API process is shedding load (src/limits/admission.ts) and refused the
+ * request before doing any of it; nothing was stored. The retry delay (whole seconds ≥ 1) is drawn by the
+ * admission controller from its configured range, so refused clients do not return together.
+ */
+export class OverloadedError extends DomainError {
+  constructor(retryAfterSeconds: number, readonly reason: string) {
+    super('unavailable', 'overloaded', 'the service is shedding load; retry after the Retry-After delay', Math.max(1, Math.round(retryAfterSeconds)));
+  }
+}

@@ -11,7 +11,7 @@ import { createDb } from './store/prisma.js';
 import { subscribeInvalidations } from './auth/invalidation.js';
 import { KeyVerifier } from './auth/key-verifier.js';
 import { VerifiedDigests } from './auth/verified-digests.js';
-import { createApp } from './app.js';
+import { admissionFor, createApp } from './app.js';
 import { ApiMetrics } from './metrics/api-metrics.js';
 import { startConsole } from './console/console-server.js';
 
@@ -25,7 +25,9 @@ async function main(): Promise<void> {
   const verifier = new KeyVerifier(db, new VerifiedDigests(redis, config.redisPrefix), metrics);
   await subscribeInvalidations(subscriber, verifier, config.redisPrefix);
 
-  const app = createApp({ config, redis, db, verifier, metrics });
+  // Admission control of the game listener (src/limits/admission.ts): its ceilings come from config.
+  const admission = admissionFor({ config, redis, db, verifier, metrics });
+  const app = createApp({ config, redis, db, verifier, metrics, admission });
   const server = app.listen(config.port, config.host, () => {
     log.info('game listener up', { port: config.port, host: config.host, pid: process.pid });
   });
@@ -44,6 +46,7 @@ async function main(): Promise<void> {
     const consoleClosed = consoleListener.close();
     await Promise.race([closed, new Promise((r) => setTimeout(r, 10_000))]);
     server.closeAllConnections();
+    admission.close();
     await consoleClosed;
     // Fire-and-forget writes started by the last responses (decision cache, active marks) get a moment.
     await new Promise((r) => setTimeout(r, 250));

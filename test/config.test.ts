@@ -1,4 +1,4 @@
-/** Boot-time configuration (src/config.ts): the worker niceness setting. */
+/** Boot-time configuration (src/config.ts): the worker niceness setting, admission control. */
 import { expect } from 'chai';
 import { ConfigError, loadConfig } from '../src/config.js';
 
@@ -21,4 +21,20 @@ describe('config', () => {
       expect((err as ConfigError).problems.join('\n')).to.match(/^WORKER_NICE /m);
     });
   }
+
+  it('admission control: defaults, overrides, and a Retry-After range whose min exceeds its max is refused', () => {
+    expect(loadConfig({}).admission).to.deep.equal({ maxInFlight: 512, maxRedisQueue: 2000, maxLoopLagMs: 200, retryAfterMinSeconds: 2, retryAfterMaxSeconds: 8 });
+    expect(loadConfig({ ADMISSION_MAX_LOOP_LAG_MS: '0', ADMISSION_MAX_IN_FLIGHT: '64' }).admission).to.include({ maxLoopLagMs: 0, maxInFlight: 64 });
+    const refused = (env: Record<string, string>): string => {
+      try {
+        loadConfig(env);
+      } catch (e) {
+        if (e instanceof ConfigError) return e.problems.join('\n');
+        throw e;
+      }
+      return '';
+    };
+    expect(refused({ ADMISSION_RETRY_AFTER_MIN_SECONDS: '9', ADMISSION_RETRY_AFTER_MAX_SECONDS: '3' })).to.match(/^ADMISSION_RETRY_AFTER_MIN_SECONDS must not exceed/m);
+    expect(refused({ ADMISSION_MAX_IN_FLIGHT: '2' })).to.match(/^ADMISSION_MAX_IN_FLIGHT /m);
+  });
 });

@@ -2,13 +2,18 @@
  * Mocha root hooks: every test process talks to the test database (TEST_DATABASE_URL, default
  * postgresql://postgres@127.0.0.1:5432/gis_test, migrated by `npm test`'s pretest step) and to Redis
  * under a random key prefix, so tests never touch dev data. The prefix's keys are deleted afterwards;
- * each test file removes the workspaces it created (cascading to everything under them).
+ * each test file removes the workspaces it created (cascading to everything under them). Admission
+ * control's event-loop lag signal is off (ADMISSION_MAX_LOOP_LAG_MS=0) unless the environment sets it.
  */
 import { randomBytes } from 'node:crypto';
 
 process.env.DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/gis_test';
 process.env.REDIS_PREFIX = `gistest-${randomBytes(4).toString('hex')}`;
 process.env.LOG_LEVEL = process.env.TEST_LOG_LEVEL ?? 'error';
+// Functional tests share a busy machine: the event-loop lag signal of admission control would shed their
+// requests whenever another process takes the CPU. Off unless a run sets it; test/http/admission.test.ts
+// builds its own controllers (in-flight, Redis queue and lag signals alike).
+process.env.ADMISSION_MAX_LOOP_LAG_MS ??= '0';
 
 export const mochaHooks = {
   async afterAll(): Promise<void> {

@@ -7,9 +7,9 @@
 import type { Db } from '../../src/store/prisma.js';
 import type { AppRedis } from '../../src/store/redis.js';
 import { addPolicy, createDoor } from '../../src/doors/door-admin-service.js';
-import { DoorAccess, type DoorAnswer } from '../../src/client/door-access.js';
+import { DoorAccess, type DoorAccessOptions, type DoorAnswer } from '../../src/client/door-access.js';
 import type { TransportResponse } from '../../src/client/http-transport.js';
-import type { PlayerEntry, ProblemInfo } from '../../src/client/client-types.js';
+import type { ProblemInfo } from '../../src/client/client-types.js';
 
 /** What the fleet's door use came to: answers by outcome, by where they came from, and the reasons. */
 export interface DoorPlaySummary {
@@ -45,34 +45,58 @@ export async function seedSimulatedDoors(deps: { db: Db; redis: AppRedis; redisP
 /** One simulated server's doors: players open a random door of the manifest now and then. */
 export class DoorPlay {
   readonly access: DoorAccess;
-  private readonly answers: DoorAnswer[] = [];
 
-  constructor(request: (method: string, path: string, body?: unknown) => Promise<TransportResponse>, externalServerId: string, onProblem: (p: ProblemInfo) => void) {
-    this.access = new DoorAccess({ request, externalServerId, onProblem });
+  /**
+   * @param into where answers are counted (one summary per simulator process: nothing per answer is kept).
+   * @param accessOptions more options of the server's {@link DoorAccess} (boot window, random source).
+   */
+  constructor(
+    request: (method: string, path: string, body?: unknown) => Promise<TransportResponse>,
+    externalServerId: string,
+    onProblem: (p: ProblemInfo) => void,
+    private readonly into: DoorPlaySummary = emptyDoorSummary(),
+    accessOptions: Partial<DoorAccessOptions> = {},
+  ) {
+    this.access = new DoorAccess({ ...accessOptions, request, externalServerId, onProblem });
+  }
+
+  /** Player `externalId` opens a random door of the manifest (nothing before the first manifest). */
+  open(externalId: string): void {
+    const keys = this.access.doorKeys();
+    if (!keys.length) return;
+    const key = keys[Math.floor(Math.random() * keys.length)]!;
+    void this.access.check(key, externalId).then((a) => countAnswer(this.into, a));
   }
 
   /** Each player opens a door with probability `chance` (per call; the simulator calls once a second). */
-  tick(players: PlayerEntry[], chance: number): void {
-    const keys = this.access.doorKeys();
-    if (!keys.length) return;
-    for (const p of players) {
-      if (Math.random() >= chance) continue;
-      const key = keys[Math.floor(Math.random() * keys.length)]!;
-      void this.access.check(key, p.externalId).then((a) => this.answers.push(a));
-    }
+  tick(players: Iterable<{ externalId: string }>, chance: number): void {
+    for (const p of players) if (Math.random() < chance) this.open(p.externalId);
   }
 
-  /** Adds this server's answers to `into`. */
+  /** Adds this server's answers to `into` (when they were not counted into it already). */
   addTo(into: DoorPlaySummary): void {
-    for (const a of this.answers) {
-      into.opened++;
-      if (a.allowed) into.allowed++;
-      else into.denied++;
-      into.bySource[a.source] = (into.bySource[a.source] ?? 0) + 1;
-      const reason = a.reason.replace(/:.*$/, '');
-      into.byReason[reason] = (into.byReason[reason] ?? 0) + 1;
-    }
+    if (into !== this.into) mergeDoorSummary(into, this.into);
   }
+}
+
+/** Counts one answer. */
+export function countAnswer(into: DoorPlaySummary, a: DoorAnswer): void {
+  into.opened++;
+  if (a.allowed) into.allowed++;
+  else into.denied++;
+  into.bySource[a.source] = (into.bySource[a.source] ?? 0) + 1;
+  const reason = a.reason.replace(/:.*$/, '');
+  into.byReason[reason] = (into.byReason[reason] ?? 0) + 1;
+}
+
+/** Adds `from` into `into`. */
+export function mergeDoorSummary(into: DoorPlaySummary, from: DoorPlaySummary): DoorPlaySummary {
+  into.opened += from.opened;
+  into.allowed += from.allowed;
+  into.denied += from.denied;
+  for (const [k, v] of Object.entries(from.bySource)) into.bySource[k] = (into.bySource[k] ?? 0) + v;
+  for (const [k, v] of Object.entries(from.byReason)) into.byReason[k] = (into.byReason[k] ?? 0) + v;
+  return into;
 }
 
 /** An empty summary. */

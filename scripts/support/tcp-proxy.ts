@@ -2,13 +2,17 @@
  * A TCP pass-through in front of a shared service (Redis or Postgres) that a test can take down and
  * bring back: `down()` closes the listener and cuts every open connection (clients see ECONNRESET, then
  * ECONNREFUSED, exactly as when the server dies), `up()` listens again on the same port. This simulates
- * a dependency outage without ever stopping the shared services other test processes use.
+ * a dependency outage without ever stopping the shared services other test processes use. `stall()`
+ * holds every byte clients send (the service looks alive but answers nothing: a saturated dependency),
+ * `resume()` delivers what was held and passes traffic again.
  */
 import net from 'node:net';
 
 export class TcpProxy {
   private server: net.Server | null = null;
   private readonly sockets = new Set<net.Socket>();
+  private stalled = false;
+  private held: [net.Socket, Buffer][] = [];
   port = 0;
 
   constructor(private readonly targetHost: string, private readonly targetPort: number) {}
@@ -22,7 +26,12 @@ export class TcpProxy {
         s.on('close', () => this.sockets.delete(s));
         s.on('error', () => { client.destroy(); upstream.destroy(); });
       }
-      client.pipe(upstream).pipe(client);
+      client.on('data', (chunk: Buffer) => {
+        if (this.stalled) this.held.push([upstream, chunk]);
+        else upstream.write(chunk);
+      });
+      client.on('end', () => upstream.end());
+      upstream.pipe(client);
     });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -30,6 +39,19 @@ export class TcpProxy {
     });
     this.port = (server.address() as net.AddressInfo).port;
     this.server = server;
+  }
+
+  /** Holds whatever clients send from now on (connections stay open; nothing is answered). */
+  stall(): void {
+    this.stalled = true;
+  }
+
+  /** Delivers the held bytes in order and passes traffic again. */
+  resume(): void {
+    this.stalled = false;
+    const held = this.held;
+    this.held = [];
+    for (const [upstream, chunk] of held) if (!upstream.destroyed) upstream.write(chunk);
   }
 
   /** Refuses new connections and resets the open ones. */

@@ -38,3 +38,17 @@ export function parseRetryAfterMs(value: string | null | undefined, nowMs: numbe
   if (Number.isNaN(date)) return null;
   return Math.max(0, date - nowMs);
 }
+
+/** Most jitter added to a `Retry-After`, ms (one second: the header's own resolution). */
+export const RETRY_AFTER_JITTER_MS = 1000;
+
+/**
+ * Delay before retrying a refused request (429, or 503 with `Retry-After`), in ms: the header's seconds
+ * plus a uniform jitter in [0, `jitterMs`), so clients refused in the same second (a fleet that booted
+ * together) do not all come back in the same one. Null when the header is missing or unusable (the
+ * caller falls back to {@link backoffDelayMs}).
+ */
+export function retryAfterWithJitterMs(value: string | null | undefined, nowMs: number, random: () => number = Math.random, jitterMs = RETRY_AFTER_JITTER_MS): number | null {
+  const ms = parseRetryAfterMs(value, nowMs);
+  return ms === null ? null : ms + Math.floor(random() * jitterMs);
+}

@@ -7,9 +7,15 @@
  * (`scope`, `expiresAt`, `reason`) are passed through as informational. Without an answer (network error,
  * timeout, 5xx, 429, or any other non-200 such as a setup problem) the fail mode decides: `open` lets the
  * user in, `closed` refuses them; the problem is reported either way.
+ *
+ * A refusal that says when to come back (429, or 503 with `Retry-After`: the service shedding load or a
+ * dependency briefly away) is retried after `Retry-After` plus up to 1 s of jitter, as long as the total
+ * wait stays within `retry.maxWaitMs`; only then does the fail mode decide.
  */
 import { TransportError, type TransportResponse } from './http-transport.js';
 import { GAME_PATHS, type ProblemInfo } from './client-types.js';
+import { retryAfterWithJitterMs } from './backoff.js';
+import type { Clock } from './clock.js';
 
 /** What to do when the service gives no answer: `open` admits the user (default), `closed` refuses. */
 export type BanFailMode = 'open' | 'closed';
@@ -22,8 +28,18 @@ export interface BanCheckResult {
   source: 'service' | 'fail_open' | 'fail_closed';
   /** Informational (spec: field names other than banned are unsettled); null when absent. */
   scope: string | null;
+  /** Refusals (429/503) that were waited out and retried before this answer. */
+  retries?: number;
   expiresAt: string | null;
   reason: string | null;
+}
+
+/** How a refused check is retried: within `maxWaitMs` of waiting in total, on `clock`, jittered by `random`. */
+export interface BanRetryOptions {
+  /** Most time spent waiting for Retry-After in total, ms. 0 never retries. */
+  maxWaitMs: number;
+  clock: Clock;
+  random?: () => number;
 }
 
 /** Sends a signed request (normally `GameClient.request`). */
@@ -40,22 +56,33 @@ export async function checkBan(
   input: { externalId: string; externalServerId: string },
   failMode: BanFailMode = 'open',
   onProblem?: (p: ProblemInfo) => void,
+  retry?: BanRetryOptions,
 ): Promise<BanCheckResult> {
+  let retries = 0;
   const fail = (problem: ProblemInfo): BanCheckResult => {
     onProblem?.({ ...problem, message: `ban check for ${input.externalId} failed ${failMode}: ${problem.message}` });
-    return { banned: failMode === 'closed', source: failMode === 'closed' ? 'fail_closed' : 'fail_open', scope: null, expiresAt: null, reason: null };
+    return { banned: failMode === 'closed', source: failMode === 'closed' ? 'fail_closed' : 'fail_open', scope: null, expiresAt: null, reason: null, ...(retries ? { retries } : {}) };
   };
   let res: TransportResponse;
-  try {
-    res = await request('POST', GAME_PATHS.bansCheck, { externalId: input.externalId, externalServerId: input.externalServerId });
-  } catch (err) {
-    if (!(err instanceof TransportError)) throw err;
-    return fail({ kind: 'network', message: err.message });
+  let waited = 0;
+  for (;;) {
+    try {
+      res = await request('POST', GAME_PATHS.bansCheck, { externalId: input.externalId, externalServerId: input.externalServerId });
+    } catch (err) {
+      if (!(err instanceof TransportError)) throw err;
+      return fail({ kind: 'network', message: err.message });
+    }
+    if (!retry || (res.status !== 429 && res.status !== 503)) break;
+    const delay = retryAfterWithJitterMs(res.headers.get('retry-after'), retry.clock.now(), retry.random);
+    if (delay === null || waited + delay > retry.maxWaitMs) break;
+    waited += delay;
+    retries++;
+    await retry.clock.sleep(delay);
   }
   const body = res.json as Record<string, unknown> | undefined;
   if (res.status !== 200 || typeof body?.banned !== 'boolean') {
     const kind: ProblemInfo['kind'] = res.status === 200 ? 'bad_response' : res.status === 429 ? 'rate_limited' : 'server_error';
     return fail({ kind, status: res.status, message: `${res.status} ${res.errorCode ?? ''}`.trim() });
   }
-  return { banned: body.banned, source: 'service', scope: text(body.scope), expiresAt: text(body.expiresAt), reason: text(body.reason) };
+  return { banned: body.banned, source: 'service', scope: text(body.scope), expiresAt: text(body.expiresAt), reason: text(body.reason), ...(retries ? { retries } : {}) };
 }

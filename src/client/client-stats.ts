@@ -23,6 +23,14 @@ export interface ClientStats {
   eventsRejected: number;
   /** Events still waiting for a 200. */
   eventsQueued: number;
+  /**
+   * Of the queued events, those a heartbeat carried that got no response (timeout, connection lost): the
+   * service may have stored them already ("outcome unknown", not "not sent"); the client resends them
+   * until a 200, and eventIds make the resend a no-op on the service.
+   */
+  eventsOutcomeUnknown: number;
+  /** Heartbeats that got no HTTP response (timeout or connection error): applied or not, unknown. */
+  heartbeatsOutcomeUnknown: number;
   /** Distinct command ids received. */
   commandsReceived: number;
   /** Re-deliveries skipped by the id dedupe. */
@@ -41,8 +49,9 @@ export interface ClientStats {
 
 /** Mutable counters plus the latency ring; {@link snapshot} copies them. */
 export class StatsRecorder {
-  readonly counters: Omit<ClientStats, 'latencySamplesMs' | 'eventsQueued' | 'heartbeatStatuses'> = {
+  readonly counters: Omit<ClientStats, 'latencySamplesMs' | 'eventsQueued' | 'eventsOutcomeUnknown' | 'heartbeatStatuses'> = {
     heartbeatsSent: 0,
+    heartbeatsOutcomeUnknown: 0,
     heartbeatsOk: 0,
     eventsTracked: 0,
     eventsAcked: 0,
@@ -60,21 +69,22 @@ export class StatsRecorder {
   private readonly ring: number[] = [];
   private next = 0;
 
-  /** @param latencyWindow most latency samples kept (oldest overwritten). Default 10 000. */
+  /** @param latencyWindow most latency samples kept (oldest overwritten; 0 keeps none). Default 10 000. */
   constructor(private readonly latencyWindow = 10_000) {}
 
   /** Records one heartbeat attempt with its outcome (`'200'`, `'503'`, `'network'`, ...) and latency in ms. */
   attempt(outcome: string, latencyMs: number): void {
     this.counters.heartbeatsSent++;
     this.statuses[outcome] = (this.statuses[outcome] ?? 0) + 1;
+    if (this.latencyWindow <= 0) return;
     if (this.ring.length < this.latencyWindow) this.ring.push(latencyMs);
     else this.ring[this.next] = latencyMs;
     this.next = (this.next + 1) % this.latencyWindow;
   }
 
-  /** A copy of every counter; `eventsQueued` is supplied by the client. */
-  snapshot(eventsQueued: number): ClientStats {
-    return { ...this.counters, heartbeatStatuses: { ...this.statuses }, latencySamplesMs: [...this.ring], eventsQueued };
+  /** A copy of every counter; the queue figures are supplied by the client. */
+  snapshot(eventsQueued: number, eventsOutcomeUnknown: number): ClientStats {
+    return { ...this.counters, heartbeatStatuses: { ...this.statuses }, latencySamplesMs: [...this.ring], eventsQueued, eventsOutcomeUnknown };
   }
 }
 

@@ -25,8 +25,18 @@
  *   uncached door.
  * - Service unreachable (network error, timeout, 5xx, 429, or a 401/403 setup problem): the door's
  *   failMode decides, `closed` (deny) when the door is not in the manifest. An unknown door (404) is denied.
+ * - Boot herd (issue #15 item 3): a game's servers restart together, and every joining player causes a
+ *   bulk check. {@link DoorAccess.boot} fetches the first manifest at a random point of the boot window
+ *   (`bootWindowMs`, normally `GameClient.bootWindowMs`: half the interval); a player who joins inside
+ *   the window gets their bulk check at a random point of its remainder, sent at once instead when they
+ *   use a door first (one request either way). At most `maxConcurrent` (default 2) door requests of a
+ *   server are in flight; the rest wait their turn. A manifest or bulk request refused with `Retry-After`
+ *   (429/503) is retried after it plus up to 1 s of jitter, within `maxRetryWaitMs` (default 10 s) in
+ *   total; a single check is not retried (the player is at the door now: failMode answers).
  */
 import { systemClock, type Clock } from './clock.js';
+import { retryAfterWithJitterMs } from './backoff.js';
+import { ConcurrencyLimiter } from './limiter.js';
 import { TransportError, type TransportResponse } from './http-transport.js';
 import { GAME_PATHS, type CommandEntry, type CommandHandler, type CommandOutcome, type ProblemInfo } from './client-types.js';
 
@@ -62,6 +72,14 @@ export interface DoorAccessOptions {
   clock?: Clock;
   /** Transient problems, for logs (the answer has already applied failMode). */
   onProblem?: (problem: ProblemInfo) => void;
+  /** Boot window, ms: the first manifest fetch and the bulk checks of players joining inside it spread over it. Default 0. */
+  bootWindowMs?: number;
+  /** Door requests of this server in flight at once. Default 2. */
+  maxConcurrent?: number;
+  /** Longest total wait for Retry-After on a refused manifest or bulk request, ms. Default 10 000. */
+  maxRetryWaitMs?: number;
+  /** Random source in [0, 1) for the jitter. */
+  random?: () => number;
 }
 
 interface CachedAnswer {
@@ -87,9 +105,29 @@ export class DoorAccess {
   private readonly decisions = new Map<string, Map<string, CachedAnswer>>();
   private refreshing: Promise<boolean> | null = null;
   private readonly clock: Clock;
+  private readonly random: () => number;
+  private readonly limiter: ConcurrencyLimiter;
+  /** End of the boot window (local clock, ms); 0 before {@link boot}. */
+  private bootEndsAt = 0;
+  /** Bulk checks deferred inside the boot window, by user: `send()` sends at once, `done` settles with it. */
+  private readonly deferred = new Map<string, { send: () => void; drop: () => void; done: Promise<void> }>();
 
   constructor(private readonly opts: DoorAccessOptions) {
     this.clock = opts.clock ?? systemClock;
+    this.random = opts.random ?? Math.random;
+    this.limiter = new ConcurrencyLimiter(Math.max(1, opts.maxConcurrent ?? 2));
+  }
+
+  /**
+   * The server booted: fetches the first manifest at a random point of the boot window (at once when it
+   * is 0) and starts the window in which bulk checks of joining players are spread. Resolves as
+   * {@link refreshManifest}. Never rejects for HTTP or network outcomes.
+   */
+  async boot(): Promise<boolean> {
+    const window = Math.max(0, this.opts.bootWindowMs ?? 0);
+    this.bootEndsAt = this.clock.now() + window;
+    if (window > 0) await this.clock.sleep(Math.floor(this.random() * window));
+    return this.refreshManifest();
   }
 
   /** Version of the manifest held, or null before the first successful fetch. */
@@ -126,19 +164,38 @@ export class DoorAccess {
 
   /**
    * Bulk-checks `externalId` (POST doors/bulk) and caches every decision for its TTL; called once when a
-   * player joins. Failures are reported through `onProblem`; later checks then go one by one. Never rejects
-   * for HTTP or network outcomes.
+   * player joins. Inside the boot window the request waits for a random point of the window's remainder
+   * (or until the player uses a door, whichever comes first). Failures are reported through `onProblem`;
+   * later checks then go one by one. Never rejects for HTTP or network outcomes.
    */
   async onJoin(externalId: string): Promise<void> {
-    const res = await this.send('POST', GAME_PATHS.doorsBulk, { externalId, externalServerId: this.opts.externalServerId });
+    const left = this.bootEndsAt - this.clock.now();
+    if (left <= 0 || this.deferred.has(externalId)) return this.deferred.get(externalId)?.done ?? this.bulk(externalId);
+    const wake = new AbortController();
+    let dropped = false;
+    const done = this.clock
+      .sleep(Math.floor(this.random() * left), wake.signal)
+      .then(() => (dropped ? undefined : this.bulk(externalId)))
+      .finally(() => this.deferred.delete(externalId));
+    const drop = () => {
+      dropped = true;
+      wake.abort();
+    };
+    this.deferred.set(externalId, { send: () => wake.abort(), drop, done });
+    return done;
+  }
+
+  private async bulk(externalId: string): Promise<void> {
+    const res = await this.send('POST', GAME_PATHS.doorsBulk, { externalId, externalServerId: this.opts.externalServerId }, true);
     if (!res || res.status !== 200) return;
     const body = res.json as { decisions?: unknown; doorsVersion?: unknown };
     if (!Array.isArray(body.decisions)) return;
     for (const d of body.decisions as WireDecision[]) this.remember(externalId, d, body.doorsVersion);
   }
 
-  /** Forgets a player's cached decisions (when they leave). */
+  /** Forgets a player's cached decisions (when they leave); a bulk check still deferred is sent no more. */
   onLeave(externalId: string): void {
+    this.deferred.get(externalId)?.drop();
     this.decisions.delete(externalId);
   }
 
@@ -150,6 +207,12 @@ export class DoorAccess {
     const door = this.doors.get(doorKey);
     if (door && door.forcedState !== 'auto') {
       return { doorKey, externalId, allowed: door.forcedState === 'unlocked', reason: `forced_${door.forcedState}`, source: 'forced' };
+    }
+    const pending = this.deferred.get(externalId);
+    if (pending) {
+      // The player's bulk check is still waiting for its slot of the boot window: send it now and use it.
+      pending.send();
+      await pending.done;
     }
     const cached = this.decisions.get(externalId)?.get(doorKey);
     if (cached && cached.expiresAt > this.clock.now() && (this.version === null || cached.version === this.version)) {
@@ -198,7 +261,7 @@ export class DoorAccess {
   }
 
   private async fetchManifest(): Promise<boolean> {
-    const res = await this.send('GET', GAME_PATHS.doorsManifest);
+    const res = await this.send('GET', GAME_PATHS.doorsManifest, undefined, true);
     const body = res?.status === 200 ? (res.json as { version?: unknown; doors?: unknown }) : undefined;
     if (!body || typeof body.version !== 'number' || !Array.isArray(body.doors)) return false;
     this.doors = new Map((body.doors as ManifestDoor[]).map((d) => [d.key, { ...d }]));
@@ -222,16 +285,36 @@ export class DoorAccess {
     return answer;
   }
 
-  /** One request; undefined when no usable answer came (reported as a problem). */
-  private async send(method: string, path: string, body?: unknown): Promise<TransportResponse | undefined> {
-    try {
-      const res = await this.opts.request(method, path, body);
-      if (res.status !== 200 && res.status !== 404) this.problem({ kind: res.status >= 500 ? 'server_error' : 'bad_response', status: res.status, message: `${method} ${path}: ${res.status} ${res.errorCode ?? ''}`.trim() });
+  /**
+   * One request inside the per-server limit (each attempt holds a slot; a Retry-After wait does not, so a
+   * player's single check never queues behind a bulk request that is waiting out a refusal); with
+   * `retry`, a 429/503 with Retry-After is waited out (plus jitter) within `maxRetryWaitMs`. Undefined
+   * when no usable answer came (reported as a problem).
+   */
+  private async send(method: string, path: string, body?: unknown, retry = false): Promise<TransportResponse | undefined> {
+    let waited = 0;
+    for (;;) {
+      let res: TransportResponse;
+      try {
+        res = await this.limiter.run(() => this.opts.request(method, path, body));
+      } catch (err) {
+        if (!(err instanceof TransportError)) throw err;
+        this.problem({ kind: 'network', message: err.message });
+        return undefined;
+      }
+      if (retry && (res.status === 429 || res.status === 503)) {
+        const delay = retryAfterWithJitterMs(res.headers.get('retry-after'), this.clock.now(), this.random);
+        if (delay !== null && waited + delay <= (this.opts.maxRetryWaitMs ?? 10_000)) {
+          waited += delay;
+          await this.clock.sleep(delay);
+          continue;
+        }
+      }
+      if (res.status !== 200 && res.status !== 404) {
+        const kind = res.status === 429 ? 'rate_limited' : res.status >= 500 ? 'server_error' : 'bad_response';
+        this.problem({ kind, status: res.status, message: `${method} ${path}: ${res.status} ${res.errorCode ?? ''}`.trim() });
+      }
       return res;
-    } catch (err) {
-      if (!(err instanceof TransportError)) throw err;
-      this.problem({ kind: 'network', message: err.message });
-      return undefined;
     }
   }
 

@@ -42,6 +42,13 @@ export class EventQueue {
     return before - this.items.length;
   }
 
+  /** How many queued events satisfy `pred`. */
+  count(pred: (event: EventEntry) => boolean): number {
+    let n = 0;
+    for (const e of this.items) if (pred(e)) n++;
+    return n;
+  }
+
   /** Removes one event by id (an event the service can never accept); true when it was queued. */
   remove(eventId: string): boolean {
     const i = this.items.findIndex((e) => e.eventId === eventId);

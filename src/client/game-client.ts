@@ -3,28 +3,39 @@
  * with no privileged path). One instance per running game server. It owns the heartbeat loop and follows
  * every client rule of the spec:
  *
- * - Heartbeat every `config.heartbeatIntervalSeconds` of the last 200 (not a local setting), first one at
- *   `start()`. The body carries the full roster, queued events, acks and failure reports.
+ * - Heartbeat every `config.heartbeatIntervalSeconds` of the last 200 (not a local setting). The first
+ *   one goes out at a random point of the boot window after `start()` (`bootJitterSeconds`, default half
+ *   the initial interval: 0–10 s at the default 20 s), because a game's servers restart together after
+ *   every update and would otherwise all register in the same second. The body carries the full roster,
+ *   queued events, acks and failure reports.
  * - Events and acks stay queued until a heartbeat carrying them got its 200 (dropped on success, not on
  *   send); eventIds are made when the event happens and never change.
  * - 409: re-signed once after the next whole second (in {@link SignedTransport}). 413: events split in
- *   halves, first half sent at once, the rest on later heartbeats. 429: `Retry-After` seconds, else
- *   backoff. 5xx and network errors: exponential backoff with jitter. 400/401/403/404: setup error, the
- *   loop stops (no unchanged retry) until `start()` is called again.
+ *   halves, first half sent at once, the rest on later heartbeats. 429, and 503 with `Retry-After` (the
+ *   service shedding load): `Retry-After` seconds plus up to 1 s of jitter, else backoff. Other 5xx and
+ *   network errors: exponential backoff with jitter. 400/401/403/404: setup error, the loop stops (no
+ *   unchanged retry) until `start()` is called again.
+ * - Ban checks (`checkBan`): at most `maxConcurrentChecks` (default 4) in flight per server, the rest
+ *   wait their turn (a burst of joining players does not become a burst of requests; the spec has no
+ *   bulk ban lookup); concurrent checks of one user share one request; a 429/503 with `Retry-After` is
+ *   waited out (jittered) within `banCheckMaxWaitSeconds` (default 10) before the fail mode decides. A
+ *   check waiting out a refusal keeps its slot: while the service sheds load, a server has at most 4
+ *   checks outstanding, not one per joining player.
  * - Commands: deduped by id, executed by the game's handler, acked only after the handler resolved,
  *   failures reported in `failures`; a command already past `expiresAt` (by server time) is not run.
  * - `nudge()`: one early heartbeat for any number of nudges before the next send (spec: Urgent nudge).
  */
 import { randomUUID } from 'node:crypto';
 import { MAX_ACKS, MAX_EVENTS } from '../schemas/heartbeat.js';
-import { backoffDelayMs, DEFAULT_BACKOFF, parseRetryAfterMs, type BackoffOptions } from './backoff.js';
+import { backoffDelayMs, DEFAULT_BACKOFF, retryAfterWithJitterMs, type BackoffOptions } from './backoff.js';
 import { systemClock, type Clock } from './clock.js';
 import { StatsRecorder, type ClientStats } from './client-stats.js';
 import { CommandTracker, type CommandResults } from './command-tracker.js';
 import { EventQueue } from './event-queue.js';
-import { SignedTransport, TransportError, type TransportResponse } from './http-transport.js';
+import { SignedTransport, TransportError, type AttemptInfo, type FetchLike, type TransportResponse } from './http-transport.js';
 import { Roster } from './roster.js';
 import { checkBan, type BanCheckResult, type BanFailMode } from './ban-check.js';
+import { ConcurrencyLimiter } from './limiter.js';
 import {
   GAME_PATHS,
   type CommandEntry,
@@ -70,8 +81,26 @@ export interface GameClientOptions {
   onProblem?: (problem: ProblemInfo) => void;
   /** After every 200 heartbeat. */
   onHeartbeat?: (success: HeartbeatSuccess) => void;
+  /**
+   * A heartbeat got no HTTP response (timeout, connection lost): the service may or may not have applied
+   * it ("outcome unknown"). Its events stay queued and are resent; `request` is what was sent.
+   */
+  onHeartbeatUnknown?: (request: HeartbeatRequest) => void;
+  /** Heartbeat latency samples kept for {@link GameClient.stats} (0 keeps none). Default 10 000. */
+  latencyWindow?: number;
   /** Interval until the first 200, seconds. Default 20. */
   initialIntervalSeconds?: number;
+  /**
+   * Window, seconds, over which the first heartbeat after `start()` is spread (uniformly at random), and
+   * which {@link GameClient.bootWindowMs} hands to the door cache for the first manifest fetch and the
+   * first bulk checks. Default: half of `initialIntervalSeconds` (10 s at the default 20). 0 sends the
+   * first heartbeat at once.
+   */
+  bootJitterSeconds?: number;
+  /** Ban checks in flight at once for this server; more wait their turn. Default 4. */
+  maxConcurrentChecks?: number;
+  /** Longest total wait for `Retry-After` on a refused ban check before the fail mode decides, seconds. Default 10. */
+  banCheckMaxWaitSeconds?: number;
   /** Most events per heartbeat, before any 413 shrinking. Default 1000, at most 2000 (service limit). */
   maxEventsPerHeartbeat?: number;
   /** Most events queued locally; the oldest are dropped beyond it. Default 100 000. */
@@ -96,7 +125,12 @@ export interface GameClientOptions {
   clock?: Clock;
   /** Random source in [0, 1) for jitter. */
   random?: () => number;
-  fetch?: typeof fetch;
+  /** fetch implementation (default the global one); the simulator passes a cheaper keep-alive one. */
+  fetch?: FetchLike;
+  /** Send `?nonce=` with every request, signed with it (default true; README "Replays on a shared key"). */
+  requestNonce?: boolean;
+  /** After every HTTP attempt of any endpoint (heartbeat, checks, manifest), e.g. for latency figures. */
+  onAttempt?: (attempt: AttemptInfo) => void;
   /**
    * What {@link GameClient.checkBan} answers when the service cannot be asked (network error, timeout,
    * 5xx, 429, setup error): `open` admits the user (default, the spec's recommendation), `closed` refuses.
@@ -145,10 +179,16 @@ export class GameClient {
   private readonly random: () => number;
   private readonly events: EventQueue;
   private readonly commands = new CommandTracker();
-  private readonly recorder = new StatsRecorder();
+  private readonly recorder: StatsRecorder;
+  /** Events carried by a heartbeat whose outcome is unknown (no response); see `eventsOutcomeUnknown`. */
+  private readonly maybeSent = new WeakSet<EventEntry>();
   private readonly handlers = new Set<Promise<void>>();
   private readonly bootMs: number;
   private readonly maxEventsPerHeartbeat: number;
+  private readonly bootWindow: number;
+  private readonly checks: ConcurrencyLimiter;
+  /** Ban checks in flight by fail mode and user: concurrent checks of one user share one request. */
+  private readonly banChecks = new Map<string, Promise<BanCheckResult>>();
 
   private interval: number;
   private lastConfig: HeartbeatConfig | undefined;
@@ -171,9 +211,12 @@ export class GameClient {
     this.random = opts.random ?? Math.random;
     this.bootMs = opts.bootTimeMs ?? this.clock.now();
     this.interval = opts.initialIntervalSeconds ?? DEFAULT_INITIAL_INTERVAL_SECONDS;
+    this.bootWindow = Math.max(0, (opts.bootJitterSeconds ?? this.interval / 2) * 1000);
+    this.checks = new ConcurrencyLimiter(Math.max(1, opts.maxConcurrentChecks ?? 4));
     this.maxEventsPerHeartbeat = Math.max(1, Math.min(MAX_EVENTS, opts.maxEventsPerHeartbeat ?? 1000));
     this.batchLimit = this.maxEventsPerHeartbeat;
     this.events = new EventQueue(opts.maxQueuedEvents);
+    this.recorder = new StatsRecorder(opts.latencyWindow);
     this.transport = new SignedTransport({
       baseUrl: opts.baseUrl,
       apiKey: opts.apiKey,
@@ -181,10 +224,21 @@ export class GameClient {
       requestTimeoutMs: opts.requestTimeoutMs,
       userAgent: opts.sdkVersion ?? DEFAULT_SDK_VERSION,
       fetch: opts.fetch,
+      requestNonce: opts.requestNonce,
       onAttempt: (a) => {
         if (a.path === GAME_PATHS.heartbeat) this.recorder.attempt(a.outcome, a.latencyMs);
+        opts.onAttempt?.(a);
       },
     });
+  }
+
+  /**
+   * The boot window, ms (`bootJitterSeconds`): the first heartbeat goes out at a random point of it; give
+   * it to the door cache (`DoorAccess` option `bootWindowMs`) so the first manifest fetch and the first
+   * bulk checks spread over it too.
+   */
+  get bootWindowMs(): number {
+    return this.bootWindow;
   }
 
   /** The heartbeat interval in force, seconds: the last one a 200 returned, else the initial one. */
@@ -217,22 +271,25 @@ export class GameClient {
 
   /** A copy of the counters (see {@link ClientStats}). */
   stats(): ClientStats {
-    return this.recorder.snapshot(this.events.size);
+    return this.recorder.snapshot(this.events.size, this.events.count((e) => this.maybeSent.has(e)));
   }
 
   /**
-   * Starts the heartbeat loop; the first heartbeat goes out at once (the server registers on its first
-   * heartbeat). No-op while running. After a setup error, clears it and starts again.
+   * Starts the heartbeat loop. The first heartbeat (the server registers on it) goes out at a random
+   * point of the boot window (`bootJitterSeconds`; at once when 0, or when this is a restart after a setup
+   * error or `stop()`); a nudge cuts the wait short. No-op while running. After a setup error, clears it
+   * and starts again.
    */
   start(): void {
     if (this.running) return;
+    const firstDelayMs = this.loopDone === null && this.recorder.counters.heartbeatsSent === 0 ? Math.floor(this.random() * this.bootWindow) : 0;
     this.running = true;
     this.stopping = false;
     this.halted = undefined;
     const ctl = new AbortController();
     this.stopCtl = ctl;
     const previous = this.loopDone ?? Promise.resolve();
-    this.loopDone = previous.then(() => this.loop(ctl.signal)).catch((err: unknown) => {
+    this.loopDone = previous.then(() => this.loop(ctl.signal, firstDelayMs)).catch((err: unknown) => {
       this.running = false;
       this.problem({ kind: 'handler_error', message: `heartbeat loop crashed: ${err instanceof Error ? err.message : String(err)}` });
     });
@@ -314,8 +371,9 @@ export class GameClient {
   /**
    * Generic signed request, the extension point for doors/check, doors/bulk, doors/manifest (GET, empty
    * body) and bans/check (paths in {@link GAME_PATHS}). Signs the exact bytes, retries a 409 once after the
-   * next whole second with a fresh timestamp (two servers sharing the key may sign the same empty manifest
-   * body in the same second), and returns every other status to the caller.
+   * next whole second with a fresh timestamp (every attempt carries its own signed nonce, so servers
+   * sharing the key never collide; README "Replays on a shared key"), and returns every other status to
+   * the caller.
    * @throws {TransportError} when no HTTP response arrived.
    */
   request(method: string, path: string, body?: unknown): Promise<TransportResponse> {
@@ -330,13 +388,21 @@ export class GameClient {
    */
   checkBan(externalId: string, opts: { failMode?: BanFailMode } = {}): Promise<BanCheckResult> {
     const failMode = opts.failMode ?? this.opts.banCheckFailMode ?? 'open';
-    return checkBan((m, p, b) => this.transport.request(m, p, b), { externalId, externalServerId: this.externalServerId }, failMode, (p) => this.problem(p));
+    const key = `${failMode}\n${externalId}`;
+    const shared = this.banChecks.get(key);
+    if (shared) return shared;
+    const retry = { maxWaitMs: (this.opts.banCheckMaxWaitSeconds ?? 10) * 1000, clock: this.clock, random: this.random };
+    const run = this.checks
+      .run(() => checkBan((m, p, b) => this.transport.request(m, p, b), { externalId, externalServerId: this.externalServerId }, failMode, (p) => this.problem(p), retry))
+      .finally(() => this.banChecks.delete(key));
+    this.banChecks.set(key, run);
+    return run;
   }
 
   // ------------------------------------------------------------------------------------------------
 
-  private async loop(stop: AbortSignal): Promise<void> {
-    let next: Cycle = { kind: 'ok', delayMs: 0 };
+  private async loop(stop: AbortSignal, firstDelayMs: number): Promise<void> {
+    let next: Cycle = { kind: 'ok', delayMs: firstDelayMs };
     while (!stop.aborted) {
       if (next.delayMs > 0) await this.wait(next.delayMs, next.kind === 'ok', stop);
       if (stop.aborted) return;
@@ -404,6 +470,15 @@ export class GameClient {
         res = await this.transport.request('POST', GAME_PATHS.heartbeat, request);
       } catch (err) {
         if (!(err instanceof TransportError)) throw err;
+        // No response: the service may have applied it. The events stay queued and are resent (eventIds
+        // make that a no-op on the service); the caller hears what was sent, for its own accounting.
+        this.recorder.counters.heartbeatsOutcomeUnknown++;
+        for (const e of events) this.maybeSent.add(e);
+        try {
+          this.opts.onHeartbeatUnknown?.(request);
+        } catch {
+          // a throwing callback must not break the client
+        }
         return this.retryLater('network', err.message);
       }
       if (res.timestamps.length > 1) this.recorder.counters.retries409++;
@@ -426,9 +501,13 @@ export class GameClient {
         }
         return this.retryLater('envelope_too_large', 'heartbeat without events exceeds the envelope limit (roster or acks too large)', status);
       }
-      if (status === 429) {
-        const retryAfter = parseRetryAfterMs(res.headers.get('retry-after'), this.clock.now());
-        return this.retryLater('rate_limited', `429 ${res.errorCode ?? ''}`.trim(), status, retryAfter ?? undefined);
+      if (status === 429 || status === 503) {
+        // A refusal that says when to come back (a quota, the service shedding load, a dependency briefly
+        // away): Retry-After plus jitter, so a fleet refused together does not return together.
+        const retryAfter = retryAfterWithJitterMs(res.headers.get('retry-after'), this.clock.now(), this.random);
+        if (status === 429 || retryAfter !== null) {
+          return this.retryLater(status === 429 ? 'rate_limited' : 'server_error', `${status} ${res.errorCode ?? ''}`.trim(), status, retryAfter ?? undefined);
+        }
       }
       if (status === 409) {
         return this.retryLater(

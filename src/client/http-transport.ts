@@ -1,18 +1,26 @@
 /**
  * Signed HTTP transport for the game surface (spec: Authentication). Every request carries
  * `Authorization: Bearer <key>`, `X-Service-Timestamp` (integer seconds), `X-Service-Signature` (lowercase
- * hex HMAC-SHA256 keyed with the key secret over the timestamp string followed by the raw body bytes) and
- * `Content-Type: application/json`. The body is serialised once and the very same bytes are signed and
- * sent (rule 1).
+ * hex HMAC-SHA256 keyed with the key secret) and `Content-Type: application/json`. The body is serialised
+ * once and the very same bytes are signed and sent (rule 1).
+ *
+ * **Request nonce** (default on, `requestNonce`): every attempt goes to `<path>?nonce=<22 base64url
+ * characters: 128 random bits>` and is signed over `timestamp + raw body + "?" + query`
+ * (src/auth/signature.ts, README "Replays on a shared key"). All servers of a game share one key, so
+ * without it two servers that send identical bytes in one second (two bodiless `GET doors/manifest`) sign
+ * the same value and the second gets 409 from the replay cache; with it no two attempts of a fleet sign
+ * the same bytes (a collision needs ~2^64 requests in one 600 s replay window). With `requestNonce: false`
+ * the spec's form alone is signed (timestamp + body) and identical bytes are never signed twice in one
+ * second by one instance (it waits for the next second instead).
  *
  * A 409 (timestamp outside the window, or replayed signature) is retried exactly once: wait for the next
- * whole second, re-sign with the fresh timestamp, send again (rule 3; Errors, 409). Two servers of one
- * game share a key, so two of them signing the same body in the same second (an empty-body GET of the
- * door manifest) collide on the replay cache; this retry resolves that too.
+ * whole second, re-sign with the fresh timestamp (and a fresh nonce), send again (rule 3; Errors, 409).
  *
- * Uses Node's global fetch (undici), whose default dispatcher keeps connections alive between requests.
+ * Uses Node's global fetch (undici) unless another `fetch` is given; the default dispatcher keeps
+ * connections alive between requests.
  */
-import { sign } from '../auth/signature.js';
+import { randomBytes } from 'node:crypto';
+import { NONCE_PARAM, sign } from '../auth/signature.js';
 import { systemClock, type Clock } from './clock.js';
 
 /** Thrown by the constructor when the key is not `svc_live_<prefix>.<secret>`. */
@@ -51,11 +59,30 @@ export interface TransportOptions {
    * Default 30 000: well inside the ±300 s window, far above network jitter. `Infinity` disables it.
    */
   skewToleranceMs?: number;
-  /** fetch implementation; default the global one. */
-  fetch?: typeof fetch;
+  /** fetch implementation; default the global one. Only the subset in {@link FetchLike} is used. */
+  fetch?: FetchLike;
+  /**
+   * Add `?nonce=<random>` to every request and sign it with the query (default true; README "Replays on a
+   * shared key"). False signs the spec's form only, for a service that predates the request nonce.
+   */
+  requestNonce?: boolean;
   /** Called after every HTTP attempt (a 409 retry is a second attempt), e.g. to record latency. */
   onAttempt?: (attempt: AttemptInfo) => void;
 }
+
+/** The part of a fetch Response the transport reads. */
+export interface FetchLikeResponse {
+  status: number;
+  headers: { get(name: string): string | null };
+  text(): Promise<string>;
+}
+
+/**
+ * The part of `fetch` the transport uses: `init` has `method`, `headers` (a plain object), `body` (bytes
+ * or undefined) and `signal` (the per-attempt timeout). The global `fetch` satisfies it; the simulator
+ * passes a cheaper keep-alive node:http implementation (scripts/simulate/keep-alive-fetch.ts).
+ */
+export type FetchLike = (url: string, init: { method: string; headers: Record<string, string>; body?: Uint8Array; signal?: AbortSignal }) => Promise<FetchLikeResponse>;
 
 /** One HTTP attempt as reported to {@link TransportOptions.onAttempt}. */
 export interface AttemptInfo {
@@ -66,13 +93,15 @@ export interface AttemptInfo {
   outcome: string;
   /** Real milliseconds from sending to the end of the response body (or to the failure). */
   latencyMs: number;
+  /** Response headers (undefined when no response arrived), e.g. for `Retry-After`. */
+  headers?: { get(name: string): string | null };
 }
 
 /** One HTTP exchange, after the optional 409 retry. */
 export interface TransportResponse {
   /** HTTP status of the last attempt. */
   status: number;
-  headers: Headers;
+  headers: { get(name: string): string | null };
   /** Response body as text. */
   text: string;
   /** Body parsed as JSON, or undefined when it is not JSON. */
@@ -92,6 +121,21 @@ export interface TransportResponse {
 }
 
 const KEY_PREFIX = 'svc_live_';
+
+/** Random bytes for nonces, drawn 4 KiB at a time (one call into the CSPRNG per 256 nonces). */
+let noncePool = Buffer.alloc(0);
+let nonceOffset = 0;
+
+/** A fresh request nonce: 16 random bytes (128 bits) as 22 base64url characters. */
+export function nonce(): string {
+  if (nonceOffset + 16 > noncePool.length) {
+    noncePool = randomBytes(4096);
+    nonceOffset = 0;
+  }
+  const value = noncePool.toString('base64url', nonceOffset, nonceOffset + 16);
+  nonceOffset += 16;
+  return value;
+}
 
 /**
  * Serialises a request body once: `undefined` → empty; a string or bytes are taken as already serialised;
@@ -113,8 +157,9 @@ export class SignedTransport {
   private readonly timeoutMs: number;
   private readonly userAgent: string;
   private readonly skewToleranceMs: number;
-  private readonly fetchImpl: typeof fetch;
+  private readonly fetchImpl: FetchLike;
   private readonly onAttempt: ((attempt: AttemptInfo) => void) | undefined;
+  private readonly nonce: boolean;
   private lastSent: { ts: number; bytes: Buffer } | null = null;
   private measuredSkewMs = 0;
   private appliedOffsetMs = 0;
@@ -132,8 +177,9 @@ export class SignedTransport {
     this.timeoutMs = opts.requestTimeoutMs ?? 10_000;
     this.userAgent = opts.userAgent ?? 'gis-reference-client';
     this.skewToleranceMs = opts.skewToleranceMs ?? 30_000;
-    this.fetchImpl = opts.fetch ?? fetch;
+    this.fetchImpl = opts.fetch ?? (fetch as unknown as FetchLike);
     this.onAttempt = opts.onAttempt;
+    this.nonce = opts.requestNonce ?? true;
   }
 
   /** The public key prefix (safe to log). */
@@ -161,11 +207,11 @@ export class SignedTransport {
 
   /**
    * Sends one signed request to `path` (e.g. `/api/v1/game/heartbeat`). `body` is serialised once
-   * ({@link encodeBody}); GET and HEAD send no body and sign the timestamp alone. Identical bytes are
-   * never signed twice with the same timestamp by one instance (it waits for the next second, as the replay
-   * cache would reject the second signature). A 409 is retried once
-   * after the next whole second with a fresh timestamp; every other status is returned to the caller,
-   * which decides (spec: Errors).
+   * ({@link encodeBody}); GET and HEAD send no body. Each attempt gets a fresh `?nonce=` signed with the
+   * body (unless `requestNonce` is false: then identical bytes are never signed twice with the same
+   * timestamp by one instance; it waits for the next second, as the replay cache would reject the second
+   * signature). A 409 is retried once after the next whole second with a fresh timestamp; every other
+   * status is returned to the caller, which decides (spec: Errors).
    * @throws {TransportError} when no HTTP response arrives (network error or timeout).
    */
   async request(method: string, path: string, body?: unknown): Promise<TransportResponse> {
@@ -179,7 +225,7 @@ export class SignedTransport {
     let ts = this.timestamp();
     // The same bytes signed in the same second give the same signature, which the replay cache rejects
     // (rule 3): wait for the next second instead of spending a request on a certain 409.
-    if (this.lastSent && this.lastSent.ts >= ts && this.lastSent.bytes.equals(bytes)) ts = await this.nextSecond(this.lastSent.ts);
+    if (!this.nonce && this.lastSent && this.lastSent.ts >= ts && this.lastSent.bytes.equals(bytes)) ts = await this.nextSecond(this.lastSent.ts);
     let res = await this.attempt(upper, fullPath, url, bytes, ts, latencies);
     timestamps.push(ts);
     if (res.status === 409) {
@@ -213,27 +259,39 @@ export class SignedTransport {
   ): Promise<Omit<TransportResponse, 'attemptLatenciesMs' | 'timestamps' | 'body'>> {
     const tsString = String(ts);
     this.lastSent = { ts, bytes };
+    let query: string | undefined;
+    if (this.nonce) {
+      const q = url.indexOf('?');
+      query = `${q < 0 ? '' : `${url.slice(q + 1)}&`}${NONCE_PARAM}=${nonce()}`;
+      url = `${q < 0 ? url : url.slice(0, q)}?${query}`;
+    }
     const headers: Record<string, string> = {
       authorization: `Bearer ${this.apiKey}`,
       'x-service-timestamp': tsString,
-      'x-service-signature': sign(this.secret, tsString, bytes),
+      'x-service-signature': sign(this.secret, tsString, bytes, query),
       'content-type': 'application/json',
       accept: 'application/json',
       'user-agent': this.userAgent,
     };
     const localStart = this.clock.now();
     const started = performance.now();
-    let response: Response;
+    let response: FetchLikeResponse;
     let text: string;
+    // A timer cleared when the answer is in (AbortSignal.timeout cannot be cancelled: each request would
+    // leave a timer behind that fires, builds a DOMException and aborts, long after the answer).
+    const ctl = new AbortController();
+    const timer = setTimeout(() => ctl.abort(new DOMException(`no response within ${this.timeoutMs} ms`, 'TimeoutError')), this.timeoutMs);
     try {
       response = await this.fetchImpl(url, {
         method,
         headers,
         body: method === 'GET' || method === 'HEAD' ? undefined : bytes,
-        signal: AbortSignal.timeout(this.timeoutMs),
+        signal: ctl.signal,
       });
       text = await response.text();
+      clearTimeout(timer);
     } catch (err) {
+      clearTimeout(timer);
       const latency = performance.now() - started;
       latencies.push(latency);
       const e = err as Error;
@@ -245,7 +303,7 @@ export class SignedTransport {
     }
     const latency = performance.now() - started;
     latencies.push(latency);
-    this.onAttempt?.({ method, path, outcome: String(response.status), latencyMs: latency });
+    this.onAttempt?.({ method, path, outcome: String(response.status), latencyMs: latency, headers: response.headers });
 
     let json: unknown;
     try {

@@ -1,13 +1,15 @@
 /**
  * Request authentication shared by the five game endpoints (spec: Authentication rules 1–6):
- * bearer key → signature over `timestamp + raw body` → ±300 s window. The replay check (rule 3) is done
- * by the caller in the same Redis round trip as its work: the heartbeat script for heartbeats,
- * {@link claimSignature} for the others.
+ * bearer key → signature over `timestamp + raw body` (or, for a request with a query string, over
+ * `timestamp + raw body + "?" + raw query`: the request nonce, src/auth/signature.ts) → ±300 s window.
+ * The replay check (rule 3) is done by the caller in the same Redis round trip as its work: the heartbeat
+ * script for heartbeats, {@link claimSignature} for the others. It is keyed on the signature whichever
+ * form it covers, so a byte-identical resend is refused either way.
  */
 import type { Request } from 'express';
 import type { Redis } from 'ioredis';
 import { AuthError, ReplayError, ScopeError } from '../errors.js';
-import { parseTimestamp, SIGNATURE_WINDOW_SECONDS, verifySignature } from '../auth/signature.js';
+import { parseTimestamp, rawQuery, SIGNATURE_WINDOW_SECONDS, verifyRequestSignature, type SignedForm } from '../auth/signature.js';
 import type { KeyVerifier, VerifiedKey } from '../auth/key-verifier.js';
 import type { Scope } from '../auth/scopes.js';
 import { GameKeys, REPLAY_TTL_SECONDS } from '../store/keys.js';
@@ -18,12 +20,15 @@ export interface SignedRequest {
   signature: string;
   /** Raw body bytes as received (empty for GET). */
   raw: Buffer;
+  /** What the signature covers: `body` (the spec's form) or `body+query` (the request nonce). */
+  form: SignedForm;
 }
 
 /**
  * Authenticates `req` and checks its signature and timestamp; `nowMs` is server time.
  * @throws {AuthError} 401 for a missing/malformed/unknown/revoked key, missing timestamp or signature,
- *   or a signature that does not match. @throws {ReplayError} 409 `timestamp_out_of_window`.
+ *   or a signature that matches neither `timestamp + body` nor, with a query string, `timestamp + body +
+ *   "?" + query`. @throws {ReplayError} 409 `timestamp_out_of_window`.
  */
 export async function authenticateRequest(req: Request, verifier: KeyVerifier, nowMs: number): Promise<SignedRequest> {
   const key = await verifier.authenticate(req.get('authorization'));
@@ -33,13 +38,14 @@ export async function authenticateRequest(req: Request, verifier: KeyVerifier, n
   const signature = (req.get('x-service-signature') ?? '').trim().toLowerCase();
   if (!signature) throw new AuthError('missing_signature', 'X-Service-Signature is required');
   const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-  if (!verifySignature(key.secret, tsHeader!, raw, signature)) {
+  const form = verifyRequestSignature(key.secret, tsHeader!, raw, rawQuery(req.originalUrl), signature);
+  if (!form) {
     throw new AuthError('bad_signature', 'signature does not match; sign timestamp + raw body with HMAC-SHA256 (hex)');
   }
   if (Math.abs(nowMs / 1000 - ts) > SIGNATURE_WINDOW_SECONDS) {
     throw new ReplayError('timestamp_out_of_window', `timestamp is more than ${SIGNATURE_WINDOW_SECONDS} s from server time; check the clock against serverTime`);
   }
-  return { key, signature, raw };
+  return { key, signature, raw, form };
 }
 
 /** @throws {ScopeError} 403 `scope_missing` when `key` lacks `scope`. */

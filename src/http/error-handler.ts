@@ -3,10 +3,10 @@
  * through src/http/error-status.ts; body-parser's own errors become 413/400 first, and Redis/Postgres
  * connection errors 503 `unavailable` (store/dependency-errors.ts). Anything else is logged at error level
  * and answered 500 `internal` without details. Expected errors log at debug (401/404/409 are routine
- * traffic), 5xx at warn.
+ * traffic, and so are 503 `overloaded` refusals of the admission controller), other 5xx at warn.
  */
 import type { ErrorRequestHandler, RequestHandler } from 'express';
-import { DomainError, NotFoundError, PayloadTooLargeError, UnavailableError, ValidationError } from '../errors.js';
+import { DomainError, NotFoundError, OverloadedError, PayloadTooLargeError, UnavailableError, ValidationError } from '../errors.js';
 import { log } from '../log.js';
 import { isDependencyUnavailable } from '../store/dependency-errors.js';
 import { errorEnvelope, sendError, STATUS_OF_KIND } from './error-status.js';
@@ -36,7 +36,10 @@ export function errorHandler(limit: number): ErrorRequestHandler {
   return (err: unknown, _req, res, _next) => {
     const known = err instanceof DomainError ? err : (fromBodyParser(err as BodyParserError, limit) ?? fromDependency(err));
     if (known) {
-      log.log(STATUS_OF_KIND[known.kind] >= 500 ? 'warn' : 'debug', 'request rejected', { status: STATUS_OF_KIND[known.kind], code: known.code });
+      const status = STATUS_OF_KIND[known.kind];
+      // A shed request logs at debug: under overload one line per refusal would cost what shedding saves
+      // (the admission controller counts them in /metrics).
+      log.log(status >= 500 && !(known instanceof OverloadedError) ? 'warn' : 'debug', 'request rejected', { status, code: known.code });
       sendError(res, known);
       return;
     }

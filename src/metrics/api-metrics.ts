@@ -15,15 +15,19 @@
  * | `gis_rate_limited_total` | counter | game, kind | requests answered 429 by a quota, per game |
  * | `gis_key_verifications_total` | counter | via, result | secrets checked without a cache hit: `via` argon2 or shared-digest, `result` ok or bad |
  * | `gis_key_verify_refused_total` | counter | reason | secrets refused without argon2: `prefix` or `overall` budget spent |
+ * | `gis_admission_shed_total` | counter | class, reason | game requests refused 503 `overloaded` by admission control (src/limits/admission.ts): `class` heartbeat, doors or checks; `reason` in_flight, redis_queue or loop_lag |
+ * | `gis_admission_in_flight` | gauge | class | admitted game requests not yet answered (read at scrape) |
+ * | `gis_event_loop_lag_seconds` | gauge | — | the admission controller's event-loop lag estimate (read at scrape) |
  * | `process_*`, `nodejs_*` | — | — | prom-client's default process metrics |
  *
  * `route` is one of the game listener's paths (`/api/v1/game/heartbeat`, …, `/healthz`, `/readyz`) or
  * `unmatched`, so a scanner cannot blow up the label set.
  */
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { RequestHandler } from 'express';
 import type { VerifierObserver } from '../auth/key-verifier.js';
 import type { BudgetRefusal } from '../auth/verify-budget.js';
+import type { AdmissionController, AdmissionObserver, RequestClass, ShedReason } from '../limits/admission.js';
 
 /** Paths of the game listener that get their own `route` label value. */
 export const ROUTE_LABELS: ReadonlySet<string> = new Set([
@@ -40,7 +44,7 @@ export const ROUTE_LABELS: ReadonlySet<string> = new Set([
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 
 /** The in-process metrics of one API process (table in the module comment) and their registry. */
-export class ApiMetrics implements VerifierObserver {
+export class ApiMetrics implements VerifierObserver, AdmissionObserver {
   /** The registry `/metrics` renders (one per process; tests make their own). */
   readonly registry = new Registry();
   readonly httpRequests = new Counter({ name: 'gis_http_requests_total', help: 'Game listener requests by route, method and status', labelNames: ['route', 'method', 'status'] as const, registers: [this.registry] });
@@ -50,6 +54,7 @@ export class ApiMetrics implements VerifierObserver {
   readonly doorDecisions = new Counter({ name: 'gis_door_decisions_total', help: 'Door decisions answered by endpoint and result', labelNames: ['endpoint', 'decision'] as const, registers: [this.registry] });
   readonly keyVerifications = new Counter({ name: 'gis_key_verifications_total', help: 'Key secrets checked without a process-cache hit, by how (argon2 or shared-digest) and result', labelNames: ['via', 'result'] as const, registers: [this.registry] });
   readonly keyVerifyRefused = new Counter({ name: 'gis_key_verify_refused_total', help: 'Unrecognised key secrets refused without argon2 because the per-prefix or per-process budget was spent', labelNames: ['reason'] as const, registers: [this.registry] });
+  readonly admissionShed = new Counter({ name: 'gis_admission_shed_total', help: 'Game requests refused 503 overloaded by admission control, by request class and signal', labelNames: ['class', 'reason'] as const, registers: [this.registry] });
   readonly rateLimited = new Counter({ name: 'gis_rate_limited_total', help: 'Requests answered 429 by a per-key quota, by game and quota kind', labelNames: ['game', 'kind'] as const, registers: [this.registry] });
 
   constructor(opts: { defaultMetrics?: boolean } = {}) {
@@ -59,6 +64,32 @@ export class ApiMetrics implements VerifierObserver {
   /** {@link VerifierObserver}: counts a secret check. */
   verified(via: 'argon2' | 'shared-digest', ok: boolean): void {
     this.keyVerifications.inc({ via, result: ok ? 'ok' : 'bad' });
+  }
+
+  /** {@link AdmissionObserver}: counts a shed request. */
+  shed(cls: RequestClass, reason: ShedReason): void {
+    this.admissionShed.inc({ class: cls, reason });
+  }
+
+  /** Exposes `controller`'s requests in flight and event-loop lag as gauges read at scrape time. */
+  watchAdmission(controller: AdmissionController): void {
+    new Gauge({
+      name: 'gis_admission_in_flight',
+      help: 'Admitted game requests not yet answered, by request class',
+      labelNames: ['class'] as const,
+      registers: [this.registry],
+      collect() {
+        for (const cls of ['heartbeat', 'doors', 'checks'] as const) this.set({ class: cls }, controller.inFlightOf(cls));
+      },
+    });
+    new Gauge({
+      name: 'gis_event_loop_lag_seconds',
+      help: 'Event-loop lag estimate of the admission controller, seconds (0 while idle)',
+      registers: [this.registry],
+      collect() {
+        this.set(controller.loopLagMs / 1000);
+      },
+    });
   }
 
   /** {@link VerifierObserver}: counts a secret refused for budget. */

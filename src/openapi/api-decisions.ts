@@ -30,7 +30,7 @@ export const ERROR_CODES: Readonly<Record<string, readonly string[]>> = {
   '413': ['envelope_too_large'],
   '429': ['rate_limited'],
   '500': ['internal'],
-  '503': ['unavailable'],
+  '503': ['unavailable', 'overloaded'],
 };
 
 /** The decisions, given the configuration defaults (`loadConfig({})`). */
@@ -102,6 +102,16 @@ export function apiDecisions(defaults: Readonly<Config>): ApiDecision[] {
       topic: 'signature-encoding',
       spec: 'Authentication: "Encoding of the signature value (for example hexadecimal or base64): not shown"',
       decision: 'Lowercase hexadecimal (64 characters) of HMAC-SHA256(secret, timestamp string + raw body bytes); uppercase hex is accepted.',
+    },
+    {
+      topic: 'request-nonce',
+      spec: 'Authentication rule 3: "A replay cache keyed on (key id, signature) rejects a repeated signature inside the window (409)", with one key per game shared by all its servers; GET doors/manifest has "No request body", and request fields are partly "not shown" (doors/check: "not shown beyond a door key, a user identifier"; bans/check: "Request field names ... not shown")',
+      decision: `For a request whose URL has a query string the signature may instead cover timestamp + raw body + "?" + raw query (the query exactly as in the request target); the spec form (timestamp + body) stays valid with or without a query. The reference clients send every attempt to <path>?nonce=<random> (128 bits, 22 base64url characters; Luau: 32 hex digits of a GUID) and sign that form, so two servers of a game never sign the same bytes, two bodiless GET doors/manifest in one second included; a byte-identical resend still gets 409, a changed nonce 401. Why not jitter: N servers over D distinct seconds repeat N - D(1 - (1 - 1/D)^N) signatures (980 for 1,000 servers over 20 s; 513 even over the whole 601-second window), and zero collisions at even odds needs D ≈ N^2 / (2 ln 2) (721,000 s for 1,000 servers).`,
+    },
+    {
+      topic: 'overload',
+      spec: 'Errors: 5xx "Service fault. Retry with exponential backoff and jitter"; 429 "includes Retry-After in seconds" (what the service does when it cannot keep up: not shown)',
+      decision: `Each API process bounds its work in flight (requests in flight ${defaults.admission.maxInFlight}, Redis commands awaiting replies ${defaults.admission.maxRedisQueue}, smoothed event-loop lag ${defaults.admission.maxLoopLagMs} ms: the heartbeat ceilings; door manifest/bulk requests are refused at half, door and ban checks at a quarter of each). A refused request is answered at once, before its body is read, with 503 overloaded and Retry-After drawn uniformly from ${defaults.admission.retryAfterMinSeconds}-${defaults.admission.retryAfterMaxSeconds} s; nothing of it is processed (its signature is not recorded), so the client sends it again after Retry-After (the reference clients add up to 1 s of jitter).`,
     },
     {
       topic: 'outbound-notifications',

@@ -49,7 +49,7 @@ function errorResponses(): Record<string, object> {
     '413': 'Envelope too large (see x-not-shown-decisions max-envelope-size). Split events across two heartbeats.',
     '429': 'Over a per-key quota (see x-not-shown-decisions rate-quotas). Honour Retry-After (seconds; always present).',
     '500': 'Service fault. Retry with exponential backoff and jitter; queue locally meanwhile.',
-    '503': 'A dependency is unavailable (see x-not-shown-decisions dependency-unavailable). Honour Retry-After (1-5 s, jittered; always present), then back off exponentially with jitter; for doors apply the door failMode.',
+    '503': 'unavailable: a dependency is unreachable (see x-not-shown-decisions dependency-unavailable), Retry-After 1-5 s; overloaded: this API process is shedding load and did none of the request (see x-not-shown-decisions overload), Retry-After from the configured range. Honour Retry-After (always present, whole seconds) plus up to 1 s of jitter, then back off exponentially with jitter; for doors apply the door failMode meanwhile.',
   };
   const out: Record<string, object> = {};
   for (const [status, text] of Object.entries(describe)) {
@@ -70,6 +70,15 @@ function responses(ok: object, okDescription: string, errors: string[], headers?
 }
 
 const COMMON_ERRORS = ['400', '401', '403', '409', '413', '429', '500', '503'];
+
+/** The optional request nonce (README "Replays on a shared key"; x-not-shown-decisions request-nonce). */
+const NONCE = {
+  name: 'nonce',
+  in: 'query',
+  required: false,
+  description: 'Optional: a fresh random value per request (the reference clients send 128 bits as 22 base64url characters). When the URL has a query string, the signature may cover timestamp + raw body + "?" + raw query, so two servers of a game sending the same bytes in the same second sign different values; a byte-identical resend is still a replay (409).',
+  schema: { type: 'string', maxLength: 128 },
+};
 
 /** Builds the document. Pure: the same code and defaults give the same document. */
 export function buildOpenApiDocument(): Record<string, unknown> {
@@ -118,12 +127,14 @@ export function buildOpenApiDocument(): Record<string, unknown> {
           summary: 'Register or refresh a live server; post presence, events, acks; receive commands and config',
           description: `Scopes: heartbeat; a non-empty events also needs events; non-empty acks or failures need commands (403 scope_missing, nothing stored). A key without commands receives commands: []. Interval: the client follows config.heartbeatIntervalSeconds. Events stay in the client queue until a 200. ${signed}`,
           requestBody: { required: true, content: json(ref('HeartbeatRequest')) },
-          responses: responses(ref('HeartbeatResponse'), 'Accepted: exactly { commands, config, serverTime }.', COMMON_ERRORS.filter((s) => s !== '503')),
+          parameters: [NONCE],
+          responses: responses(ref('HeartbeatResponse'), 'Accepted: exactly { commands, config, serverTime }.', COMMON_ERRORS),
         },
       },
       '/game/doors/check': {
         post: {
           operationId: 'doorsCheck',
+          parameters: [NONCE],
           summary: 'One synchronous decision for one door and one user',
           description: `Scope doors. Cache the decision for ttlSeconds. ${signed}`,
           requestBody: { required: true, content: json(ref('DoorCheckRequest')) },
@@ -133,6 +144,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
       '/game/doors/bulk': {
         post: {
           operationId: 'doorsBulk',
+          parameters: [NONCE],
           summary: 'Every door decision for one user; called once on join',
           description: `Scope doors. ${signed}`,
           requestBody: { required: true, content: json(ref('DoorBulkRequest')) },
@@ -143,13 +155,15 @@ export function buildOpenApiDocument(): Record<string, unknown> {
         get: {
           operationId: 'doorsManifest',
           summary: 'Door definitions and current forced states; on server start and after refresh_permissions',
-          description: `Scope doors. No request body (the signature covers the timestamp and an empty body). ${signed}`,
+          description: `Scope doors. No request body: the signature covers the timestamp, the empty body and, with the nonce, the query. ${signed}`,
+          parameters: [NONCE],
           responses: responses(ref('DoorManifestResponse'), 'The manifest.', COMMON_ERRORS, { ETag: { description: '"<version>"', schema: { type: 'string' } } }),
         },
       },
       '/game/bans/check': {
         post: {
           operationId: 'bansCheck',
+          parameters: [NONCE],
           summary: 'Blocklist lookup on connect, for platforms with no ban API',
           description: `Scope heartbeat. A connect-time call, not polled; on a network error the client decides whether to fail open (recommended). ${signed}`,
           requestBody: { required: true, content: json(ref('BansCheckRequest')) },
@@ -162,7 +176,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
       securitySchemes: {
         serverKey: { type: 'http', scheme: 'bearer', bearerFormat: 'svc_live_<prefix>.<secret>', description: 'Authorization: Bearer svc_live_<prefix>.<secret>. The key belongs to a game and carries scopes: heartbeat, events, doors, commands, records:read, chat.' },
         serviceTimestamp: { type: 'apiKey', in: 'header', name: 'X-Service-Timestamp', description: 'Request time as integer seconds since the Unix epoch; accepted within 300 s of server time (else 409).' },
-        serviceSignature: { type: 'apiKey', in: 'header', name: 'X-Service-Signature', description: 'Lowercase hex HMAC-SHA256, keyed with the key secret, over the timestamp string followed by the raw body bytes exactly as sent. A repeated signature inside the window is 409.' },
+        serviceSignature: { type: 'apiKey', in: 'header', name: 'X-Service-Signature', description: 'Lowercase hex HMAC-SHA256, keyed with the key secret, over the timestamp string followed by the raw body bytes exactly as sent; for a request with a query string (the nonce), alternatively over timestamp + raw body + "?" + the raw query. A repeated signature inside the window is 409.' },
       },
       headers: {
         RetryAfter: { description: 'Whole seconds to wait before retrying (always present on 429 and 503).', required: true, schema: { type: 'integer', minimum: 1 } },

@@ -233,9 +233,9 @@ describe('client: game client heartbeat loop', function () {
     const c = makeClient();
     c.start();
     const reqs = await stub.waitForRequests(3);
-    expectGap(reqs, 1, 3000);
+    expectGap(reqs, 1, 3500); // Retry-After 3 s plus jitter: random 0.5 of 1 s
     expectGap(reqs, 2, 12_000); // second failure in a row: 3/4 of 16 s
-    expect(problems.filter((p) => p.kind === 'rate_limited').map((p) => p.delayMs)).to.deep.equal([3000, 12_000]);
+    expect(problems.filter((p) => p.kind === 'rate_limited').map((p) => p.delayMs)).to.deep.equal([3500, 12_000]);
   });
 
   it('follows the interval the service returns, not the local setting', async () => {

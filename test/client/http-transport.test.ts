@@ -47,7 +47,17 @@ describe('client: signed transport', function () {
     expect(req!.timestamp).to.match(/^\d+$/);
     expect(Math.abs(Number(req!.timestamp) - req!.receivedAt / 1000)).to.be.below(30);
     expect(req!.signature).to.match(/^[0-9a-f]{64}$/);
+    expect(req!.query).to.match(/^nonce=[A-Za-z0-9_-]{22}$/);
+    expect(req!.signature).to.equal(sign(TEST_SECRET, req!.timestamp, req!.raw, req!.query!));
+  });
+
+  it('with requestNonce false signs the spec form alone (timestamp + body) and sends no query', async () => {
+    const t = new SignedTransport({ baseUrl: stub.url, apiKey: TEST_KEY, clock, requestNonce: false });
+    await t.request('POST', GAME_PATHS.heartbeat, { a: 1 });
+    const [req] = stub.requests;
+    expect(req!.query).to.equal(null);
     expect(req!.signature).to.equal(sign(TEST_SECRET, req!.timestamp, req!.raw));
+    expect(req!.signatureValid).to.equal(true);
   });
 
   it('sends a pre-serialised body verbatim (key order and whitespace are part of the signature)', async () => {
@@ -59,12 +69,21 @@ describe('client: signed transport', function () {
     expect(req!.signatureValid).to.equal(true);
   });
 
-  it('signs a GET (door manifest) over the timestamp alone, with no body', async () => {
+  it('signs a GET (door manifest) over the timestamp and its nonce query, with no body', async () => {
     const t = new SignedTransport({ baseUrl: stub.url, apiKey: TEST_KEY, clock });
     await t.request('GET', GAME_PATHS.doorsManifest);
     const [req] = stub.requests;
     expect(req!.method).to.equal('GET');
     expect(req!.raw.length).to.equal(0);
+    expect(req!.query).to.match(/^nonce=[A-Za-z0-9_-]{22}$/);
+    expect(req!.signature).to.equal(sign(TEST_SECRET, req!.timestamp, '', req!.query!));
+    expect(req!.signatureValid).to.equal(true);
+  });
+
+  it('without the nonce signs a GET over the timestamp alone', async () => {
+    const t = new SignedTransport({ baseUrl: stub.url, apiKey: TEST_KEY, clock, requestNonce: false });
+    await t.request('GET', GAME_PATHS.doorsManifest);
+    const [req] = stub.requests;
     expect(req!.signature).to.equal(sign(TEST_SECRET, req!.timestamp, ''));
     expect(req!.signatureValid).to.equal(true);
   });
@@ -93,11 +112,22 @@ describe('client: signed transport', function () {
     expect(stub.requests).to.have.length(2);
   });
 
-  it('two servers sharing a key and signing the same empty manifest in the same second both succeed', async () => {
-    // Both sign in the same second: the clock only moves when the 409 retry waits for the next second.
+  it('two servers sharing a key and fetching the manifest in the same second both succeed at once (nonce)', async () => {
+    // Both sign in the same second: the clock only moves when someone sleeps.
     const still = steppedClock(Math.floor(Date.now() / 1000) * 1000 + 100);
     const a = new SignedTransport({ baseUrl: stub.url, apiKey: TEST_KEY, clock: still });
     const b = new SignedTransport({ baseUrl: stub.url, apiKey: TEST_KEY, clock: still });
+    const [ra, rb] = await Promise.all([a.request('GET', GAME_PATHS.doorsManifest), b.request('GET', GAME_PATHS.doorsManifest)]);
+    expect([ra.status, rb.status]).to.deep.equal([200, 200]);
+    expect(stub.requests.map((r) => r.status)).to.deep.equal([200, 200]);
+    expect(stub.requests[0]!.timestamp).to.equal(stub.requests[1]!.timestamp);
+    expect(stub.requests[0]!.signature).to.not.equal(stub.requests[1]!.signature);
+  });
+
+  it('without the nonce, two servers signing the same empty manifest in one second collide once and recover', async () => {
+    const still = steppedClock(Math.floor(Date.now() / 1000) * 1000 + 100);
+    const a = new SignedTransport({ baseUrl: stub.url, apiKey: TEST_KEY, clock: still, requestNonce: false });
+    const b = new SignedTransport({ baseUrl: stub.url, apiKey: TEST_KEY, clock: still, requestNonce: false });
     const [ra, rb] = await Promise.all([a.request('GET', GAME_PATHS.doorsManifest), b.request('GET', GAME_PATHS.doorsManifest)]);
     expect([ra.status, rb.status]).to.deep.equal([200, 200]);
     expect(stub.requests.map((r) => r.status)).to.deep.equal([200, 409, 200]);
@@ -115,9 +145,19 @@ describe('client: signed transport', function () {
     expect(t.clockSkewMs).to.be.closeTo(400_000, 2000);
   });
 
-  it('never signs the same bytes twice in one second: waits for the next second instead of drawing a 409', async () => {
+  it('sends the same request twice in one second without waiting: each attempt has its own nonce', async () => {
     const still = steppedClock(Math.floor(Date.now() / 1000) * 1000 + 100);
     const t = new SignedTransport({ baseUrl: stub.url, apiKey: TEST_KEY, clock: still });
+    await t.request('GET', GAME_PATHS.doorsManifest);
+    await t.request('GET', GAME_PATHS.doorsManifest);
+    expect(stub.requests.map((r) => r.status)).to.deep.equal([200, 200]);
+    expect(stub.requests[1]!.timestamp).to.equal(stub.requests[0]!.timestamp);
+    expect(stub.requests[1]!.query).to.not.equal(stub.requests[0]!.query);
+  });
+
+  it('without the nonce never signs the same bytes twice in one second: waits for the next second instead of drawing a 409', async () => {
+    const still = steppedClock(Math.floor(Date.now() / 1000) * 1000 + 100);
+    const t = new SignedTransport({ baseUrl: stub.url, apiKey: TEST_KEY, clock: still, requestNonce: false });
     await t.request('GET', GAME_PATHS.doorsManifest);
     await t.request('GET', GAME_PATHS.doorsManifest);
     expect(stub.requests.map((r) => r.status)).to.deep.equal([200, 200]);

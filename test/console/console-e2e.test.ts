@@ -35,6 +35,7 @@ function simServer(url: string, key: string, id: string, players: string[]): Gam
     region: 'eu-west',
     maxPlayers: 20,
     sdkVersion: id.endsWith('old') ? '0.9.0' : '1.2.0',
+    bootJitterSeconds: 0,
     onCommand: async (cmd: CommandEntry): Promise<CommandOutcome> => {
       const user = cmd.target.externalId;
       if (cmd.type === 'kick' && user && client.roster.remove(user)) {

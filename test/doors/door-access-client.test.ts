@@ -48,6 +48,7 @@ describe('reference client: doors', function () {
       externalServerId: 'srv-doors',
       maxPlayers: 10,
       minNudgeGapMs: 0,
+      bootJitterSeconds: 0,
       onCommand: (cmd) => doors.commandHandler()(cmd),
       onHeartbeat: (s) => doors.onConfig(s.response.config),
     });

@@ -107,9 +107,11 @@ export function bulk(h: Harness, g: TestGame, externalId: string) {
   return h.signed(g, 'post', '/api/v1/game/doors/bulk', { externalId, externalServerId: 'server-1', n: nonce });
 }
 
-/** GET doors/manifest (signed empty body). Distinct timestamps avoid same-second replays of the empty body. */
-let manifestSkew = 0;
+/**
+ * GET doors/manifest (empty body), signed with a request nonce: two fetches in one second sign different
+ * bytes. (Back-dated timestamps used to keep them apart, and collided whenever two fetches straddled a
+ * second: fetch k at second T and fetch k+1 at T+1 signed the same T-k.)
+ */
 export function manifest(h: Harness, g: TestGame) {
-  manifestSkew += 1;
-  return h.signed(g, 'get', '/api/v1/game/doors/manifest', undefined, { timestamp: Math.floor(Date.now() / 1000) - (manifestSkew % 250) });
+  return h.signed(g, 'get', '/api/v1/game/doors/manifest', undefined, { nonce: true });
 }

@@ -2,8 +2,9 @@
  * Issue #19, end to end: the Luau SDK, under lua5.2 with the shims of sdk/luau/test/shim.lua, against the
  * real API (real Redis and Postgres) through a small fault-injecting proxy. The client heartbeats a roster
  * and events, survives a 409 (a real replay: the proxy forwards the request, then forwards the same bytes
- * again and returns that 409), a 429 with Retry-After and a 503, receives a kick issued through the
- * commands service, acks it, reports a freeze it has no handler for as failed, checks bans and doors,
+ * again and returns that 409), a 429 with Retry-After and a 503, a ban check shed with 503 `overloaded` +
+ * Retry-After (asked again after it), sends every request with its own signed `?nonce=`, receives a kick
+ * issued through the commands service, acks it, reports a freeze it has no handler for as failed, checks bans and doors,
  * flushes on BindToClose, and every event reaches Postgres exactly once.
  */
 import { expect } from 'chai';
@@ -37,6 +38,10 @@ async function readBody(req: IncomingMessage): Promise<Buffer> {
 class FaultProxy {
   readonly faults: Fault[] = [];
   readonly heartbeats: Arrival[] = [];
+  /** Every request target (path and query) that reached the proxy. */
+  readonly urls: string[] = [];
+  /** Ban checks to answer 503 `overloaded` with Retry-After: 1 before the API sees them (load shedding). */
+  shedBanChecks = 0;
   readonly server: Server;
 
   constructor(private readonly upstream: string) {
@@ -59,9 +64,16 @@ class FaultProxy {
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const body = await readBody(req);
-    const fault = req.url === '/api/v1/game/heartbeat' ? (this.faults.shift() ?? null) : null;
-    if (req.url === '/api/v1/game/heartbeat') this.heartbeats.push({ atMs: Date.now(), fault });
+    this.urls.push(req.url ?? '');
+    const isHeartbeat = (req.url ?? '').split('?')[0] === '/api/v1/game/heartbeat';
+    const fault = isHeartbeat ? (this.faults.shift() ?? null) : null;
+    if (isHeartbeat) this.heartbeats.push({ atMs: Date.now(), fault });
     const envelope = (code: string) => JSON.stringify({ error: { code, message: code, requestId: 'proxy' }, serverTime: new Date().toISOString() });
+    if ((req.url ?? '').startsWith('/api/v1/game/bans/check?') && this.shedBanChecks > 0) {
+      this.shedBanChecks--;
+      res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' }).end(envelope('overloaded'));
+      return;
+    }
     if (fault === '429') {
       res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '2' }).end(envelope('rate_limited'));
       return;
@@ -151,6 +163,7 @@ describe('Luau SDK: end to end under lua5.2 against the real API', function () {
     const ready = await waitLine('READY');
     expect(ready).to.equal('READY 15'); // the interval the service set, not the SDK's default 20
     proxy.faults.push('409', '429', '503');
+    proxy.shedBanChecks = 1; // the first ban check is shed: the SDK waits Retry-After (+ jitter) and asks again
     nudge();
     await waitLine('RECOVERED');
     expect(proxy.faults).to.deep.equal([]);
@@ -170,11 +183,18 @@ describe('Luau SDK: end to end under lua5.2 against the real API', function () {
     // Heartbeats as the proxy saw them: 1 normal, then 409 (re-signed retry) -> 429 -> 503 -> 200.
     const hb = proxy.heartbeats;
     expect(hb.slice(0, 5).map((a) => a.fault)).to.deep.equal([null, '409', '429', '503', null]);
-    // Retry-After: 2 is honoured (lower bound only: a slow machine can only make the gap longer).
+    // Retry-After: 2 is honoured, plus up to 1 s of jitter (lower bound only: a slow machine can only make the gap longer).
     expect(hb[3]!.atMs - hb[2]!.atMs).to.be.at.least(1950);
-    expect(lines.filter((l) => l.startsWith('PROBLEM'))).to.include.members(['PROBLEM rate_limited 429 2.000']);
+    const limited = lines.filter((l) => l.startsWith('PROBLEM rate_limited 429 '));
+    expect(limited).to.have.length(1);
+    expect(Number(limited[0]!.split(' ')[3])).to.be.within(2, 3);
+    // Every request carried a fresh nonce in its query (signed with it), the 409 retry too; the 409 itself
+    // came from the proxy sending the very same bytes to the API a second time.
+    expect(proxy.urls.every((u) => /\?nonce=[0-9A-Fa-f]{32}$/.test(u)), proxy.urls.join('\n')).to.equal(true);
+    expect(new Set(proxy.urls).size).to.equal(proxy.urls.length);
     expect(lines.some((l) => /^PROBLEM server_error 503 /.test(l))).to.equal(true);
 
+    expect(proxy.shedBanChecks).to.equal(0);
     expect(lines.find((l) => l.startsWith('BAN 666'))).to.equal('BAN 666 true service cheating');
     expect(lines.find((l) => l.startsWith('BAN 102'))).to.equal('BAN 102 false service');
     const door = (key: string) => lines.filter((l) => l.startsWith(`DOOR 102 ${key} `));

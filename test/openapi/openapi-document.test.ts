@@ -35,6 +35,8 @@ const NOT_SHOWN_TOPICS = [
   'records-read-and-chat-endpoints',
   'key-management',
   'signature-encoding',
+  'request-nonce',
+  'overload',
   'outbound-notifications',
   'error-codes',
   'max-envelope-size',

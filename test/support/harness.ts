@@ -2,6 +2,7 @@
  * Shared fixtures: the real app over the real Redis and Postgres, a game with a key per test, signed
  * requests, and flushing the streams the way the workers do. Never test-only code in src/.
  */
+import { randomBytes } from 'node:crypto';
 import request from 'supertest';
 import { loadConfig, type Config } from '../../src/config.js';
 import { setLogLevel } from '../../src/log.js';
@@ -66,15 +67,17 @@ export class Harness {
 
   /**
    * Sends a signed request. `opts.timestamp` (seconds) and `opts.signature` override the computed ones;
-   * `opts.raw` sends exact bytes.
+   * `opts.raw` sends exact bytes; `opts.nonce` adds `?nonce=<random>` and signs it with the body (the
+   * request nonce, README "Replays on a shared key"), so identical requests never collide in the replay cache.
    */
-  signed(g: { key: string; secret: string }, method: 'post' | 'get', path: string, body?: unknown, opts: { timestamp?: number; signature?: string; raw?: string; headers?: Record<string, string> } = {}) {
+  signed(g: { key: string; secret: string }, method: 'post' | 'get', path: string, body?: unknown, opts: { timestamp?: number; signature?: string; raw?: string; headers?: Record<string, string>; nonce?: boolean } = {}) {
     const raw = opts.raw ?? (body === undefined ? '' : JSON.stringify(body));
     const ts = String(opts.timestamp ?? Math.floor(Date.now() / 1000));
-    const req = request(this.app)[method](path)
+    const query = opts.nonce ? `nonce=${randomBytes(16).toString('base64url')}` : undefined;
+    const req = request(this.app)[method](query ? `${path}?${query}` : path)
       .set('Authorization', `Bearer ${g.key}`)
       .set('X-Service-Timestamp', ts)
-      .set('X-Service-Signature', opts.signature ?? sign(g.secret, ts, raw))
+      .set('X-Service-Signature', opts.signature ?? sign(g.secret, ts, raw, query))
       .set('Content-Type', 'application/json');
     for (const [k, v] of Object.entries(opts.headers ?? {})) req.set(k, v);
     return method === 'post' ? req.send(raw) : req;

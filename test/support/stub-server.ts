@@ -2,7 +2,8 @@
  * A scripted stand-in for the game API, for client tests (node:http on an ephemeral port).
  *
  * Like the real service it checks, in order: bearer key → HMAC-SHA256 hex signature over
- * `timestamp + raw body bytes` (401 when wrong) → optional ±300 s window against its own clock (409
+ * `timestamp + raw body bytes`, or with a query string `timestamp + raw body + "?" + query` (the request
+ * nonce; 401 when neither matches) → optional ±300 s window against its own clock (409
  * `timestamp_out_of_window`) → optional replay cache of signatures (409 `replayed_signature`). Then it
  * answers with the next scripted reply, or the fallback (a 200 heartbeat response). Every request is
  * recorded with its raw bytes.
@@ -12,7 +13,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { verifySignature } from '../../src/auth/signature.js';
+import { rawQuery, verifyRequestSignature } from '../../src/auth/signature.js';
 import { realSleep, type Clock } from '../../src/client/clock.js';
 
 /** A test key and its secret (shape `svc_live_<12 chars>.<43 chars>`). */
@@ -25,6 +26,8 @@ export interface RecordedRequest {
   index: number;
   method: string;
   path: string;
+  /** Raw query string without its `?` (the request nonce, `nonce=...`), or null. */
+  query: string | null;
   headers: http.IncomingHttpHeaders;
   /** Exact body bytes received. */
   raw: Buffer;
@@ -171,12 +174,13 @@ export class StubServer {
       index: this.requests.length,
       method: req.method ?? '',
       path: (req.url ?? '').split('?')[0] ?? '',
+      query: rawQuery(req.url ?? ''),
       headers: req.headers,
       raw,
       json,
       timestamp,
       signature,
-      signatureValid: /^[0-9a-f]{64}$/.test(signature) && verifySignature(this.secret, timestamp, raw, signature),
+      signatureValid: verifyRequestSignature(this.secret, timestamp, raw, rawQuery(req.url ?? ''), signature) !== null,
       receivedAt: this.clock.now(),
     };
     this.requests.push(rec);

@@ -14,9 +14,17 @@
 	  Decisions are cached per user for ttlSeconds (0 = not cached).
 	- No answer (network error, 5xx, 429, 401/403): the door's failMode decides (closed when the door is not
 	  in the manifest). An unknown door (404) is denied.
+	- Boot herd (issue #15): :boot(windowSeconds) fetches the first manifest at a random point of the boot
+	  window; at most `maxConcurrent` (default 2) door requests of a server are in flight, the rest wait
+	  their turn; a manifest or bulk request refused with Retry-After (429/503) is retried after it plus up
+	  to 1 s of jitter, within `maxRetryWaitSeconds` (default 10) in total; a single check is not retried
+	  (the player is at the door now: failMode answers). (The TypeScript client also defers the bulk checks
+	  of players joining inside the boot window; here :checkDoors asks for the answers at once, so the
+	  bulk goes out at once.)
 ]]
 
 local Transport = require(script.Parent.Transport)
+local Backoff = require(script.Parent.Backoff)
 
 local HttpService = game:GetService("HttpService")
 
@@ -29,8 +37,12 @@ local PATHS = {
 local Doors = {}
 Doors.__index = Doors
 
--- Doors.new(transport, externalServerId: string) -> door cache of one server.
-function Doors.new(transport, externalServerId)
+--[[
+	Doors.new(transport, externalServerId: string, opts: { maxConcurrent: number?, maxRetryWaitSeconds:
+	number? }?) -> door cache of one server.
+]]
+function Doors.new(transport, externalServerId, opts)
+	opts = opts or {}
 	return setmetatable({
 		transport = transport,
 		externalServerId = externalServerId,
@@ -38,12 +50,55 @@ function Doors.new(transport, externalServerId)
 		version = nil,
 		-- externalId -> doorKey -> { allowed, reason, expiresAtMs }
 		cache = {},
+		maxConcurrent = opts.maxConcurrent or 2,
+		maxRetryWaitSeconds = opts.maxRetryWaitSeconds or 10,
+		inFlight = 0,
 	}, Doors)
+end
+
+--[[
+	One request inside the per-server limit (each attempt yields while `maxConcurrent` are in flight; a
+	Retry-After wait holds no slot, so a player's single check never queues behind a waiting bulk). With
+	`retry`, a 429/503 with Retry-After is waited out (plus up to 1 s of jitter) within
+	maxRetryWaitSeconds in total. Returns the transport's response, or nil and an error message.
+]]
+function Doors:send(method, path, body, retry)
+	local waited = 0
+	local res, err
+	while true do
+		while self.inFlight >= self.maxConcurrent do
+			task.wait(0.05)
+		end
+		self.inFlight = self.inFlight + 1
+		res, err = self.transport:request(method, path, body)
+		self.inFlight = self.inFlight - 1
+		if not retry or not res or (res.status ~= 429 and res.status ~= 503) then
+			return res, err
+		end
+		local after = Backoff.retryAfter(Transport.header(res.headers, "Retry-After"))
+		if not after then
+			return res, err
+		end
+		local delay = after + math.random()
+		if waited + delay > self.maxRetryWaitSeconds then
+			return res, err
+		end
+		waited = waited + delay
+		task.wait(delay)
+	end
+end
+
+-- The server booted: fetches the first manifest at a random point of the boot window (seconds; 0 = now).
+function Doors:boot(windowSeconds)
+	if windowSeconds and windowSeconds > 0 then
+		task.wait(math.random() * windowSeconds)
+	end
+	return self:refreshManifest()
 end
 
 -- Fetches the manifest; returns true on success (the previous manifest stays in force otherwise).
 function Doors:refreshManifest()
-	local res = self.transport:request("GET", PATHS.manifest, "")
+	local res = self:send("GET", PATHS.manifest, "", true)
 	local body = res and res.status == 200 and res.json
 	if not body or type(body.doors) ~= "table" then
 		return false
@@ -80,7 +135,7 @@ end
 -- Bulk-checks a user (on join) and caches every decision; returns true when the service answered.
 function Doors:onJoin(externalId)
 	local body = HttpService:JSONEncode({ externalId = externalId, externalServerId = self.externalServerId })
-	local res = self.transport:request("POST", PATHS.bulk, body)
+	local res = self:send("POST", PATHS.bulk, body, true)
 	if not res or res.status ~= 200 or type(res.json) ~= "table" or type(res.json.decisions) ~= "table" then
 		return false
 	end
@@ -113,7 +168,7 @@ function Doors:check(externalId, doorKey)
 		externalId = externalId,
 		externalServerId = self.externalServerId,
 	})
-	local res = self.transport:request("POST", PATHS.check, body)
+	local res = self:send("POST", PATHS.check, body, false)
 	if res and res.status == 200 then
 		local answer = self:remember(externalId, res.json)
 		if answer then

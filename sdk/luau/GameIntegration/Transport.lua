@@ -7,8 +7,13 @@
 	Authorization "Bearer <key>", X-Service-Timestamp (integer seconds), X-Service-Signature (lowercase hex
 	HMAC-SHA256 keyed with the key secret over the timestamp string followed by the body bytes exactly as
 	sent), Content-Type application/json. Mirrors src/client/http-transport.ts:
+	- Request nonce (default on; `requestNonce = false` turns it off): every attempt goes to
+	  `<path>?nonce=<32 hex digits of a fresh GUID>` and is signed over timestamp + body + "?" + query, so
+	  no two servers of a game (which share one key) ever sign the same bytes, not even two bodiless
+	  GET doors/manifest in one second; a byte-identical resend still meets the replay cache.
 	- 409 (window or replay): re-signed with a fresh timestamp (the next whole second) and retried once.
-	- The same bytes are never signed twice in one second (the replay cache would refuse the second).
+	- Without the nonce, the same bytes are never signed twice in one second (the replay cache would
+	  refuse the second).
 	- Clock skew = serverTime - local time at the middle of the request; applied to timestamps only when
 	  larger than `skewToleranceSeconds` (default 30), well inside the +/-300 s window.
 	Every other status goes back to the caller, which decides (spec: Errors).
@@ -30,7 +35,8 @@ end
 Transport.nowMs = nowMs
 
 --[[
-	Transport.new({ baseUrl: string, key: string, skewToleranceSeconds: number? }) -> transport.
+	Transport.new({ baseUrl: string, key: string, skewToleranceSeconds: number?, requestNonce: boolean? })
+	-> transport. requestNonce defaults to true (see the header).
 	Errors: raises "API key must look like svc_live_<prefix>.<secret>" for a malformed key.
 ]]
 function Transport.new(opts)
@@ -44,6 +50,7 @@ function Transport.new(opts)
 		key = key,
 		secret = string.sub(key, dot + 1),
 		skewToleranceMs = (opts.skewToleranceSeconds or 30) * 1000,
+		requestNonce = opts.requestNonce ~= false,
 		-- Last measured skew (server minus local, ms) and the offset applied to timestamps.
 		skewMs = 0,
 		offsetMs = 0,
@@ -105,18 +112,32 @@ local function parseTime(s)
 end
 Transport.parseTime = parseTime
 
+-- A fresh request nonce: the 32 hex digits of a new GUID (122 random bits).
+local function newNonce()
+	return (string.gsub(HttpService:GenerateGUID(false), "-", ""))
+end
+
 -- One HTTP attempt. Returns a response table, or nil and an error message when no response arrived.
 function Transport:attempt(method, path, body, ts)
 	local tsString = string.format("%d", ts)
 	self.lastTs = ts
 	self.lastBody = body
+	local url = self.baseUrl .. path
+	local signature
+	if self.requestNonce then
+		local query = "nonce=" .. newNonce()
+		url = url .. "?" .. query
+		signature = Sha256.hmacHex(self.secret, tsString, body, "?", query)
+	else
+		signature = Sha256.hmacHex(self.secret, tsString, body)
+	end
 	local request = {
-		Url = self.baseUrl .. path,
+		Url = url,
 		Method = method,
 		Headers = {
 			["Authorization"] = "Bearer " .. self.key,
 			["X-Service-Timestamp"] = tsString,
-			["X-Service-Signature"] = Sha256.hmacHex(self.secret, tsString, body),
+			["X-Service-Signature"] = signature,
 			["Content-Type"] = "application/json",
 		},
 	}
@@ -165,7 +186,7 @@ end
 function Transport:request(method, path, body)
 	body = (method == "GET") and "" or (body or "")
 	local ts = self:timestamp()
-	if self.lastTs and self.lastTs >= ts and self.lastBody == body then
+	if not self.requestNonce and self.lastTs and self.lastTs >= ts and self.lastBody == body then
 		ts = self:nextSecond(self.lastTs)
 	end
 	local res, err = self:attempt(method, path, body, ts)

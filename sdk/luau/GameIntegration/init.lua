@@ -6,12 +6,19 @@
 	One game server's connection to the game integration service (spec: game-integration-api.md). A
 	ModuleScript for ServerScriptService; never require it from a client script (the key is a secret).
 	Mirrors the reference client src/client/game-client.ts:
-	- Heartbeat (POST /api/v1/game/heartbeat) at once on :start(), then every config.heartbeatIntervalSeconds
-	  of the last 200 (not a local setting). Body: the full roster from Players, queued events, acks and
-	  failures. Events, acks and failures stay queued until a heartbeat carrying them got its 200.
-	- 409 re-signed once (Transport); 413 halves the event batch; 429 waits Retry-After seconds (else
-	  backoff); 5xx and network errors: exponential backoff with jitter; 400/401/403/404 stop the loop
-	  (setup error, reported through onSetupError) until :start() is called again.
+	- Heartbeat (POST /api/v1/game/heartbeat): the first one at a random point of the boot window after
+	  :start() (bootJitterSeconds, default half the initial interval: a game's servers restart together
+	  after every update), then every config.heartbeatIntervalSeconds of the last 200 (not a local
+	  setting). The first manifest fetch is spread over the same window. Body: the full roster from
+	  Players, queued events, acks and failures. Events, acks and failures stay queued until a heartbeat
+	  carrying them got its 200.
+	- 409 re-signed once (Transport); 413 halves the event batch; 429, and 503 with Retry-After (the
+	  service shedding load), wait Retry-After seconds plus up to 1 s of jitter (else backoff); other 5xx
+	  and network errors: exponential backoff with jitter; 400/401/403/404 stop the loop (setup error,
+	  reported through onSetupError) until :start() is called again.
+	- Ban checks: at most maxConcurrentChecks (default 4) in flight per server; concurrent checks of one
+	  user share one request; a 429/503 with Retry-After is waited out (jittered) within
+	  banCheckMaxWaitSeconds (default 10) before the fail mode decides.
 	- Commands: deduped by id, run by the handler registered for their type, acked after the handler
 	  returned (a handler returning false, reason or raising an error is reported as a failure with that
 	  reason); door_set_state / refresh_permissions are handled by the built-in door cache first.
@@ -59,6 +66,11 @@ end
 	  region: string?
 	  sdkVersion: string?        default Client.VERSION
 	  initialIntervalSeconds: number?  until the first 200 tells the real interval (default 20)
+	  bootJitterSeconds: number?       first heartbeat and manifest spread over it (default half the
+	                                   initial interval; 0 = at once)
+	  maxConcurrentChecks: number?     ban checks in flight per server (default 4)
+	  banCheckMaxWaitSeconds: number?  most waiting for Retry-After on a refused ban check (default 10)
+	  requestNonce: boolean?           send ?nonce= signed with each request (default true)
 	  maxEventsPerHeartbeat: number?   default 1000 (at most 2000)
 	  maxQueuedEvents: number?         oldest dropped beyond it (default 100000)
 	  backoffBaseSeconds, backoffMaxSeconds: number?  default 1 and 60
@@ -71,7 +83,7 @@ end
 ]]
 function Client.new(options)
 	assert(type(options) == "table" and type(options.baseUrl) == "string", "Client.new needs { baseUrl, key }")
-	local transport = Transport.new({ baseUrl = options.baseUrl, key = options.key })
+	local transport = Transport.new({ baseUrl = options.baseUrl, key = options.key, requestNonce = options.requestNonce })
 	local serverId = options.externalServerId
 	if not serverId then
 		serverId = (game.JobId ~= nil and game.JobId ~= "") and game.JobId or HttpService:GenerateGUID(false)
@@ -99,7 +111,11 @@ function Client.new(options)
 		lastSendMs = 0,
 		bootMs = Transport.nowMs(),
 		generation = 0,
+		checksInFlight = 0,
+		-- externalId -> { done = boolean, result = table } of ban checks in flight
+		banChecks = {},
 	}, Client)
+	self.bootJitterSeconds = options.bootJitterSeconds or self.interval / 2
 	self.maxBatch = self.batchLimit
 	return self
 end
@@ -328,9 +344,14 @@ function Client:cycle()
 			self.events[self.eventsHead] = nil
 			self.eventsHead = self.eventsHead + 1
 			notify(self.options.onProblem, { kind = "event_rejected", status = 413, message = "event too large; dropped" })
-		elseif status == 429 then
+		elseif status == 429 or (status == 503 and Backoff.retryAfter(Transport.header(res.headers, "Retry-After"))) then
+			-- A refusal that says when to come back: Retry-After plus up to 1 s of jitter, so a fleet
+			-- refused in the same second does not return in the same second.
 			local after = Backoff.retryAfter(Transport.header(res.headers, "Retry-After"))
-			return "retry", self:retryLater("rate_limited", status, res.errorCode, after)
+			if after then
+				after = after + math.random()
+			end
+			return "retry", self:retryLater(status == 429 and "rate_limited" or "server_error", status, res.errorCode, after)
 		elseif status == 409 or status == 413 or status >= 500 or status == 408 or status < 400 then
 			return "retry", self:retryLater("server_error", status, res.errorCode)
 		else
@@ -365,8 +386,9 @@ function Client:wait(seconds, nudgeable, generation)
 end
 
 --[[
-	client:start(): fetches the door manifest and starts the heartbeat loop in its own thread; the first
-	heartbeat goes out at once. Binds :stop() to game:BindToClose. No-op while running.
+	client:start(): starts the heartbeat loop in its own thread and fetches the door manifest; the first
+	heartbeat and the manifest go out at random points of the boot window (bootJitterSeconds; at once on a
+	restart after a setup error). Binds :stop() to game:BindToClose. No-op while running.
 ]]
 function Client:start()
 	if self.running then
@@ -383,10 +405,15 @@ function Client:start()
 			self:stop()
 		end)
 	end
+	local window = self.booted and 0 or self.bootJitterSeconds
+	self.booted = true
 	task.spawn(function()
-		self.doors:refreshManifest()
+		self.doors:boot(window)
 	end)
 	task.spawn(function()
+		if window > 0 then
+			self:wait(math.random() * window, true, generation)
+		end
 		while self.running and self.generation == generation do
 			local kind, delay = self:cycle()
 			if kind == "halt" or not self.running or self.generation ~= generation then
@@ -468,8 +495,49 @@ end
 ]]
 function Client:checkBan(player)
 	local externalId = type(player) == "string" and player or tostring(player.UserId)
+	-- A check of this user already in flight: share its answer.
+	local shared = self.banChecks[externalId]
+	if shared then
+		while not shared.done do
+			task.wait(0.05)
+		end
+		return shared.result
+	end
+	local entry = { done = false }
+	self.banChecks[externalId] = entry
+	while self.checksInFlight >= (self.options.maxConcurrentChecks or 4) do
+		task.wait(0.05)
+	end
+	self.checksInFlight = self.checksInFlight + 1
+	local ok, result = pcall(function()
+		return self:askBan(externalId)
+	end)
+	self.checksInFlight = self.checksInFlight - 1
+	self.banChecks[externalId] = nil
+	entry.result = ok and result or { banned = self.options.banCheckFailMode == "closed", source = "fail_" .. (self.options.banCheckFailMode == "closed" and "closed" or "open") }
+	entry.done = true
+	return entry.result
+end
+
+-- One ban check with Retry-After waited out; the fail mode decides without an answer.
+function Client:askBan(externalId)
 	local body = HttpService:JSONEncode({ externalId = externalId, externalServerId = self.externalServerId })
-	local res, err = self.transport:request("POST", PATHS.bans, body)
+	local res, err
+	local waited = 0
+	local maxWait = self.options.banCheckMaxWaitSeconds or 10
+	while true do
+		res, err = self.transport:request("POST", PATHS.bans, body)
+		if not res or (res.status ~= 429 and res.status ~= 503) then
+			break
+		end
+		local after = Backoff.retryAfter(Transport.header(res.headers, "Retry-After"))
+		if not after or waited + after + 1 > maxWait then
+			break
+		end
+		local delay = after + math.random()
+		waited = waited + delay
+		task.wait(delay)
+	end
 	if res and res.status == 200 and type(res.json) == "table" and type(res.json.banned) == "boolean" then
 		local j = res.json
 		return { banned = j.banned, source = "service", scope = j.scope, expiresAt = j.expiresAt, reason = j.reason }

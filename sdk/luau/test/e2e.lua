@@ -51,6 +51,7 @@ local client = Client.new({
 	backoffBaseSeconds = 1,
 	backoffMaxSeconds = 2,
 	minNudgeGapSeconds = 0,
+	bootJitterSeconds = 1,
 	onHeartbeat = function(info)
 		heartbeats = heartbeats + 1
 		acksSent = acksSent + #info.acks

@@ -17,7 +17,7 @@ local key = "svc_live_abc.secretsecret"
 
 task.spawn(function()
 	local problems = {}
-	local open = Client.new({ baseUrl = base, key = key, externalServerId = "off-1", backoffBaseSeconds = 0.2,
+	local open = Client.new({ baseUrl = base, key = key, externalServerId = "off-1", backoffBaseSeconds = 0.2, bootJitterSeconds = 0,
 		onProblem = function(p)
 			if p.kind == "network" then
 				table.insert(problems, p)

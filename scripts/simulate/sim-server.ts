@@ -1,0 +1,273 @@
+/**
+ * One simulated game server (issue #15 item 4): a reference client (src/client/) with its door cache,
+ * players who arrive, play and leave, and a command handler. Cheap per simulated request: one timer per
+ * server (a 1 s tick at the server's own phase; the client's heartbeat loop has one more), players kept
+ * in one Map (no roster copies per tick), door answers counted, not stored, HTTP through the process's
+ * keep-alive fetch, every attempt recorded into the process's histograms by `onAttempt`.
+ *
+ * Players: after boot, `players` arrivals spread uniformly over `fillSeconds` (a restart's reconnect
+ * wave; the platform does not put 30 players on a fresh server in one instant); each stays ~3 minutes
+ * (exponential), and a player who leaves is replaced after ~20 s (exponential), now and then by one who
+ * left before (so a banned or kicked player comes back and meets the ban check). Events: join, spawn,
+ * death (~every 40 s), team_change (~4 min), a custom quest_complete (~90 s), leave.
+ *
+ * Session accounting (what Postgres should hold): opens and closes implied by the rosters the service
+ * answered 200 for; a roster carried only by a heartbeat without an answer (timeout: outcome unknown)
+ * may or may not have been applied, so the users it differs in count as `ambiguous`.
+ * Not part of the service.
+ */
+import { GameClient } from '../../src/client/game-client.js';
+import type { CommandEntry, CommandOutcome, HeartbeatRequest, HeartbeatSuccess, ProblemInfo, SetupErrorInfo } from '../../src/client/client-types.js';
+import type { AttemptInfo, FetchLike } from '../../src/client/http-transport.js';
+import { DoorPlay, type DoorPlaySummary } from '../support/door-play.js';
+
+export const SDK_VERSION = 'gis-simulator/0.2.0';
+const TEAMS = ['red', 'blue', 'green'] as const;
+const QUESTS = ['q-tutorial', 'q-bandits', 'q-dragon', 'q-escort'] as const;
+/** Mean stay of a player, s. */
+const MEAN_STAY_S = 180;
+/** Mean time before a leaving player is replaced, s. */
+const MEAN_REPLACE_S = 20;
+/** Each player opens a door about this often, s. */
+const DOOR_EVERY_S = 20;
+
+const pick = <T>(xs: readonly T[]): T => xs[Math.floor(Math.random() * xs.length)]!;
+/** Exponentially distributed delay with mean `meanS` seconds, in ms. */
+const expMs = (meanS: number): number => -Math.log(1 - Math.random()) * meanS * 1000;
+
+interface Player {
+  username: string;
+  team: string;
+  dead: boolean;
+}
+
+/** What a worker gives each server: where to send, and where to count. */
+export interface SimServerDeps {
+  url: string;
+  key: string;
+  fetch: FetchLike;
+  requestTimeoutMs: number;
+  onAttempt: (a: AttemptInfo) => void;
+  onProblem: (p: ProblemInfo) => void;
+  onSetupError: (e: SetupErrorInfo, server: string) => void;
+  /** Door answers of the whole process. */
+  doors: DoorPlaySummary;
+  log: (line: string) => void;
+}
+
+export class SimServer {
+  readonly id: string;
+  readonly client: GameClient;
+  readonly doors: DoorPlay;
+  readonly players = new Map<string, Player>();
+  /** Epoch ms of arrivals still to come. */
+  private arrivals: number[] = [];
+  private timer: NodeJS.Timeout | null = null;
+  private nextPlayer = 0;
+  private readonly departed: { externalId: string; username: string }[] = [];
+  /** Joins waiting for their ban check. */
+  private joining = 0;
+  private accepted = new Set<string>();
+  booted = false;
+  stopped = false;
+  sessionsOpened = 0;
+  sessionsClosed = 0;
+  sessionsAmbiguous = 0;
+  bansChecked = 0;
+  bansAnswered = 0;
+  bansFailOpen = 0;
+  bansRefused = 0;
+
+  constructor(
+    private readonly runTag: string,
+    readonly index: number,
+    private readonly target: number,
+    private readonly fillSeconds: number,
+    private readonly deps: SimServerDeps,
+  ) {
+    this.id = `sim-${runTag}-${String(index).padStart(4, '0')}`;
+    this.client = new GameClient({
+      baseUrl: deps.url,
+      apiKey: deps.key,
+      externalServerId: this.id,
+      externalScopeId: `map-${index % 3}`,
+      region: pick(['eu-west', 'us-east', 'ap-south']),
+      maxPlayers: Math.max(target * 2, target + 10),
+      sdkVersion: SDK_VERSION,
+      fetch: deps.fetch,
+      requestTimeoutMs: deps.requestTimeoutMs,
+      latencyWindow: 0,
+      onAttempt: deps.onAttempt,
+      onCommand: (cmd) => this.execute(cmd),
+      onProblem: deps.onProblem,
+      onSetupError: (e) => deps.onSetupError(e, this.id),
+      onHeartbeat: (hb) => this.accept(hb),
+      onHeartbeatUnknown: (req) => this.unknown(req),
+    });
+    this.doors = new DoorPlay((method, path, body) => this.client.request(method, path, body), this.id, deps.onProblem, deps.doors, {
+      bootWindowMs: this.client.bootWindowMs,
+    });
+  }
+
+  /** The server boots: heartbeat loop (first one inside the boot window), manifest, arrivals, the tick. */
+  boot(): void {
+    if (this.booted || this.stopped) return;
+    this.booted = true;
+    this.client.start();
+    void this.doors.access.boot();
+    const now = Date.now();
+    for (let i = 0; i < this.target; i++) this.arrivals.push(now + Math.random() * this.fillSeconds * 1000);
+    this.timer = setInterval(() => this.tick(), 1000);
+  }
+
+  /** Counts session opens and closes the accepted roster implies (the service reconciles the same way). */
+  private accept(hb: HeartbeatSuccess): void {
+    const now = new Set<string>();
+    for (const p of hb.request.players) {
+      now.add(p.externalId);
+      if (!this.accepted.has(p.externalId)) this.sessionsOpened++;
+    }
+    for (const id of this.accepted) if (!now.has(id)) this.sessionsClosed++;
+    this.accepted = now;
+    this.doors.access.onConfig(hb.response.config);
+  }
+
+  /** A heartbeat without an answer: the users it differs in from the last accepted roster are ambiguous. */
+  private unknown(req: HeartbeatRequest): void {
+    const seen = new Set<string>();
+    for (const p of req.players) {
+      seen.add(p.externalId);
+      if (!this.accepted.has(p.externalId)) this.sessionsAmbiguous++;
+    }
+    for (const id of this.accepted) if (!seen.has(id)) this.sessionsAmbiguous++;
+  }
+
+  /** A player connects: ban check first (spec: bans/check on connect), refused when banned. */
+  private async join(): Promise<void> {
+    const back = this.departed.length && Math.random() < 0.3 ? this.departed.splice(Math.floor(Math.random() * this.departed.length), 1)[0] : undefined;
+    const n = this.nextPlayer++;
+    const { externalId, username } = back ?? { externalId: `p-${this.runTag}-${this.index}-${n}`, username: `player${this.index}_${n + 1}` };
+    this.joining++;
+    this.bansChecked++;
+    const ban = await this.client.checkBan(externalId).finally(() => this.joining--);
+    if (ban.source === 'service') this.bansAnswered++;
+    else this.bansFailOpen++;
+    if (ban.banned) {
+      this.bansRefused++;
+      this.deps.log(`${this.id}: refused ${externalId}: banned${ban.reason ? ` (${ban.reason})` : ''}`);
+      this.arrivals.push(Date.now() + expMs(MEAN_REPLACE_S));
+      return;
+    }
+    if (this.stopped || this.players.has(externalId)) return;
+    const team = pick(TEAMS);
+    this.players.set(externalId, { username, team, dead: false });
+    this.client.roster.add({ externalId, username, team, joinedAt: new Date().toISOString() });
+    this.client.track({ type: 'join', externalId, payload: { team } });
+    this.client.track({ type: 'spawn', externalId });
+    void this.doors.access.onJoin(externalId);
+  }
+
+  private leave(externalId: string, reason: string): void {
+    const player = this.players.get(externalId);
+    if (!player) return;
+    this.players.delete(externalId);
+    this.client.roster.remove(externalId);
+    this.client.track({ type: 'leave', externalId, payload: { reason } });
+    this.doors.access.onLeave(externalId);
+    if (reason !== 'server_shutdown') {
+      this.departed.push({ externalId, username: player.username });
+      this.arrivals.push(Date.now() + expMs(MEAN_REPLACE_S));
+    }
+  }
+
+  /** One second of play. */
+  tick(): void {
+    if (this.stopped) return;
+    const leaveChance = 1 / MEAN_STAY_S;
+    const doorChance = 1 / DOOR_EVERY_S;
+    let leaving: string[] | undefined;
+    for (const [id, p] of this.players) {
+      if (Math.random() < leaveChance) {
+        (leaving ??= []).push(id);
+        continue;
+      }
+      if (p.dead) {
+        if (Math.random() < 1 / 3) {
+          p.dead = false;
+          this.client.track({ type: 'spawn', externalId: id });
+        }
+      } else if (Math.random() < 1 / 40) {
+        p.dead = true;
+        this.client.track({ type: 'death', externalId: id, payload: { killer: this.randomOther(id), cause: pick(['fall', 'pvp', 'npc']) } });
+      }
+      if (Math.random() < 1 / 240) {
+        const team = pick(TEAMS.filter((t) => t !== p.team));
+        this.client.track({ type: 'team_change', externalId: id, payload: { from: p.team, to: team } });
+        p.team = team;
+        this.client.roster.update(id, { team });
+      }
+      if (Math.random() < 1 / 90) {
+        this.client.track({ type: 'quest_complete', externalId: id, payload: { questId: pick(QUESTS), xp: 50 + Math.floor(Math.random() * 450) } });
+      }
+      if (Math.random() < doorChance) this.doors.open(id);
+    }
+    if (leaving) for (const id of leaving) this.leave(id, 'quit');
+    const now = Date.now();
+    if (this.arrivals.length) {
+      const due = this.arrivals.filter((t) => t <= now);
+      if (due.length) {
+        this.arrivals = this.arrivals.filter((t) => t > now);
+        for (let i = 0; i < due.length && this.players.size + this.joining < this.target; i++) void this.join();
+      }
+    }
+  }
+
+  private randomOther(id: string): string | null {
+    const n = this.players.size;
+    if (n < 2) return null;
+    let k = Math.floor(Math.random() * n);
+    for (const other of this.players.keys()) {
+      if (k-- <= 0 && other !== id) return other;
+    }
+    return null;
+  }
+
+  /** The game's command handler: the effect happens here, then the client acks. */
+  private async execute(cmd: CommandEntry): Promise<CommandOutcome> {
+    const user = cmd.target.externalId ?? undefined;
+    const here = user !== undefined && this.players.has(user);
+    switch (cmd.type) {
+      case 'kick':
+        if (!here) return { ok: false, reason: 'player not on this server' };
+        this.leave(user!, 'kicked');
+        return { ok: true };
+      case 'mute':
+      case 'unmute':
+      case 'freeze':
+      case 'teleport':
+        return here ? { ok: true } : { ok: false, reason: 'player not on this server' };
+      case 'message':
+        return user !== undefined && !here ? { ok: false, reason: 'player not on this server' } : { ok: true };
+      case 'door_set_state':
+      case 'refresh_permissions':
+        return (await this.doors.access.handleCommand(cmd)) ?? { ok: true };
+      case 'custom':
+        return { ok: true };
+      case 'shutdown':
+        this.deps.log(`${this.id}: shutdown requested; closing this server after the ack`);
+        setImmediate(() => void this.shutdown());
+        return { ok: true };
+      default:
+        return { ok: false, reason: `unsupported command type ${cmd.type}` };
+    }
+  }
+
+  /** Players leave, then the client flushes everything with final heartbeats and stops. */
+  async shutdown(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    for (const id of [...this.players.keys()]) this.leave(id, 'server_shutdown');
+    if (this.booted) await this.client.stop({ flush: true, timeoutMs: 20_000 });
+  }
+}

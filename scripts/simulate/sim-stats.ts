@@ -1,0 +1,181 @@
+/**
+ * What every simulator process measures (issue #15 item 4), in forms the coordinator can merge:
+ * - {@link RequestStats}: per endpoint, every HTTP attempt by status, its latency in a {@link Histogram}
+ *   per run phase (idle before the fleet starts, boot burst, steady state, tail after the measured
+ *   window), and for refusals (429/503) the `Retry-After` values seen;
+ * - {@link ProcessMeter}: the process's own event-loop delay (perf_hooks `monitorEventLoopDelay`) and CPU
+ *   time over the measured window, so a run whose generator lagged can be declared void.
+ * Not part of the service.
+ */
+import { monitorEventLoopDelay, type ELDHistogram } from 'node:perf_hooks';
+import type { AttemptInfo } from '../../src/client/http-transport.js';
+import { GAME_PATHS } from '../../src/client/client-types.js';
+import { Histogram, type HistogramData, type LatencySummary } from './histogram.js';
+
+export const ENDPOINTS = ['heartbeat', 'bansCheck', 'doorsCheck', 'doorsBulk', 'doorsManifest'] as const;
+export type Endpoint = (typeof ENDPOINTS)[number];
+export const PHASES = ['warmup', 'idle', 'boot', 'steady', 'tail'] as const;
+export type Phase = (typeof PHASES)[number];
+
+const BY_PATH: ReadonlyMap<string, Endpoint> = new Map([
+  [GAME_PATHS.heartbeat, 'heartbeat'],
+  [GAME_PATHS.bansCheck, 'bansCheck'],
+  [GAME_PATHS.doorsCheck, 'doorsCheck'],
+  [GAME_PATHS.doorsBulk, 'doorsBulk'],
+  [GAME_PATHS.doorsManifest, 'doorsManifest'],
+]);
+
+/**
+ * The run's timeline, epoch ms: `idleFromMs` the probe's baseline starts (before it: the probe's own
+ * warm-up, not reported); `t0` the first server may boot; `bootEndMs` = t0 + ramp + one interval (every
+ * server booted and through its first heartbeat cycle, most joins done); `endMs` the end of the measured
+ * window (after it: shutdown, final heartbeats).
+ */
+export interface Timeline {
+  idleFromMs: number;
+  t0: number;
+  bootEndMs: number;
+  endMs: number;
+}
+
+/** The phase of a request started at `startMs`. */
+export function phaseOf(t: Timeline, startMs: number): Phase {
+  if (startMs < t.idleFromMs) return 'warmup';
+  if (startMs < t.t0) return 'idle';
+  if (startMs < t.bootEndMs) return 'boot';
+  if (startMs < t.endMs) return 'steady';
+  return 'tail';
+}
+
+/** One endpoint's attempts as sent between processes. */
+export interface EndpointData {
+  attempts: number;
+  /** HTTP status as a string, or `timeout` / `network` (no response: outcome unknown). */
+  byStatus: Record<string, number>;
+  latency: Record<Phase, HistogramData>;
+  /** Retry-After seconds of 429/503 answers → count; `none` for a refusal without the header. */
+  retryAfter: Record<string, number>;
+}
+
+export type RequestStatsData = Record<Endpoint, EndpointData>;
+
+class EndpointStats {
+  attempts = 0;
+  readonly byStatus: Record<string, number> = {};
+  readonly latency = Object.fromEntries(PHASES.map((p) => [p, new Histogram()])) as Record<Phase, Histogram>;
+  readonly retryAfter: Record<string, number> = {};
+
+  toJSON(): EndpointData {
+    return {
+      attempts: this.attempts,
+      byStatus: { ...this.byStatus },
+      latency: Object.fromEntries(PHASES.map((p) => [p, this.latency[p].toJSON()])) as Record<Phase, HistogramData>,
+      retryAfter: { ...this.retryAfter },
+    };
+  }
+
+  add(d: EndpointData): void {
+    this.attempts += d.attempts;
+    addCounts(this.byStatus, d.byStatus);
+    addCounts(this.retryAfter, d.retryAfter);
+    for (const p of PHASES) this.latency[p].add(d.latency[p]);
+  }
+}
+
+/** Adds the counts of `from` into `into`. */
+export function addCounts(into: Record<string, number>, from: Record<string, number>): Record<string, number> {
+  for (const [k, v] of Object.entries(from)) into[k] = (into[k] ?? 0) + v;
+  return into;
+}
+
+/** Every attempt of one process (or, merged, of the fleet). */
+export class RequestStats {
+  readonly endpoints = Object.fromEntries(ENDPOINTS.map((e) => [e, new EndpointStats()])) as Record<Endpoint, EndpointStats>;
+
+  constructor(private readonly timeline?: Timeline) {}
+
+  /** Records one attempt, as reported by the transport's `onAttempt`. */
+  record(a: AttemptInfo): void {
+    const endpoint = BY_PATH.get(a.path);
+    if (!endpoint || !this.timeline) return;
+    const s = this.endpoints[endpoint];
+    s.attempts++;
+    s.byStatus[a.outcome] = (s.byStatus[a.outcome] ?? 0) + 1;
+    s.latency[phaseOf(this.timeline, Date.now() - a.latencyMs)].record(a.latencyMs);
+    if (a.outcome === '429' || a.outcome === '503') {
+      const ra = a.headers?.get('retry-after');
+      const k = ra && /^\d+$/.test(ra.trim()) ? ra.trim() : 'none';
+      s.retryAfter[k] = (s.retryAfter[k] ?? 0) + 1;
+    }
+  }
+
+  /** All attempts so far. */
+  get attempts(): number {
+    return ENDPOINTS.reduce((n, e) => n + this.endpoints[e].attempts, 0);
+  }
+
+  toJSON(): RequestStatsData {
+    return Object.fromEntries(ENDPOINTS.map((e) => [e, this.endpoints[e].toJSON()])) as RequestStatsData;
+  }
+
+  add(d: RequestStatsData): this {
+    for (const e of ENDPOINTS) this.endpoints[e].add(d[e]);
+    return this;
+  }
+
+  /** Latency of one endpoint over some phases, merged. */
+  latency(endpoint: Endpoint, phases: readonly Phase[]): LatencySummary {
+    const h = new Histogram();
+    for (const p of phases) h.add(this.endpoints[endpoint].latency[p]);
+    return h.summary();
+  }
+}
+
+/** A process's own health over the measured window. */
+export interface ProcessReport {
+  role: 'fleet' | 'probe' | 'coordinator';
+  pid: number;
+  /** Event-loop delay beyond the timer's 10 ms resolution (monitorEventLoopDelay), ms. */
+  loopDelayMs: { p50: number; p99: number; max: number; mean: number };
+  /** User + system CPU seconds over the measured window. */
+  cpuSeconds: number;
+  /** HTTP attempts started in the window. */
+  requests: number;
+}
+
+/** Resolution of the event-loop delay histogram, ms. */
+const LOOP_RESOLUTION_MS = 10;
+
+/**
+ * Event-loop delay and CPU of this process between {@link begin} and {@link end}. `monitorEventLoopDelay`
+ * records each interval of its timer, the resolution included (an idle process shows ~10 ms); the
+ * figures here are the delay beyond it.
+ */
+export class ProcessMeter {
+  private readonly loop: ELDHistogram = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS });
+  private cpu: NodeJS.CpuUsage | null = null;
+  private report: Omit<ProcessReport, 'role' | 'pid' | 'requests'> | null = null;
+
+  begin(): void {
+    this.loop.reset();
+    this.loop.enable();
+    this.cpu = process.cpuUsage();
+  }
+
+  end(): void {
+    if (this.report || !this.cpu) return;
+    this.loop.disable();
+    const used = process.cpuUsage(this.cpu);
+    const ms = (ns: number) => Math.max(0, Math.round((Number.isFinite(ns) ? ns : 0) / 1e4 - LOOP_RESOLUTION_MS * 100) / 100);
+    this.report = {
+      loopDelayMs: { p50: ms(this.loop.percentile(50)), p99: ms(this.loop.percentile(99)), max: ms(this.loop.max), mean: ms(this.loop.mean) },
+      cpuSeconds: Math.round((used.user + used.system) / 1e4) / 100,
+    };
+  }
+
+  /** The figures (ends the measurement if still running). */
+  result(role: ProcessReport['role'], requests: number): ProcessReport {
+    this.end();
+    return { role, pid: process.pid, requests, ...(this.report ?? { loopDelayMs: { p50: 0, p99: 0, max: 0, mean: 0 }, cpuSeconds: 0 }) };
+  }
+}

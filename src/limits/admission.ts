@@ -1,0 +1,174 @@
+/**
+ * Admission control of one API process (issue #15 item 2, "Admission control instead of timeouts"; README
+ * "Overload"). Under overload a game request is either served promptly or refused at once, before its
+ * body is read, its signature checked or anything is sent to Redis: 503 `overloaded` with a
+ * `Retry-After` drawn uniformly from a range of whole seconds, so a fleet refused in one second does not
+ * come back in one second. Nothing of a refused request is processed (its signature is not even
+ * recorded), so the client simply sends it again later.
+ *
+ * Three signals, each with a ceiling per request class. A class is refused while any signal is at or
+ * above its ceiling; the ceilings are the configured maximum times the class's share
+ * ({@link CLASS_SHARE}): heartbeats (they carry events and acks, and a refused one delays them) may use
+ * everything, door manifest and bulk checks half, single door checks and ban checks a quarter, so as load
+ * rises the cheapest-to-retry work is shed first and heartbeats last:
+ *
+ * | signal | measures | config (heartbeat ceiling) |
+ * | --- | --- | --- |
+ * | requests in flight | admitted game requests not yet answered | `ADMISSION_MAX_IN_FLIGHT` (512) |
+ * | Redis commands queued | ioredis `commandQueue.length`: sent, awaiting replies | `ADMISSION_MAX_REDIS_QUEUE` (2000) |
+ * | event-loop lag | how late a 20 ms timer fires, smoothed (EWMA, weight 0.1 per tick: ~10 ticks) (0 = off) | `ADMISSION_MAX_LOOP_LAG_MS` (200) |
+ *
+ * argon2 verifies have their own budget (src/auth/verify-budget.ts) and Postgres its bounded pool wait
+ * (src/store/prisma.ts); both are work in flight, so they count here too.
+ *
+ * The lag is smoothed so that one stall (a major GC, a scheduler hiccup) does not shed anything while
+ * sustained lateness (the loop saturated for a few hundred ms) does. It measures how long any request
+ * waits before this process gets to it, whatever the cause: on a machine where other processes take the
+ * CPU, it sheds too (set `ADMISSION_MAX_LOOP_LAG_MS=0` there to rely on the other two signals). The
+ * sampler runs only while requests arrive (it stops after 5 s without one), so an idle process, or a
+ * test app, has no timer running.
+ */
+
+/** Which budget a game request draws on. */
+export type RequestClass = 'heartbeat' | 'doors' | 'checks';
+
+/** Why a request was refused. */
+export type ShedReason = 'in_flight' | 'redis_queue' | 'loop_lag';
+
+/** Share of each configured maximum a class may use (heartbeats all of it). */
+export const CLASS_SHARE: Readonly<Record<RequestClass, number>> = Object.freeze({ heartbeat: 1, doors: 0.5, checks: 0.25 });
+
+/** Request classes of the game endpoints (path without query). */
+export const ENDPOINT_CLASS: Readonly<Record<string, RequestClass>> = Object.freeze({
+  '/api/v1/game/heartbeat': 'heartbeat',
+  '/api/v1/game/doors/manifest': 'doors',
+  '/api/v1/game/doors/bulk': 'doors',
+  '/api/v1/game/doors/check': 'checks',
+  '/api/v1/game/bans/check': 'checks',
+});
+
+/** Period of the lag sampler, ms. */
+export const LAG_SAMPLE_MS = 20;
+/** Weight of the newest sample in the lag estimate (EWMA). */
+export const LAG_SMOOTHING = 0.1;
+/** The sampler stops after this long without a request, ms. */
+const IDLE_STOP_MS = 5000;
+
+export interface AdmissionLimits {
+  /** Requests in flight at which heartbeats are refused (others at their share). */
+  maxInFlight: number;
+  /** Redis commands awaiting replies at which heartbeats are refused (others at their share). */
+  maxRedisQueue: number;
+  /** Event-loop lag, ms, at which heartbeats are refused (others at their share); 0 disables the signal. */
+  maxLoopLagMs: number;
+  /** Retry-After of a refusal, whole seconds drawn uniformly from [min, max]. */
+  retryAfterMinSeconds: number;
+  retryAfterMaxSeconds: number;
+}
+
+/** Told about every refusal (metrics). */
+export interface AdmissionObserver {
+  shed(cls: RequestClass, reason: ShedReason): void;
+}
+
+/** A refusal: why, and the Retry-After to send (seconds). */
+export interface Refusal {
+  reason: ShedReason;
+  retryAfterSeconds: number;
+}
+
+export class AdmissionController {
+  private readonly inFlight: Record<RequestClass, number> = { heartbeat: 0, doors: 0, checks: 0 };
+  private total = 0;
+  private lag = 0;
+  private sampler: NodeJS.Timeout | null = null;
+  private lastTick = 0;
+  private lastRequestAt = 0;
+  /** Refusals by class and reason since the process started. */
+  readonly shedCounts: Record<RequestClass, Record<ShedReason, number>> = {
+    heartbeat: { in_flight: 0, redis_queue: 0, loop_lag: 0 },
+    doors: { in_flight: 0, redis_queue: 0, loop_lag: 0 },
+    checks: { in_flight: 0, redis_queue: 0, loop_lag: 0 },
+  };
+
+  /**
+   * @param limits the ceilings (see the module comment).
+   * @param redisQueue returns the number of Redis commands sent and awaiting replies (the API client's
+   *   `commandQueue.length`).
+   */
+  constructor(
+    readonly limits: Readonly<AdmissionLimits>,
+    private readonly redisQueue: () => number = () => 0,
+    private readonly observer?: AdmissionObserver,
+    private readonly random: () => number = Math.random,
+  ) {}
+
+  /** Admitted requests not yet answered, all classes. */
+  get requestsInFlight(): number {
+    return this.total;
+  }
+
+  /** The current event-loop lag estimate, ms (0 while the sampler is stopped). */
+  get loopLagMs(): number {
+    return this.lag;
+  }
+
+  /**
+   * Admits a request of class `cls` (the caller must {@link release} it when answered) or refuses it.
+   * @returns null when admitted, else the refusal (nothing was counted in flight).
+   */
+  tryAdmit(cls: RequestClass): Refusal | null {
+    this.lastRequestAt = Date.now();
+    if (!this.sampler && this.limits.maxLoopLagMs > 0) this.startSampler();
+    const share = CLASS_SHARE[cls];
+    let reason: ShedReason | null = null;
+    if (this.total >= Math.max(1, Math.floor(this.limits.maxInFlight * share))) reason = 'in_flight';
+    else if (this.redisQueue() >= Math.max(1, Math.floor(this.limits.maxRedisQueue * share))) reason = 'redis_queue';
+    else if (this.limits.maxLoopLagMs > 0 && this.lag >= this.limits.maxLoopLagMs * share) reason = 'loop_lag';
+    if (reason) {
+      this.shedCounts[cls][reason]++;
+      this.observer?.shed(cls, reason);
+      return { reason, retryAfterSeconds: this.retryAfterSeconds() };
+    }
+    this.inFlight[cls]++;
+    this.total++;
+    return null;
+  }
+
+  /** A request admitted by {@link tryAdmit} was answered (or its connection closed). */
+  release(cls: RequestClass): void {
+    this.inFlight[cls]--;
+    this.total--;
+  }
+
+  /** Admitted requests in flight of one class. */
+  inFlightOf(cls: RequestClass): number {
+    return this.inFlight[cls];
+  }
+
+  /** A Retry-After, whole seconds, uniform in [min, max]. */
+  retryAfterSeconds(): number {
+    const { retryAfterMinSeconds: min, retryAfterMaxSeconds: max } = this.limits;
+    return min + Math.floor(this.random() * (max - min + 1));
+  }
+
+  /** Stops the lag sampler (process shutdown). */
+  close(): void {
+    if (this.sampler) clearInterval(this.sampler);
+    this.sampler = null;
+    this.lag = 0;
+  }
+
+  private startSampler(): void {
+    this.lastTick = performance.now();
+    this.lag = 0;
+    this.sampler = setInterval(() => {
+      const now = performance.now();
+      const late = Math.max(0, now - this.lastTick - LAG_SAMPLE_MS);
+      this.lastTick = now;
+      this.lag += LAG_SMOOTHING * (late - this.lag);
+      if (Date.now() - this.lastRequestAt > IDLE_STOP_MS) this.close();
+    }, LAG_SAMPLE_MS);
+    this.sampler.unref();
+  }
+}

@@ -1,0 +1,180 @@
+/**
+ * Issue #15 item 2, "Admission control instead of timeouts" (README "Overload"; src/limits/admission.ts).
+ * A saturated API process refuses at once, before reading the body or touching Redis, with 503
+ * `overloaded` and a Retry-After from the configured range; a refused request was not processed (the
+ * very same signed bytes succeed once the pressure is gone, which they could not if its signature had
+ * reached the replay cache); cheap-to-retry classes are refused first, heartbeats last.
+ *
+ * Saturation is real: the app's Redis goes through a TCP proxy that holds every byte (`stall()`), so
+ * admitted requests stay in flight waiting for Redis exactly as under an overloaded dependency. How long
+ * the refusal took is printed, not asserted (no timed assertions).
+ */
+import { expect } from 'chai';
+import request from 'supertest';
+import type { Express } from 'express';
+import { Harness, heartbeatBody, type TestGame } from '../support/harness.js';
+import { TcpProxy } from '../../scripts/support/tcp-proxy.js';
+import { createApp } from '../../src/app.js';
+import { AdmissionController, type RequestClass } from '../../src/limits/admission.js';
+import { sign } from '../../src/auth/signature.js';
+import { ApiMetrics } from '../../src/metrics/api-metrics.js';
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const BANS = '/api/v1/game/bans/check';
+const HB = '/api/v1/game/heartbeat';
+
+async function until(cond: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+/** A fixed signed request (exact bytes, timestamp and signature), to send again later. */
+function signedRequest(g: TestGame, path: string, body: unknown) {
+  const raw = JSON.stringify(body);
+  const ts = String(Math.floor(Date.now() / 1000));
+  const signature = sign(g.secret, ts, raw);
+  return (app: Express) =>
+    request(app).post(path).set('Authorization', `Bearer ${g.key}`).set('X-Service-Timestamp', ts).set('X-Service-Signature', signature).set('Content-Type', 'application/json').send(raw);
+}
+
+function expectOverloaded(res: request.Response, limits: { retryAfterMinSeconds: number; retryAfterMaxSeconds: number }): void {
+  expect(res.status, JSON.stringify(res.body)).to.equal(503);
+  expect(res.body.error.code).to.equal('overloaded');
+  expect(res.body.error.requestId).to.equal(res.headers['x-request-id']);
+  expect(new Date(res.body.serverTime).toISOString()).to.equal(res.body.serverTime);
+  const retryAfter = Number(res.headers['retry-after']);
+  expect(Number.isInteger(retryAfter)).to.equal(true);
+  expect(retryAfter).to.be.within(limits.retryAfterMinSeconds, limits.retryAfterMaxSeconds);
+}
+
+describe('admission control (overload)', function () {
+  this.timeout(30_000);
+
+  describe('a process whose Redis stops answering', () => {
+    const proxy = new TcpProxy('127.0.0.1', Number(new URL(REDIS_URL).port || 6379));
+    let h: Harness;
+    let g: TestGame;
+    let admission: AdmissionController;
+    let metrics: ApiMetrics;
+    let app: Express;
+
+    before(async () => {
+      await proxy.up();
+      h = new Harness({ REDIS_URL: proxy.url(REDIS_URL) });
+      metrics = new ApiMetrics({ defaultMetrics: false });
+      // Heartbeats up to 8 in flight, door manifest/bulk 4, door and ban checks 2; lag signal off here.
+      admission = new AdmissionController(
+        { maxInFlight: 8, maxRedisQueue: 10_000, maxLoopLagMs: 0, retryAfterMinSeconds: 2, retryAfterMaxSeconds: 6 },
+        () => h.redis.commandQueue.length,
+        metrics,
+      );
+      app = createApp({ config: h.config, redis: h.redis, db: h.db, verifier: h.verifier, metrics, admission });
+      g = await h.game();
+      expect((await h.heartbeat(g, heartbeatBody(['p1']))).status).to.equal(200); // the key is verified in this process
+    });
+    after(async () => {
+      proxy.resume();
+      admission.close();
+      await h.close();
+      await proxy.down();
+    });
+
+    it('refuses a ban check at once with 503 overloaded + Retry-After while heartbeats are still admitted; the refused request was not processed', async () => {
+      proxy.stall();
+      const stuck = [0, 1].map((i) => signedRequest(g, BANS, { externalId: `stuck-${i}`, externalServerId: 'server-1' })(app).then((r) => r));
+      await until(() => admission.inFlightOf('checks') === 2, 'two ban checks in flight');
+
+      const refused = signedRequest(g, BANS, { externalId: 'refused', externalServerId: 'server-1' });
+      const started = performance.now();
+      const res = await refused(app);
+      const tookMs = performance.now() - started;
+      expectOverloaded(res, admission.limits);
+      console.log(`      (refused in ${tookMs.toFixed(1)} ms with 2 checks stuck on Redis)`);
+      expect(admission.shedCounts.checks.in_flight).to.equal(1);
+
+      // Heartbeats have the larger share: still admitted (it waits for Redis like the stuck checks).
+      const hb = signedRequest(g, HB, heartbeatBody(['p1']))(app).then((r) => r);
+      await until(() => admission.inFlightOf('heartbeat') === 1, 'the heartbeat admitted');
+
+      proxy.resume();
+      for (const r of [...(await Promise.all(stuck)), await hb]) expect(r.body.error?.code).to.not.equal('overloaded');
+      // Not processed: the same signature was never recorded, so the same bytes now succeed.
+      const again = await refused(app);
+      expect(again.status, JSON.stringify(again.body)).to.equal(200);
+      expect(again.body.banned).to.equal(false);
+      expect(admission.requestsInFlight).to.equal(0);
+      const shed = await metrics.registry.getSingleMetricAsString('gis_admission_shed_total');
+      expect(shed).to.include('gis_admission_shed_total{class="checks",reason="in_flight"} 1');
+    });
+
+    it('refuses checks when the Redis command queue reaches their share', async () => {
+      const queued = new AdmissionController({ maxInFlight: 1000, maxRedisQueue: 16, maxLoopLagMs: 0, retryAfterMinSeconds: 1, retryAfterMaxSeconds: 1 }, () => h.redis.commandQueue.length);
+      const qApp = createApp({ config: h.config, redis: h.redis, db: h.db, verifier: h.verifier, admission: queued });
+      await until(() => h.redis.commandQueue.length === 0, 'replies to the previous test\'s held commands');
+      proxy.stall();
+      // Each ban check sends two commands (replay claim + blocklist lookup); checks may use a quarter: 4.
+      const stuck = [0, 1].map((i) => signedRequest(g, BANS, { externalId: `q-stuck-${i}`, externalServerId: 'server-1' })(qApp).then((r) => r));
+      await until(() => h.redis.commandQueue.length >= 4, 'four commands awaiting Redis');
+      const res = await signedRequest(g, BANS, { externalId: 'q-refused', externalServerId: 'server-1' })(qApp);
+      expectOverloaded(res, queued.limits);
+      expect(queued.shedCounts.checks.redis_queue).to.equal(1);
+      proxy.resume();
+      await Promise.all(stuck);
+    });
+  });
+
+  describe('the controller', () => {
+    const limits = { maxInFlight: 8, maxRedisQueue: 100, maxLoopLagMs: 0, retryAfterMinSeconds: 2, retryAfterMaxSeconds: 6 };
+
+    it('sheds checks first (a quarter), door manifest/bulk next (half), heartbeats last (all)', () => {
+      const c = new AdmissionController(limits);
+      const admitted = (cls: RequestClass) => c.tryAdmit(cls) === null;
+      expect([admitted('checks'), admitted('checks'), admitted('checks')]).to.deep.equal([true, true, false]);
+      expect([admitted('doors'), admitted('doors'), admitted('doors')]).to.deep.equal([true, true, false]);
+      expect([admitted('heartbeat'), admitted('heartbeat'), admitted('heartbeat'), admitted('heartbeat'), admitted('heartbeat')]).to.deep.equal([true, true, true, true, false]);
+      c.release('checks');
+      expect(c.requestsInFlight).to.equal(7);
+      expect(admitted('checks')).to.equal(false); // 7 in flight: still above the checks' ceiling of 2
+      expect(admitted('heartbeat')).to.equal(true);
+    });
+
+    it('spreads Retry-After over every whole second of the configured range', () => {
+      let i = 0;
+      const steps = [0, 0.2, 0.4, 0.6, 0.8, 0.999];
+      const c = new AdmissionController({ ...limits, maxInFlight: 4 }, () => 0, undefined, () => steps[i++ % steps.length]!);
+      for (let k = 0; k < 4; k++) c.tryAdmit('heartbeat');
+      const seen = steps.map(() => c.tryAdmit('heartbeat')!.retryAfterSeconds);
+      expect(seen).to.deep.equal([2, 3, 4, 5, 6, 6]);
+    });
+
+    it('sheds on sustained event-loop lag (checks first), not on one stall', async () => {
+      const c = new AdmissionController({ ...limits, maxInFlight: 1000, maxLoopLagMs: 240 });
+      expect(c.tryAdmit('checks')).to.equal(null); // starts the sampler
+      c.release('checks');
+      const block = (ms: number) => {
+        const end = performance.now() + ms;
+        while (performance.now() < end) {
+          // the event loop is busy
+        }
+      };
+      // One stall of 150 ms: smoothed, it does not reach the checks' ceiling (240 / 4 = 60 ms).
+      block(150);
+      await new Promise((r) => setTimeout(r, 1)); // the overdue sampler tick runs first (same timers phase)
+      expect(c.loopLagMs).to.be.within(1, 59);
+      expect(c.tryAdmit('checks')).to.equal(null);
+      c.release('checks');
+      // The loop saturated for a while: every tick ~80 ms late.
+      for (let i = 0; i < 30; i++) {
+        block(80);
+        await new Promise((r) => setTimeout(r, 1));
+      }
+      expect(c.loopLagMs).to.be.at.least(60);
+      expect(c.tryAdmit('checks')).to.deep.include({ reason: 'loop_lag' });
+      expect(c.tryAdmit('heartbeat')).to.equal(null); // ceiling 240 ms
+      c.close();
+    });
+  });
+});
