@@ -10,6 +10,7 @@ import type { Config } from './config.js';
 import type { KeyVerifier } from './auth/key-verifier.js';
 import { HeartbeatService } from './presence/heartbeat-service.js';
 import { requestId } from './http/request-id.js';
+import { rawBody } from './http/raw-body.js';
 import { errorHandler, notFoundHandler } from './http/error-handler.js';
 import { heartbeatRoute } from './http/routes/heartbeat.js';
 import { doorBulkRoute, doorCheckRoute, doorManifestRoute } from './http/routes/doors.js';
@@ -41,8 +42,9 @@ export function createApp(deps: AppDeps): Express {
   app.use(requestId);
   if (deps.metrics) app.use(deps.metrics.http());
 
-  // Raw bytes first: the signature covers the exact body; over the limit → 413 before any parsing.
-  const raw = express.raw({ type: () => true, limit: deps.config.maxEnvelopeBytes });
+  // Raw bytes first: Content-Type/Encoding 415, over the limit 413, before any parsing; the signature
+  // covers the body exactly as sent (src/http/raw-body.ts).
+  const raw = rawBody(deps.config.maxEnvelopeBytes);
   const heartbeats = deps.metrics ? new ObservedHeartbeatService(deps.redis, deps.config.redisPrefix, deps.metrics) : new HeartbeatService(deps.redis, deps.config.redisPrefix);
   const doorsVersions = new DoorsVersionReader(deps.redis, deps.db, deps.config.redisPrefix);
   const heartbeatDoors = { doorCacheTtlSeconds: deps.config.doorCacheTtlSeconds, versions: doorsVersions };

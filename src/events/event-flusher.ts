@@ -13,6 +13,7 @@ import type { Db } from '../store/prisma.js';
 import type { StreamConsumer } from '../store/streams.js';
 import { GameKeys } from '../store/keys.js';
 import type { EventEntry } from '../schemas/heartbeat.js';
+import { toStorableIso } from '../schemas/date-time.js';
 
 export interface FlushResult {
   /** Stream entries (heartbeats) consumed. */
@@ -56,8 +57,8 @@ export async function flushEvents(db: Db, consumer: StreamConsumer, redisPrefix:
         e: e.eventId,
         t: e.type,
         x: e.externalId ?? null,
-        // Parsed by JS Date exactly as before (not by Postgres), then sent with millisecond precision.
-        o: new Date(e.occurredAt).toISOString(),
+        // The API's own parse (strict RFC 3339, src/schemas/date-time.ts), sent with millisecond precision.
+        o: toStorableIso(e.occurredAt)!,
         ...(e.payload === undefined ? {} : { p: [e.payload] }),
         s: fields.s ?? '',
         r: receivedAt,

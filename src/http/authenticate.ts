@@ -1,6 +1,8 @@
 /**
  * Request authentication shared by the five game endpoints (spec: Authentication rules 1–6):
- * bearer key → signature over `timestamp + raw body` → ±300 s window. The replay check (rule 3) is done
+ * bearer key → signature over `timestamp + raw body` (the bytes as sent, content-coded if a
+ * Content-Encoding was used: src/http/raw-body.ts) → ±300 s window → the body decoded for parsing, only
+ * now that the sender is known. The replay check (rule 3) is done
  * by the caller in the same Redis round trip as its work: the heartbeat script for heartbeats,
  * {@link claimSignature} for the others.
  */
@@ -11,19 +13,25 @@ import { parseTimestamp, SIGNATURE_WINDOW_SECONDS, verifySignature } from '../au
 import type { KeyVerifier, VerifiedKey } from '../auth/key-verifier.js';
 import type { Scope } from '../auth/scopes.js';
 import { GameKeys, REPLAY_TTL_SECONDS } from '../store/keys.js';
+import { decodeBody, receivedBody } from './raw-body.js';
 
 export interface SignedRequest {
   key: VerifiedKey;
   /** The hex signature, the replay-cache key. */
   signature: string;
-  /** Raw body bytes as received (empty for GET). */
+  /** Raw body bytes as received, the signed ones (empty for GET); content-coded if a Content-Encoding was sent. */
   raw: Buffer;
+  /** The body decoded from its Content-Encoding: the JSON text to parse (the same Buffer as `raw` for identity). */
+  body: Buffer;
 }
 
 /**
- * Authenticates `req` and checks its signature and timestamp; `nowMs` is server time.
+ * Authenticates `req` and checks its signature and timestamp; `nowMs` is server time. The body must
+ * have been read by src/http/raw-body.ts's `rawBody`.
  * @throws {AuthError} 401 for a missing/malformed/unknown/revoked key, missing timestamp or signature,
  *   or a signature that does not match. @throws {ReplayError} 409 `timestamp_out_of_window`.
+ * @throws {PayloadTooLargeError} 413 when the decoded body is over the envelope limit.
+ * @throws {ValidationError} 400 `unreadable_body` when the content-coded bytes do not decode.
  */
 export async function authenticateRequest(req: Request, verifier: KeyVerifier, nowMs: number): Promise<SignedRequest> {
   const key = await verifier.authenticate(req.get('authorization'));
@@ -32,14 +40,15 @@ export async function authenticateRequest(req: Request, verifier: KeyVerifier, n
   if (ts === null) throw new AuthError('missing_timestamp', 'X-Service-Timestamp must be integer seconds since the Unix epoch');
   const signature = (req.get('x-service-signature') ?? '').trim().toLowerCase();
   if (!signature) throw new AuthError('missing_signature', 'X-Service-Signature is required');
-  const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+  const received = receivedBody(req);
+  const raw = received.bytes;
   if (!verifySignature(key.secret, tsHeader!, raw, signature)) {
     throw new AuthError('bad_signature', 'signature does not match; sign timestamp + raw body with HMAC-SHA256 (hex)');
   }
   if (Math.abs(nowMs / 1000 - ts) > SIGNATURE_WINDOW_SECONDS) {
     throw new ReplayError('timestamp_out_of_window', `timestamp is more than ${SIGNATURE_WINDOW_SECONDS} s from server time; check the clock against serverTime`);
   }
-  return { key, signature, raw };
+  return { key, signature, raw, body: await decodeBody(received) };
 }
 
 /** @throws {ScopeError} 403 `scope_missing` when `key` lacks `scope`. */

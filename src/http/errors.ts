@@ -58,6 +58,17 @@ export class PayloadTooLargeError extends AppError {
   }
 }
 
+/**
+ * 415: the body is not sent as the spec requires: `unsupported_media_type` for a POST whose Content-Type
+ * is not `application/json` (charset, if given, utf-8); `unsupported_encoding` for a Content-Encoding
+ * other than identity, gzip or deflate (src/http/raw-body.ts).
+ */
+export class UnsupportedMediaTypeError extends AppError {
+  constructor(code: 'unsupported_media_type' | 'unsupported_encoding', message: string) {
+    super(415, code, message);
+  }
+}
+
 /** 429 with Retry-After in whole seconds (always present). */
 export class RateLimitError extends AppError {
   constructor(retryAfterSeconds: number, message = 'rate limited') {
