@@ -147,7 +147,6 @@ describe('input edges (issue #16)', () => {
       const raw = body();
       const none = await request(h.app).post(HB).set('Authorization', `Bearer ${g.key}`).set('X-Service-Timestamp', ts)
         .set('X-Service-Signature', sign(g.secret, ts, raw)).send(Buffer.from(raw)).unset('Content-Type');
-      expect(none.req.getHeader('content-type')).to.equal(undefined);
       expectEnvelope(none, 415, 'unsupported_media_type');
     });
 
