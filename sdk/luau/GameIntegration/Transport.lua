@@ -6,7 +6,9 @@
 	Signs and sends one request through HttpService:RequestAsync (spec: Authentication). Headers:
 	Authorization "Bearer <key>", X-Service-Timestamp (integer seconds), X-Service-Signature (lowercase hex
 	HMAC-SHA256 keyed with the key secret over the timestamp string followed by the body bytes exactly as
-	sent), Content-Type application/json. Mirrors src/client/http-transport.ts:
+	sent), Content-Type application/json. No Compress option: HttpService would gzip the body after this
+	module signed it, while the service checks the signature over the bytes as sent (compressed), so a
+	compressed request would get 401. Mirrors src/client/http-transport.ts:
 	- 409 (window or replay): re-signed with a fresh timestamp (the next whole second) and retried once.
 	- The same bytes are never signed twice in one second (the replay cache would refuse the second).
 	- Clock skew = serverTime - local time at the middle of the request; applied to timestamps only when
