@@ -47,6 +47,7 @@ function errorResponses(): Record<string, object> {
     '404': 'Unknown game, door key, server or route. Do not retry.',
     '409': 'Timestamp outside the 300-second window, or replayed signature. Re-sign with a fresh timestamp and retry once.',
     '413': 'Envelope too large (see x-not-shown-decisions max-envelope-size). Split events across two heartbeats.',
+    '415': 'The body is not sent as application/json (UTF-8), or in a Content-Encoding other than identity, gzip or deflate (see x-not-shown-decisions body-encoding-and-signature). Fix the client; do not retry unchanged.',
     '429': 'Over a per-key quota (see x-not-shown-decisions rate-quotas). Honour Retry-After (seconds; always present).',
     '500': 'Service fault. Retry with exponential backoff and jitter; queue locally meanwhile.',
     '503': 'A dependency is unavailable (see x-not-shown-decisions dependency-unavailable). Honour Retry-After (1-5 s, jittered; always present), then back off exponentially with jitter; for doors apply the door failMode.',
@@ -69,7 +70,7 @@ function responses(ok: object, okDescription: string, errors: string[], headers?
   return out;
 }
 
-const COMMON_ERRORS = ['400', '401', '403', '409', '413', '429', '500', '503'];
+const COMMON_ERRORS = ['400', '401', '403', '409', '413', '415', '429', '500', '503'];
 
 /** Builds the document. Pure: the same code and defaults give the same document. */
 export function buildOpenApiDocument(): Record<string, unknown> {
@@ -118,7 +119,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
           summary: 'Register or refresh a live server; post presence, events, acks; receive commands and config',
           description: `Scopes: heartbeat; a non-empty events also needs events; non-empty acks or failures need commands (403 scope_missing, nothing stored). A key without commands receives commands: []. Interval: the client follows config.heartbeatIntervalSeconds. Events stay in the client queue until a 200. ${signed}`,
           requestBody: { required: true, content: json(ref('HeartbeatRequest')) },
-          responses: responses(ref('HeartbeatResponse'), 'Accepted: exactly { commands, config, serverTime }.', COMMON_ERRORS.filter((s) => s !== '503')),
+          responses: responses(ref('HeartbeatResponse'), 'Accepted: exactly { commands, config, serverTime }.', COMMON_ERRORS),
         },
       },
       '/game/doors/check': {
