@@ -126,7 +126,7 @@ const inflateAsync = promisify(inflate);
  * @throws {ValidationError} 400 `unreadable_body` when the bytes are not valid for their coding.
  */
 export async function decodeBody(body: ReceivedBody): Promise<Buffer> {
-  if (body.encoding === 'identity') return body.bytes;
+  if (body.encoding === 'identity' || body.bytes.length === 0) return body.bytes; // nothing to inflate
   const options = { maxOutputLength: Math.max(1, body.limit) };
   try {
     return await (body.encoding === 'gzip' ? gunzipAsync(body.bytes, options) : inflateAsync(body.bytes, options));
