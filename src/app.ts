@@ -10,6 +10,7 @@ import type { Config } from './config.js';
 import type { KeyVerifier } from './auth/key-verifier.js';
 import { HeartbeatService } from './presence/heartbeat-service.js';
 import { requestId } from './http/request-id.js';
+import { rawBody } from './http/raw-body.js';
 import { errorHandler, notFoundHandler } from './http/error-handler.js';
 import { heartbeatRoute } from './http/routes/heartbeat.js';
 import { doorBulkRoute, doorCheckRoute, doorManifestRoute } from './http/routes/doors.js';
@@ -56,10 +57,11 @@ export function createApp(deps: AppDeps): Express {
   app.use(requestId);
   if (deps.metrics) app.use(deps.metrics.http());
 
-  // Admission first (a refused request costs no body read), then raw bytes: the signature covers the
-  // exact body; over the limit → 413 before any parsing.
+  // Admission first (a refused request costs no body read), then raw bytes: Content-Type/Encoding 415,
+  // over the limit 413, before any parsing; the signature covers the body exactly as sent
+  // (src/http/raw-body.ts).
   const admission = admissionFor(deps);
-  const raw = express.raw({ type: () => true, limit: deps.config.maxEnvelopeBytes });
+  const raw = rawBody(deps.config.maxEnvelopeBytes);
   const heartbeats = deps.metrics ? new ObservedHeartbeatService(deps.redis, deps.config.redisPrefix, deps.metrics) : new HeartbeatService(deps.redis, deps.config.redisPrefix);
   const doorsVersions = new DoorsVersionReader(deps.redis, deps.db, deps.config.redisPrefix);
   const heartbeatDoors = { doorCacheTtlSeconds: deps.config.doorCacheTtlSeconds, versions: doorsVersions };

@@ -83,6 +83,17 @@ export class PayloadTooLargeError extends DomainError {
   }
 }
 
+/**
+ * `unsupported_media_type`: the body is not sent as the spec requires: code `unsupported_media_type` for a
+ * POST whose Content-Type is not `application/json` (charset, if given, utf-8); `unsupported_encoding`
+ * for a Content-Encoding other than identity, gzip or deflate (src/http/raw-body.ts).
+ */
+export class UnsupportedMediaTypeError extends DomainError {
+  constructor(code: 'unsupported_media_type' | 'unsupported_encoding', message: string) {
+    super('unsupported_media_type', code, message);
+  }
+}
+
 /** Whole seconds of a retry delay: rounded up, at least 1 (spec: Limits, "429 Retry-After: seconds"). */
 export function wholeSeconds(seconds: number): number {
   return Math.max(1, Math.ceil(seconds));

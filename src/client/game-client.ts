@@ -120,6 +120,8 @@ export interface GameClientOptions {
   ackEarly?: boolean;
   /** Per-attempt HTTP timeout, ms. Default 10 000. */
   requestTimeoutMs?: number;
+  /** Gzip request bodies of at least this many bytes (signed as sent: compressed). Default: never. */
+  gzipMinBytes?: number;
   /** When the instance booted, epoch ms (for `uptimeSeconds`). Default: construction time. */
   bootTimeMs?: number;
   clock?: Clock;
@@ -222,6 +224,7 @@ export class GameClient {
       apiKey: opts.apiKey,
       clock: this.clock,
       requestTimeoutMs: opts.requestTimeoutMs,
+      gzipMinBytes: opts.gzipMinBytes,
       userAgent: opts.sdkVersion ?? DEFAULT_SDK_VERSION,
       fetch: opts.fetch,
       requestNonce: opts.requestNonce,

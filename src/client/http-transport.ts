@@ -1,8 +1,11 @@
 /**
  * Signed HTTP transport for the game surface (spec: Authentication). Every request carries
  * `Authorization: Bearer <key>`, `X-Service-Timestamp` (integer seconds), `X-Service-Signature` (lowercase
- * hex HMAC-SHA256 keyed with the key secret) and `Content-Type: application/json`. The body is serialised
- * once and the very same bytes are signed and sent (rule 1).
+ * hex HMAC-SHA256 keyed with the key secret over the timestamp string followed by the raw body bytes) and
+ * `Content-Type: application/json`. The body is serialised once and the very same bytes are signed and
+ * sent (rule 1). With {@link TransportOptions.gzipMinBytes}, a body that long is gzipped once and the
+ * compressed bytes are what is signed and sent, with `Content-Encoding: gzip` (the service checks the
+ * signature over the bytes as sent, before it inflates them; README "Failure behaviour").
  *
  * **Request nonce** (default on, `requestNonce`): every attempt goes to `<path>?nonce=<22 base64url
  * characters: 128 random bits>` and is signed over `timestamp + raw body + "?" + query`
@@ -20,6 +23,7 @@
  * connections alive between requests.
  */
 import { randomBytes } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
 import { NONCE_PARAM, sign } from '../auth/signature.js';
 import { systemClock, type Clock } from './clock.js';
 
@@ -54,6 +58,11 @@ export interface TransportOptions {
   requestTimeoutMs?: number;
   /** `User-Agent` header. */
   userAgent?: string;
+  /**
+   * Gzip request bodies of at least this many bytes (`Content-Encoding: gzip`); the signature covers the
+   * compressed bytes, as sent (spec rule 1). Default: never compress.
+   */
+  gzipMinBytes?: number;
   /**
    * Clock skew (|serverTime − local time|, ms) above which timestamps are corrected by the measured skew.
    * Default 30 000: well inside the ±300 s window, far above network jitter. `Infinity` disables it.
@@ -116,7 +125,7 @@ export interface TransportResponse {
   attemptLatenciesMs: number[];
   /** `X-Service-Timestamp` of each attempt, seconds. */
   timestamps: number[];
-  /** The exact body bytes that were signed and sent. */
+  /** The exact body bytes that were signed and sent (gzipped when {@link TransportOptions.gzipMinBytes} applied). */
   body: Buffer;
 }
 
@@ -160,6 +169,7 @@ export class SignedTransport {
   private readonly fetchImpl: FetchLike;
   private readonly onAttempt: ((attempt: AttemptInfo) => void) | undefined;
   private readonly nonce: boolean;
+  private readonly gzipMinBytes: number;
   private lastSent: { ts: number; bytes: Buffer } | null = null;
   private measuredSkewMs = 0;
   private appliedOffsetMs = 0;
@@ -180,6 +190,7 @@ export class SignedTransport {
     this.fetchImpl = opts.fetch ?? (fetch as unknown as FetchLike);
     this.onAttempt = opts.onAttempt;
     this.nonce = opts.requestNonce ?? true;
+    this.gzipMinBytes = opts.gzipMinBytes ?? Infinity;
   }
 
   /** The public key prefix (safe to log). */
@@ -216,7 +227,10 @@ export class SignedTransport {
    */
   async request(method: string, path: string, body?: unknown): Promise<TransportResponse> {
     const upper = method.toUpperCase();
-    const bytes = upper === 'GET' || upper === 'HEAD' ? Buffer.alloc(0) : encodeBody(body);
+    const json = upper === 'GET' || upper === 'HEAD' ? Buffer.alloc(0) : encodeBody(body);
+    // Compressed once: the same compressed bytes are signed and sent, on a 409 retry too.
+    const gzip = json.length > 0 && json.length >= this.gzipMinBytes;
+    const bytes = gzip ? gzipSync(json) : json;
     const fullPath = path.startsWith('/') ? path : `/${path}`;
     const url = `${this.baseUrl}${fullPath}`;
     const latencies: number[] = [];
@@ -226,13 +240,13 @@ export class SignedTransport {
     // The same bytes signed in the same second give the same signature, which the replay cache rejects
     // (rule 3): wait for the next second instead of spending a request on a certain 409.
     if (!this.nonce && this.lastSent && this.lastSent.ts >= ts && this.lastSent.bytes.equals(bytes)) ts = await this.nextSecond(this.lastSent.ts);
-    let res = await this.attempt(upper, fullPath, url, bytes, ts, latencies);
+    let res = await this.attempt(upper, fullPath, url, bytes, gzip, ts, latencies);
     timestamps.push(ts);
     if (res.status === 409) {
       // Spec: Errors, 409: re-sign with a fresh timestamp and retry once; a fresh timestamp means the next
       // whole second, so the signature differs from the rejected one even for an identical body.
       ts = await this.nextSecond(ts);
-      res = await this.attempt(upper, fullPath, url, bytes, ts, latencies);
+      res = await this.attempt(upper, fullPath, url, bytes, gzip, ts, latencies);
       timestamps.push(ts);
     }
     return { ...res, attemptLatenciesMs: latencies, timestamps, body: bytes };
@@ -254,6 +268,7 @@ export class SignedTransport {
     path: string,
     url: string,
     bytes: Buffer,
+    gzip: boolean,
     ts: number,
     latencies: number[],
   ): Promise<Omit<TransportResponse, 'attemptLatenciesMs' | 'timestamps' | 'body'>> {
@@ -272,6 +287,7 @@ export class SignedTransport {
       'content-type': 'application/json',
       accept: 'application/json',
       'user-agent': this.userAgent,
+      ...(gzip ? { 'content-encoding': 'gzip' } : {}),
     };
     const localStart = this.clock.now();
     const started = performance.now();

@@ -8,6 +8,7 @@ import type { Db } from '../store/prisma.js';
 import type { StreamConsumer } from '../store/streams.js';
 import { GameKeys } from '../store/keys.js';
 import type { FlushHooks } from '../events/event-flusher.js';
+import { DeadLetters, insertIsolating, refusalReason } from '../store/dead-letters.js';
 
 /** One command transition to record: the command moved to `status` at `at` (on `server`, '' if none). */
 export interface CommandTransitionRow {
@@ -52,17 +53,24 @@ export async function applyCommandTransitions(db: Db, gameId: string, rows: read
   ]);
 }
 
-/** Flushes up to `batch` transitions; returns how many it applied. */
+/**
+ * Flushes up to `batch` transitions; returns how many entries it handled. A transition Postgres refuses
+ * is moved to the game's dead letters with its reason and the others are applied
+ * (src/store/dead-letters.ts); the entries are acknowledged only after both.
+ * @throws on a failure that is not a refusal of rows (entries stay pending).
+ */
 export async function flushCommandLog(db: Db, consumer: StreamConsumer, redisPrefix: string, gameId: string, batch = 1000, hooks: FlushHooks = {}): Promise<{ entries: number }> {
   const key = new GameKeys(redisPrefix, gameId).commandLog();
   const entries = await consumer.read(key, batch);
   if (!entries.length) return { entries: 0 };
-  const rows: CommandTransitionRow[] = [];
-  for (const { fields: f } of entries) {
+  const rows: (CommandTransitionRow & { entryId: string })[] = [];
+  for (const { id: entryId, fields: f } of entries) {
     if (!f.id || !/^[0-9a-f-]{36}$/.test(f.id)) continue;
-    rows.push({ id: f.id, status: f.st ?? '', server: f.s ?? '', at: new Date(Number(f.at)), reason: f.why ? f.why : null });
+    rows.push({ entryId, id: f.id, status: f.st ?? '', server: f.s ?? '', at: new Date(Number(f.at)), reason: f.why ? f.why : null });
   }
-  await applyCommandTransitions(db, gameId, rows);
+  // Halves are applied in stream order, and a status only moves forward, so bisecting changes no outcome.
+  const refused = await insertIsolating(rows, (chunk) => applyCommandTransitions(db, gameId, chunk));
+  await new DeadLetters(consumer.redis, redisPrefix).add(gameId, 'command_log', refused.map(({ row, err }) => ({ entryId: row.entryId, reason: refusalReason(err), row })));
   await hooks.afterInsert?.();
   await consumer.done(key, entries.map((e) => e.id));
   return { entries: entries.length };

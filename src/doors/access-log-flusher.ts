@@ -13,7 +13,7 @@ import type { Db } from '../store/prisma.js';
 import type { StreamConsumer } from '../store/streams.js';
 import { GameKeys } from '../store/keys.js';
 import type { FlushHooks } from '../events/event-flusher.js';
-import { log } from '../log.js';
+import { DeadLetters, insertIsolating, refusalReason, type DeadLetterInput } from '../store/dead-letters.js';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -26,38 +26,46 @@ interface LoggedDecision {
 
 /**
  * Flushes up to `batch` stream entries of `gameId`; returns how many entries and rows it handled.
- * Idempotent and safe to kill at any point. @throws on Postgres or Redis failure (entries stay pending).
+ * Idempotent and safe to kill at any point. A row Postgres refuses is moved to the game's dead letters
+ * with its reason and the others are stored (src/store/dead-letters.ts).
+ * @throws on a Postgres or Redis failure that is not a refusal of rows (entries stay pending).
  */
 export async function flushAccessLog(db: Db, consumer: StreamConsumer, redisPrefix: string, gameId: string, batch = 500, hooks: FlushHooks = {}): Promise<{ entries: number; rows: number }> {
   const key = new GameKeys(redisPrefix, gameId).accessStream();
   const entries = await consumer.read(key, batch);
   if (!entries.length) return { entries: 0, rows: 0 };
-  const rows: Prisma.AccessLogCreateManyInput[] = [];
+  const rows: { entryId: string; data: Prisma.AccessLogCreateManyInput }[] = [];
+  const unreadable: DeadLetterInput[] = [];
   for (const { id, fields } of entries) {
     let decisions: LoggedDecision[];
     try {
       decisions = JSON.parse(fields.v ?? '[]') as LoggedDecision[];
+      if (!Array.isArray(decisions)) throw new Error('not an array');
     } catch {
-      log.warn('unreadable access-log entry skipped', { gameId, entryId: id });
+      unreadable.push({ entryId: id, reason: 'stream entry: decisions are not a JSON array', row: fields.v ?? '' });
       continue;
     }
     const at = new Date(Number(fields.at));
     for (const d of decisions) {
       if (typeof d.doorKey !== 'string' || typeof d.decision !== 'string') continue;
       rows.push({
-        gameId,
-        externalServerId: fields.s ? fields.s : null,
-        doorKey: d.doorKey,
-        externalId: fields.u ?? '',
-        decision: d.decision,
-        reason: typeof d.reason === 'string' ? d.reason : '',
-        policyId: typeof d.policyId === 'string' && UUID_RE.test(d.policyId) ? d.policyId : null,
-        at,
-        dedupeKey: `${id}:${d.doorKey}`,
+        entryId: id,
+        data: {
+          gameId,
+          externalServerId: fields.s ? fields.s : null,
+          doorKey: d.doorKey,
+          externalId: fields.u ?? '',
+          decision: d.decision,
+          reason: typeof d.reason === 'string' ? d.reason : '',
+          policyId: typeof d.policyId === 'string' && UUID_RE.test(d.policyId) ? d.policyId : null,
+          at,
+          dedupeKey: `${id}:${d.doorKey}`,
+        },
       });
     }
   }
-  if (rows.length) await db.accessLog.createMany({ data: rows, skipDuplicates: true });
+  const refused = await insertIsolating(rows, (chunk) => db.accessLog.createMany({ data: chunk.map((r) => r.data), skipDuplicates: true }));
+  await new DeadLetters(consumer.redis, redisPrefix).add(gameId, 'access_log', [...unreadable, ...refused.map(({ row, err }) => ({ entryId: row.entryId, reason: refusalReason(err), row: row.data }))]);
   await hooks.afterInsert?.();
   await consumer.done(key, entries.map((e) => e.id));
   return { entries: entries.length, rows: rows.length };

@@ -1,10 +1,12 @@
 /**
  * Request authentication shared by the five game endpoints (spec: Authentication rules 1–6):
- * bearer key → signature over `timestamp + raw body` (or, for a request with a query string, over
- * `timestamp + raw body + "?" + raw query`: the request nonce, src/auth/signature.ts) → ±300 s window.
- * The replay check (rule 3) is done by the caller in the same Redis round trip as its work: the heartbeat
- * script for heartbeats, {@link claimSignature} for the others. It is keyed on the signature whichever
- * form it covers, so a byte-identical resend is refused either way.
+ * bearer key → signature over `timestamp + raw body` (the bytes as sent, content-coded if a
+ * Content-Encoding was used: src/http/raw-body.ts), or, for a request with a query string, over
+ * `timestamp + raw body + "?" + raw query` (the request nonce, src/auth/signature.ts) → ±300 s window →
+ * the body decoded for parsing, only now that the sender is known. The replay check (rule 3) is done by
+ * the caller in the same Redis round trip as its work: the heartbeat script for heartbeats,
+ * {@link claimSignature} for the others. It is keyed on the signature whichever form it covers, so a
+ * byte-identical resend is refused either way.
  */
 import type { Request } from 'express';
 import type { Redis } from 'ioredis';
@@ -13,22 +15,28 @@ import { parseTimestamp, rawQuery, SIGNATURE_WINDOW_SECONDS, verifyRequestSignat
 import type { KeyVerifier, VerifiedKey } from '../auth/key-verifier.js';
 import type { Scope } from '../auth/scopes.js';
 import { GameKeys, REPLAY_TTL_SECONDS } from '../store/keys.js';
+import { decodeBody, receivedBody } from './raw-body.js';
 
 export interface SignedRequest {
   key: VerifiedKey;
   /** The hex signature, the replay-cache key. */
   signature: string;
-  /** Raw body bytes as received (empty for GET). */
+  /** Raw body bytes as received, the signed ones (empty for GET); content-coded if a Content-Encoding was sent. */
   raw: Buffer;
   /** What the signature covers: `body` (the spec's form) or `body+query` (the request nonce). */
   form: SignedForm;
+  /** The body decoded from its Content-Encoding: the JSON text to parse (the same Buffer as `raw` for identity). */
+  body: Buffer;
 }
 
 /**
- * Authenticates `req` and checks its signature and timestamp; `nowMs` is server time.
+ * Authenticates `req` and checks its signature and timestamp; `nowMs` is server time. The body must
+ * have been read by src/http/raw-body.ts's `rawBody`.
  * @throws {AuthError} 401 for a missing/malformed/unknown/revoked key, missing timestamp or signature,
  *   or a signature that matches neither `timestamp + body` nor, with a query string, `timestamp + body +
  *   "?" + query`. @throws {ReplayError} 409 `timestamp_out_of_window`.
+ * @throws {PayloadTooLargeError} 413 when the decoded body is over the envelope limit.
+ * @throws {ValidationError} 400 `unreadable_body` when the content-coded bytes do not decode.
  */
 export async function authenticateRequest(req: Request, verifier: KeyVerifier, nowMs: number): Promise<SignedRequest> {
   const key = await verifier.authenticate(req.get('authorization'));
@@ -37,7 +45,8 @@ export async function authenticateRequest(req: Request, verifier: KeyVerifier, n
   if (ts === null) throw new AuthError('missing_timestamp', 'X-Service-Timestamp must be integer seconds since the Unix epoch');
   const signature = (req.get('x-service-signature') ?? '').trim().toLowerCase();
   if (!signature) throw new AuthError('missing_signature', 'X-Service-Signature is required');
-  const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+  const received = receivedBody(req);
+  const raw = received.bytes;
   const form = verifyRequestSignature(key.secret, tsHeader!, raw, rawQuery(req.originalUrl), signature);
   if (!form) {
     throw new AuthError('bad_signature', 'signature does not match; sign timestamp + raw body with HMAC-SHA256 (hex)');
@@ -45,7 +54,7 @@ export async function authenticateRequest(req: Request, verifier: KeyVerifier, n
   if (Math.abs(nowMs / 1000 - ts) > SIGNATURE_WINDOW_SECONDS) {
     throw new ReplayError('timestamp_out_of_window', `timestamp is more than ${SIGNATURE_WINDOW_SECONDS} s from server time; check the clock against serverTime`);
   }
-  return { key, signature, raw, form };
+  return { key, signature, raw, form, body: await decodeBody(received) };
 }
 
 /** @throws {ScopeError} 403 `scope_missing` when `key` lacks `scope`. */

@@ -43,7 +43,8 @@ export function errorHandler(limit: number): ErrorRequestHandler {
       sendError(res, known);
       return;
     }
-    log.error('unexpected error', { err: err instanceof Error ? { message: err.message, stack: err.stack } : String(err) });
+    // Bounded: a stack overflow's trace is ~350 KB, and each such request would write it again.
+    log.error('unexpected error', { err: err instanceof Error ? { message: err.message.slice(0, 1000), stack: err.stack?.slice(0, 4000) } : String(err).slice(0, 1000) });
     res.status(500).json(errorEnvelope(res, { code: 'internal', message: 'internal error' }));
   };
 }

@@ -9,6 +9,7 @@
  * | `gis_flush_lag_seconds` | gauge | stream | age of the oldest unflushed entry, worst game |
  * | `gis_commands` | gauge | status | Command rows by status (pending … expired; ≈ 1 s behind Redis) |
  * | `gis_events_flushed_total` | counter | — | rows inserted into PlayerEvent (Postgres statistics, cluster-wide) |
+ * | `gis_dead_letters_total` | counter | stream | rows Postgres refused that the flushers set aside, every game (src/store/dead-letters.ts) |
  * | `gis_scrape_errors_total` | counter | source | a source that could not be read during a scrape |
  *
  * A source that fails is skipped for that scrape (its gauges keep their last values) and counted in
@@ -22,6 +23,7 @@ import type { AppRedis } from '../store/redis.js';
 import { GlobalKeys } from '../store/keys.js';
 import { streamBacklogs, FLUSHED_STREAMS, type StreamName } from '../ops/stream-backlog.js';
 import { log } from '../log.js';
+import { DEAD_LETTER_SOURCES, DeadLetters } from '../store/dead-letters.js';
 
 /** BullMQ job states reported per queue. */
 const JOB_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'failed'] as const;
@@ -131,6 +133,21 @@ export function registerScrapeMetrics(registry: Registry, src: ScrapeSources): (
         const [row] = await src.db.$queryRaw<{ n: bigint | null }[]>`SELECT n_tup_ins AS n FROM pg_stat_user_tables WHERE relname = 'PlayerEvent' AND schemaname = current_schema()`;
         this.reset();
         this.inc(Number(row?.n ?? 0));
+      });
+    },
+  });
+
+  const deadLetters = new DeadLetters(src.redis, src.redisPrefix);
+  new Counter({
+    name: 'gis_dead_letters_total',
+    help: 'Rows Postgres refused that the flushers set aside in the per-game dead-letter streams, by source stream (README "Failure behaviour")',
+    labelNames: ['stream'] as const,
+    registers: [registry],
+    async collect() {
+      await guarded('dead_letters', async () => {
+        const totals = await deadLetters.totals();
+        this.reset();
+        for (const stream of DEAD_LETTER_SOURCES) this.inc({ stream }, totals[stream]);
       });
     },
   });

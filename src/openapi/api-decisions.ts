@@ -6,7 +6,10 @@
  */
 import type { Config } from '../config.js';
 import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '../errors.js';
-import { MAX_ACKS, MAX_EVENTS, MAX_ROSTER } from '../schemas/heartbeat.js';
+import { MAX_ACKS, MAX_EVENTS, MAX_PAYLOAD_DEPTH, MAX_ROSTER } from '../schemas/heartbeat.js';
+import { MAX_BODY_DEPTH } from '../http/parse-json.js';
+import { MAX_DATE_TIME_LENGTH } from '../schemas/date-time.js';
+import { DEAD_LETTER_MAXLEN } from '../store/keys.js';
 import { DEFAULT_EXPIRY_SECONDS, MAX_EXPIRY_SECONDS, MIN_EXPIRY_SECONDS } from '../commands/command-service.js';
 import { COMMAND_TYPES } from '../schemas/commands.js';
 import { BAN_CHECK_QUOTA, DOOR_BULK_QUOTA, DOOR_CHECK_QUOTA, heartbeatQuota, MANIFEST_PER_SERVER, NUDGE_ALLOWANCE, RETRY_ALLOWANCE } from '../limits/quotas.js';
@@ -28,6 +31,7 @@ export const ERROR_CODES: Readonly<Record<string, readonly string[]>> = {
   '404': ['unknown_route', 'not_found', 'unknown_game', 'unknown_door'],
   '409': ['timestamp_out_of_window', 'replayed_signature'],
   '413': ['envelope_too_large'],
+  '415': ['unsupported_media_type', 'unsupported_encoding'],
   '429': ['rate_limited'],
   '500': ['internal'],
   '503': ['unavailable', 'overloaded'],
@@ -41,7 +45,7 @@ export function apiDecisions(defaults: Readonly<Config>): ApiDecision[] {
     {
       topic: 'entry-field-types',
       spec: 'Resources › Heartbeat request body: "Types of the fields inside player and event entries: not shown"',
-      decision: `externalId, username, team, eventId and type are strings (ids 1-128 characters, event types 1-64); joinedAt and occurredAt are RFC 3339 date-times; payload is any JSON value. At most ${MAX_ROSTER} players, ${MAX_EVENTS} events and ${MAX_ACKS} acks per heartbeat. Unknown fields are ignored everywhere (Versioning rule 2).`,
+      decision: `externalId, username, team, eventId and type are strings (ids 1-128 characters, event types 1-64); joinedAt and occurredAt are RFC 3339 date-times (see timestamps); payload is any JSON value nested at most ${MAX_PAYLOAD_DEPTH} levels deep (see json-limits). At most ${MAX_ROSTER} players, ${MAX_EVENTS} events and ${MAX_ACKS} acks per heartbeat. Unknown fields are ignored everywhere (Versioning rule 2).`,
     },
     {
       topic: 'command-entry',
@@ -126,7 +130,7 @@ export function apiDecisions(defaults: Readonly<Config>): ApiDecision[] {
     {
       topic: 'max-envelope-size',
       spec: 'Limits: "Maximum envelope size: not shown"',
-      decision: `${kib} KiB (${defaults.maxEnvelopeBytes} bytes, configurable with MAX_ENVELOPE_BYTES) of request body; a larger body is answered 413 envelope_too_large before it is parsed, and the client splits its events across heartbeats.`,
+      decision: `${kib} KiB (${defaults.maxEnvelopeBytes} bytes, configurable with MAX_ENVELOPE_BYTES) of request body, both as sent and, with a Content-Encoding, once inflated; a larger body is answered 413 envelope_too_large before it is parsed, and the client splits its events across heartbeats.`,
     },
     {
       topic: 'rate-quotas',
@@ -137,6 +141,21 @@ export function apiDecisions(defaults: Readonly<Config>): ApiDecision[] {
       topic: 'door-cache-ttl',
       spec: 'Limits: "Door cache TTL value: not shown"',
       decision: `${ttl} s by default (DOOR_CACHE_TTL_SECONDS, 5-3600), sent as config.doorCacheTtlSeconds, in the manifest and per decision as ttlSeconds (which may be shorter, never longer).`,
+    },
+    {
+      topic: 'body-encoding-and-signature',
+      spec: 'Authentication: rule 1 "Sign the raw body bytes exactly as sent" and the Content-Type header; which media types and content codings are accepted, and whether the signature covers encoded or decoded bytes: not shown',
+      decision: 'A POST must carry Content-Type: application/json (a charset parameter, when present, must be utf-8); otherwise 415 unsupported_media_type. The GET manifest has no body and its Content-Type is not checked. Content-Encoding may be absent, identity, gzip (x-gzip) or deflate (zlib); br, compress, stacked codings and anything else get 415 unsupported_encoding. Both are checked before authentication. The signature covers the body bytes exactly as sent: with a Content-Encoding, the compressed bytes (compress first, then sign what you send). The service verifies the signature before it inflates anything; bytes that do not inflate get 400 unreadable_body. (A platform that compresses after the script signed, such as HttpService\'s Compress flag, must send uncompressed.)',
+    },
+    {
+      topic: 'timestamps',
+      spec: 'Transport rules: "all timestamps RFC 3339 in UTC"; the accepted range, offsets, leap seconds and precision: not shown',
+      decision: `joinedAt and occurredAt are strict RFC 3339 date-times: YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM), T and Z also lower case, a real calendar date, hours 00-23, minutes and seconds 00-59, an offset of at most 23:59, at most ${MAX_DATE_TIME_LENGTH} characters, and once the offset is applied an instant from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z. Refused with 400 invalid_request and a message naming the rule: hour-only offsets (+01), a space instead of T, year 0000, 24:00, second 60 other than a leap second, instants outside the range after the offset (9999-12-31T23:59:59-23:59). Normalised, not refused: a leap second (23:59:60 UTC on the last day of a month) is stored as 00:00:00 of the next day, as PostgreSQL does; fraction digits past milliseconds are dropped. Stored in UTC with millisecond precision.`,
+    },
+    {
+      topic: 'json-limits',
+      spec: 'Errors, 400 "Malformed body, or a field failed validation": which JSON the service refuses (nesting, numbers, strings, duplicate names): not shown',
+      decision: `Refused with 400 before any recursive processing: arrays and objects nested more than ${MAX_BODY_DEPTH} levels (an event payload ${MAX_PAYLOAD_DEPTH}) and numbers outside the IEEE-754 double range such as 1e400 (invalid_request); strings or member names with U+0000 or a lone surrogate, which PostgreSQL cannot store (invalid_request); an object with the same member name twice, and anything that is not JSON, a byte-order mark included (invalid_json). Size is bounded by the envelope (max-envelope-size). Whatever is answered 200 is storable; a row the database still refuses is set aside with its reason in a per-game dead-letter stream (at most about ${DEAD_LETTER_MAXLEN} kept), shown to operators, and never blocks other rows.`,
     },
     {
       topic: 'dependency-unavailable',

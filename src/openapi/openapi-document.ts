@@ -47,6 +47,7 @@ function errorResponses(): Record<string, object> {
     '404': 'Unknown game, door key, server or route. Do not retry.',
     '409': 'Timestamp outside the 300-second window, or replayed signature. Re-sign with a fresh timestamp and retry once.',
     '413': 'Envelope too large (see x-not-shown-decisions max-envelope-size). Split events across two heartbeats.',
+    '415': 'The body is not sent as application/json (UTF-8), or in a Content-Encoding other than identity, gzip or deflate (see x-not-shown-decisions body-encoding-and-signature). Fix the client; do not retry unchanged.',
     '429': 'Over a per-key quota (see x-not-shown-decisions rate-quotas). Honour Retry-After (seconds; always present).',
     '500': 'Service fault. Retry with exponential backoff and jitter; queue locally meanwhile.',
     '503': 'unavailable: a dependency is unreachable (see x-not-shown-decisions dependency-unavailable), Retry-After 1-5 s; overloaded: this API process is shedding load and did none of the request (see x-not-shown-decisions overload), Retry-After from the configured range. Honour Retry-After (always present, whole seconds) plus up to 1 s of jitter, then back off exponentially with jitter; for doors apply the door failMode meanwhile.',
@@ -69,7 +70,7 @@ function responses(ok: object, okDescription: string, errors: string[], headers?
   return out;
 }
 
-const COMMON_ERRORS = ['400', '401', '403', '409', '413', '429', '500', '503'];
+const COMMON_ERRORS = ['400', '401', '403', '409', '413', '415', '429', '500', '503'];
 
 /** The optional request nonce (README "Replays on a shared key"; x-not-shown-decisions request-nonce). */
 const NONCE = {

@@ -5,55 +5,82 @@
  * heartbeat the user appeared in; reason `left` or `server_gone`), `gone` (server declared gone).
  * Every write is idempotent (natural keys, closes only set what the entry says), so a re-run is a no-op.
  */
+import type { Prisma } from '@prisma/client';
 import type { Db } from '../store/prisma.js';
-import type { StreamConsumer } from '../store/streams.js';
+import type { StreamConsumer, StreamEntry } from '../store/streams.js';
+import { DeadLetters, insertIsolating, isRowRefusal, refusalReason, type DeadLetterInput } from '../store/dead-letters.js';
 import { GameKeys } from '../store/keys.js';
 import type { FlushHooks } from '../events/event-flusher.js';
 
-/** Flushes up to `batch` entries; returns how many opens and closes it applied. */
+/** A session close as the UPDATE applies it, with the stream entry it came from. */
+interface SessionClose {
+  entryId: string;
+  sid: string;
+  uid: string;
+  openedAt: Date;
+  closedAt: Date;
+  reason: string;
+}
+
+/**
+ * Flushes up to `batch` entries; returns how many opens and closes it applied. A server change, open or
+ * close Postgres refuses is moved to the game's dead letters with its reason and the rest is applied
+ * (src/store/dead-letters.ts); the entries are acknowledged only after both.
+ * @throws on a failure that is not a refusal of rows (entries stay pending).
+ */
 export async function flushSessions(db: Db, consumer: StreamConsumer, redisPrefix: string, gameId: string, batch = 1000, hooks: FlushHooks = {}): Promise<{ entries: number; opened: number; closed: number }> {
   const key = new GameKeys(redisPrefix, gameId).sessionStream();
   const entries = await consumer.read(key, batch);
   if (!entries.length) return { entries: 0, opened: 0, closed: 0 };
-  const opens = [];
-  const closes = { sid: [] as string[], uid: [] as string[], openedAt: [] as Date[], closedAt: [] as Date[], reason: [] as string[] };
-  const serverChanges = [];
-  for (const { fields: f } of entries) {
+  const opens: { entryId: string; data: Prisma.SessionCreateManyInput }[] = [];
+  const closes: SessionClose[] = [];
+  const serverChanges: StreamEntry[] = [];
+  const refused: DeadLetterInput[] = [];
+  for (const entry of entries) {
+    const f = entry.fields;
     if (f.k === 'o') {
-      opens.push({ gameId, externalServerId: f.s!, externalScopeId: f.sc || null, externalId: f.u!, username: f.n ?? null, openedAt: new Date(Number(f.at)) });
+      opens.push({ entryId: entry.id, data: { gameId, externalServerId: f.s!, externalScopeId: f.sc || null, externalId: f.u!, username: f.n ?? null, openedAt: new Date(Number(f.at)) } });
     } else if (f.k === 'c') {
-      closes.sid.push(f.s!);
-      closes.uid.push(f.u!);
-      closes.openedAt.push(new Date(Number(f.at)));
-      closes.closedAt.push(new Date(Number(f.cl)));
-      closes.reason.push(f.r ?? 'left');
+      closes.push({ entryId: entry.id, sid: f.s!, uid: f.u!, openedAt: new Date(Number(f.at)), closedAt: new Date(Number(f.cl)), reason: f.r ?? 'left' });
     } else {
-      serverChanges.push(f);
+      serverChanges.push(entry);
     }
   }
+  const setAside = (entryId: string, err: unknown, row: unknown) => refused.push({ entryId, reason: refusalReason(err), row });
   // Servers first so a brand-new server's row exists; up/gone are applied in stream order.
-  for (const f of serverChanges) {
+  for (const { id, fields: f } of serverChanges) {
     const at = new Date(Number(f.at));
-    if (f.k === 'up') {
-      const data = { externalScopeId: f.sc || null, region: f.rg || null, sdkVersion: f.sdk ?? '', maxPlayers: Number(f.mp ?? 0), lastSeenAt: at, goneAt: null };
-      await db.gameServer.upsert({
-        where: { gameId_externalServerId: { gameId, externalServerId: f.s! } },
-        create: { gameId, externalServerId: f.s!, firstSeenAt: at, ...data },
-        update: data,
-      });
-    } else if (f.k === 'gone') {
-      await db.gameServer.updateMany({ where: { gameId, externalServerId: f.s! }, data: { goneAt: at, lastSeenAt: at } });
+    try {
+      if (f.k === 'up') {
+        const data = { externalScopeId: f.sc || null, region: f.rg || null, sdkVersion: f.sdk ?? '', maxPlayers: Number(f.mp ?? 0), lastSeenAt: at, goneAt: null };
+        await db.gameServer.upsert({
+          where: { gameId_externalServerId: { gameId, externalServerId: f.s! } },
+          create: { gameId, externalServerId: f.s!, firstSeenAt: at, ...data },
+          update: data,
+        });
+      } else if (f.k === 'gone') {
+        await db.gameServer.updateMany({ where: { gameId, externalServerId: f.s! }, data: { goneAt: at, lastSeenAt: at } });
+      }
+    } catch (err) {
+      if (!isRowRefusal(err)) throw err;
+      setAside(id, err, f);
     }
   }
-  if (opens.length) await db.session.createMany({ data: opens, skipDuplicates: true });
-  if (closes.sid.length) {
-    await db.$executeRaw`
-      UPDATE "Session" AS s SET "closedAt" = v.cl, "closeReason" = v.r
-      FROM unnest(${closes.sid}::text[], ${closes.uid}::text[], ${closes.openedAt}::timestamptz[], ${closes.closedAt}::timestamptz[], ${closes.reason}::text[])
-        AS v(sid, uid, op, cl, r)
-      WHERE s."gameId" = ${gameId}::uuid AND s."externalServerId" = v.sid AND s."externalId" = v.uid AND s."openedAt" = v.op`;
+  for (const { row, err } of await insertIsolating(opens, (chunk) => db.session.createMany({ data: chunk.map((o) => o.data), skipDuplicates: true }))) {
+    setAside(row.entryId, err, row.data);
   }
+  for (const { row, err } of await insertIsolating(closes, (chunk) => applyCloses(db, gameId, chunk))) setAside(row.entryId, err, row);
+  await new DeadLetters(consumer.redis, redisPrefix).add(gameId, 'sessions', refused);
   await hooks.afterInsert?.();
   await consumer.done(key, entries.map((e) => e.id));
-  return { entries: entries.length, opened: opens.length, closed: closes.sid.length };
+  return { entries: entries.length, opened: opens.length, closed: closes.length };
+}
+
+/** Closes the sessions of `closes` (a close of a session not stored is a no-op). */
+function applyCloses(db: Db, gameId: string, closes: readonly SessionClose[]): Promise<number> {
+  return db.$executeRaw`
+      UPDATE "Session" AS s SET "closedAt" = v.cl, "closeReason" = v.r
+      FROM unnest(${closes.map((c) => c.sid)}::text[], ${closes.map((c) => c.uid)}::text[], ${closes.map((c) => c.openedAt)}::timestamptz[], ${closes.map((c) => c.closedAt)}::timestamptz[], ${closes.map((c) => c.reason)}::text[])
+        AS v(sid, uid, op, cl, r)
+      WHERE s."gameId" = ${gameId}::uuid AND s."externalServerId" = v.sid AND s."externalId" = v.uid AND s."openedAt" = v.op`;
 }

@@ -13,6 +13,11 @@ export const MAX_ROSTER = 1000;
 export const MAX_EVENTS = 2000;
 /** Most ids in `acks` or `failures`. */
 export const MAX_ACKS = 500;
+/**
+ * Deepest nesting of arrays and objects inside an event `payload` (`{"a":[1]}` is 2). Enforced before
+ * anything recursive touches the body (src/http/parse-json.ts, as the body's depth limit).
+ */
+export const MAX_PAYLOAD_DEPTH = 32;
 
 const id = (max = 128) => ({ type: 'string', minLength: 1, maxLength: max }) as const;
 

@@ -33,6 +33,14 @@ export const DOOR_DECISIONS_TTL_MARGIN_SECONDS = 5;
 export const THROTTLE_COUNT_TTL_SECONDS = 15 * 60;
 /** Minutes of throttle history the ingest health check and `admin health` look at. */
 export const THROTTLE_HISTORY_MINUTES = 10;
+/**
+ * Most entries a game's dead-letter stream keeps (`XADD … MAXLEN ~`: Redis may keep a few more until it
+ * can drop a whole node); each entry's row is cut to {@link DEAD_LETTER_ROW_MAX_CHARS}, so one game's
+ * dead letters stay within ~16 MB whatever is sent. No TTL: an operator reads them (src/store/dead-letters.ts).
+ */
+export const DEAD_LETTER_MAXLEN = 1000;
+/** Longest refused row (its JSON) a dead letter keeps, in characters; longer ones are cut and marked. */
+export const DEAD_LETTER_ROW_MAX_CHARS = 16 * 1024;
 
 /** Key builders for one game's hot state. */
 export class GameKeys {
@@ -138,6 +146,17 @@ export class GameKeys {
     return `${this.base}:access`;
   }
   /**
+   * stream, MAXLEN ~{@link DEAD_LETTER_MAXLEN}, no TTL: rows of this game's streams that Postgres refused,
+   * each with its source stream, entry id, reason and row (src/store/dead-letters.ts).
+   */
+  deadLetters(): string {
+    return `${this.base}:dead-letters`;
+  }
+  /** hash source stream → rows dead-lettered in this game ever (not trimmed), written with {@link deadLetters}. */
+  deadLetterCounts(): string {
+    return `${this.base}:dead-letters:count`;
+  }
+  /**
    * string counter, TTL = twice the window: requests of one quota subject in one fixed window
    * (src/limits/quotas.ts). `kind` is `hb` (subject `<keyId>:<externalServerId>`), `door`
    * (`<keyId>:<externalId>:<doorKey>:<doorsVersion>:<subjectVersion>`), `bulk`
@@ -229,6 +248,10 @@ export class GlobalKeys {
    */
   throttledGames(): string {
     return `${this.prefix}:throttled-games`;
+  }
+  /** hash source stream → rows dead-lettered in every game, for `/metrics` (src/store/dead-letters.ts). No TTL. */
+  deadLetterTotals(): string {
+    return `${this.prefix}:dead-letters:total`;
   }
   /** BullMQ prefix; queue names carry their own hash tag (BullMQ's Redis Cluster guidance). */
   bullPrefix(): string {

@@ -29,7 +29,8 @@ export class StreamConsumer {
    * @param minIdleMs how long an entry must sit unacked before another consumer takes it over (ms)
    */
   constructor(
-    private readonly redis: Redis,
+    /** The connection it reads with; flushers also write their dead letters through it (src/store/dead-letters.ts). */
+    readonly redis: Redis,
     readonly group: string,
     readonly consumer: string,
     private readonly minIdleMs = 15_000,

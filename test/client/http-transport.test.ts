@@ -1,4 +1,9 @@
 import { expect } from 'chai';
+import { once } from 'node:events';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { gunzipSync } from 'node:zlib';
+import { Harness, heartbeatBody, event } from '../support/harness.js';
 import { sign } from '../../src/auth/signature.js';
 import { SignedTransport, TransportError, KeyFormatError } from '../../src/client/http-transport.js';
 import { GAME_PATHS } from '../../src/client/client-types.js';
@@ -183,5 +188,42 @@ describe('client: signed transport', function () {
     expect(() => new SignedTransport({ baseUrl: stub.url, apiKey: 'sk_test_123' })).to.throw(KeyFormatError);
     expect(() => new SignedTransport({ baseUrl: stub.url, apiKey: 'svc_live_abc' })).to.throw(KeyFormatError);
     expect(() => new SignedTransport({ baseUrl: stub.url, apiKey: 'svc_live_abc.' })).to.throw(KeyFormatError);
+  });
+});
+
+describe('client: gzip against the real API (issue #16)', function () {
+  this.timeout(20_000);
+  const h = new Harness();
+  let server: Server;
+  let url: string;
+  before(async () => {
+    server = h.app.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(async () => {
+    server.close();
+    await h.close();
+  });
+
+  it('gzips a body over gzipMinBytes, signs the compressed bytes as sent, and the API stores its events', async () => {
+    const g = await h.game();
+    const sent: { encoding: string | null; bytes: number }[] = [];
+    const spy: typeof fetch = async (input, init) => {
+      sent.push({ encoding: new Headers(init?.headers).get('content-encoding'), bytes: (init?.body as Buffer | undefined)?.length ?? 0 });
+      return fetch(input, init);
+    };
+    const t = new SignedTransport({ baseUrl: url, apiKey: g.key, gzipMinBytes: 512, fetch: spy });
+    const events = Array.from({ length: 20 }, (_, i) => event('gz', { payload: { i, text: 'a fairly repetitive payload '.repeat(4) } }));
+    const big = heartbeatBody([], { externalServerId: 'gz', events });
+    const res = await t.request('POST', GAME_PATHS.heartbeat, big);
+    expect(res.status, res.text).to.equal(200);
+    expect(gunzipSync(res.body).toString('utf8')).to.equal(JSON.stringify(big));
+    const small = await t.request('POST', GAME_PATHS.bansCheck, { externalId: 'p1', externalServerId: 'gz' });
+    expect(small.status, small.text).to.equal(200);
+    expect(sent.map((s) => s.encoding)).to.deep.equal(['gzip', null]);
+    expect(sent[0]!.bytes).to.be.below(JSON.stringify(big).length / 4);
+    await h.flush(g.gameId);
+    expect(await h.db.playerEvent.count({ where: { gameId: g.gameId, type: 'gz' } })).to.equal(events.length);
   });
 });

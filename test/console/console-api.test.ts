@@ -16,6 +16,7 @@ import { registerScrapeMetrics } from '../../src/metrics/scrape-metrics.js';
 import { buildOpenApiDocument } from '../../src/openapi/openapi-document.js';
 import { createDoor } from '../../src/doors/door-admin-service.js';
 import { THROTTLING_WARNING } from '../../src/limits/ingest-health.js';
+import { DeadLetters } from '../../src/store/dead-letters.js';
 import { GameKeys } from '../../src/store/keys.js';
 
 const TOKEN = 'test-operator-token-0123456789abcdef';
@@ -191,6 +192,15 @@ describe('console API', () => {
       expect(health.body.warnings[0]).to.include({ kind: THROTTLING_WARNING, resolvedAt: null });
       expect(health.body.throttling).to.have.length(10);
       expect(Object.keys(health.body.streams).sort()).to.deep.equal(['access_log', 'command_log', 'events', 'sessions']);
+      expect(health.body.deadLetters).to.deep.include({ total: 0, kept: 0, latest: [] });
+    });
+
+    it('shows the dead letters of the game: counts per stream and the newest with their reasons', async () => {
+      await new DeadLetters(h.redis, h.config.redisPrefix).add(g.gameId, 'events', [{ entryId: '1-0', reason: '23514: refused for the test', row: { e: 'ev-1' } }]);
+      const health = await get(`${API}/games/${g.gameId}/health`);
+      expect(health.body.deadLetters.bySource).to.deep.equal({ events: 1, sessions: 0, command_log: 0, access_log: 0 });
+      expect(health.body.deadLetters.latest[0]).to.include({ source: 'events', entryId: '1-0', reason: '23514: refused for the test', row: '{"e":"ev-1"}' });
+      expect((await get('/metrics')).text).to.match(/^gis_dead_letters_total\{stream="events"\} [1-9]\d*$/m);
     });
 
     it('charts concurrent players and events per type over the last hour', async () => {
@@ -231,6 +241,7 @@ describe('console API', () => {
       expect(text).to.match(/gis_flush_lag_seconds\{stream="events"\} [\d.e+-]+/);
       expect(text).to.match(/gis_commands\{status="acked"\} [1-9]\d*/);
       expect(text).to.match(/gis_events_flushed_total \d+/);
+      expect(text).to.match(/^gis_dead_letters_total\{stream="sessions"\} \d+$/m);
       expect(text).to.not.include('gis_scrape_errors_total{');
     });
   });

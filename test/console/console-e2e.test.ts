@@ -132,6 +132,9 @@ describe('moderator console in a browser (end to end)', function () {
     await page.locator('[data-test=player-row][data-player="bob"]').waitFor({ state: 'detached', timeout: 40_000 });
     expect(fleet[0]!.roster.has('bob')).to.equal(false);
 
+    // The health panel renders the dead letters (none here: every row was stored).
+    expect(await page.locator('[data-test=dead-letters]').innerText({ timeout: 10_000 })).to.include('No dead letters');
+
     mkdirSync(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: path.join(ARTIFACTS, 'console-e2e.png'), fullPage: true });
 

@@ -12,7 +12,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
-import { Harness, type TestGame } from '../support/harness.js';
+import { Harness, event, heartbeatBody, type TestGame } from '../support/harness.js';
+import { sign } from '../../src/auth/signature.js';
+import { DeadLetters } from '../../src/store/dead-letters.js';
+import { GameKeys } from '../../src/store/keys.js';
 import { Stack } from '../support/stack.js';
 import { TcpProxy } from '../../scripts/support/tcp-proxy.js';
 import { freePort } from '../../scripts/support/free-port.js';
@@ -120,6 +123,44 @@ describe('process faults (npm run test:faults)', function () {
     });
     expect(sent.filter((x) => x.status !== 200)).to.deep.equal([]);
     await expectAllStored(h, g.gameId, sent);
+  });
+
+  it('a poison event (refused by a CHECK constraint) is dead-lettered by the worker process; the other servers\' events under load are stored exactly once', async () => {
+    const marker = `poison-${Date.now().toString(36)}`;
+    const constraint = `test_fault_${marker.replace(/-/g, '_')}`;
+    await h.db.$executeRawUnsafe(`ALTER TABLE "PlayerEvent" ADD CONSTRAINT ${constraint} CHECK ("type" IS DISTINCT FROM '${marker}') NOT VALID`);
+    try {
+      stack = await Stack.start({ env: { REDIS_URL: redis.url } });
+      const g = await h.game();
+      const s = stack;
+      const poison = event(marker);
+      const neighbours = [event('kill'), event('kill')];
+      const raw = JSON.stringify(heartbeatBody(['p1'], { externalServerId: 'poisoned', events: [neighbours[0]!, poison, neighbours[1]!] }));
+      const ts = String(Math.floor(Date.now() / 1000));
+      const sent = await load(s.url, g, 80, 10, 8, async (batch) => {
+        if (batch !== 3) return;
+        const res = await fetch(`${s.url}/api/v1/game/heartbeat`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${g.key}`, 'x-service-timestamp': ts, 'x-service-signature': sign(g.secret, ts, raw), 'content-type': 'application/json' },
+          body: raw,
+        });
+        expect(res.status, await res.text()).to.equal(200);
+      });
+      expect(sent.filter((x) => x.status !== 200)).to.deep.equal([]);
+      const dead = new DeadLetters(h.redis, h.config.redisPrefix);
+      expect(await eventually(async () => (await dead.summary(g.gameId)).bySource.events >= 1, 60_000)).to.equal(true);
+      await expectAllStored(h, g.gameId, [...sent, { status: 200, eventIds: neighbours.map((e) => e.eventId) }]);
+      expect(await h.db.playerEvent.count({ where: { gameId: g.gameId, eventId: poison.eventId } })).to.equal(0);
+      const [letter] = (await dead.summary(g.gameId, 1, 100_000)).latest;
+      expect(letter!.reason).to.match(new RegExp(`^23514: .*${constraint}`));
+      expect(JSON.parse(letter!.row)).to.include({ e: poison.eventId });
+      expect(await eventually(async () => (await h.redis.xlen(new GameKeys(h.config.redisPrefix, g.gameId).eventStream())) === 0, 20_000)).to.equal(true);
+      const workerLines = s.output.filter((l) => l.startsWith('[workers] {')).map((l) => JSON.parse(l.slice(10)) as { message: string });
+      expect(workerLines.filter((l) => l.message === 'flush failed' || l.message === 'job failed')).to.deep.equal([]);
+      expect(workerLines.filter((l) => l.message === 'rows dead-lettered').length).to.be.at.least(1);
+    } finally {
+      await h.db.$executeRawUnsafe(`ALTER TABLE "PlayerEvent" DROP CONSTRAINT IF EXISTS ${constraint}`);
+    }
   });
 
   it('API SIGTERM answers the requests in flight, refuses new ones, then exits 0', async () => {

@@ -46,7 +46,7 @@ describe('authentication', () => {
       const res = await h.signed({ key, secret: g.secret }, 'post', HB, heartbeatBody());
       expectEnvelope(res, 401, 'malformed_key');
     }
-    const res = await request(h.app).post(HB).set('Authorization', `Basic ${g.key}`).send('{}');
+    const res = await request(h.app).post(HB).set('Authorization', `Basic ${g.key}`).set('Content-Type', 'application/json').send('{}');
     expectEnvelope(res, 401, 'malformed_key');
   });
 
@@ -100,9 +100,9 @@ describe('authentication', () => {
   });
 
   it('rejects unsigned requests: no timestamp or no signature (401)', async () => {
-    const res1 = await request(h.app).post(HB).set('Authorization', `Bearer ${g.key}`).set('X-Service-Signature', 'a'.repeat(64)).send('{}');
+    const res1 = await request(h.app).post(HB).set('Authorization', `Bearer ${g.key}`).set('X-Service-Signature', 'a'.repeat(64)).set('Content-Type', 'application/json').send('{}');
     expectEnvelope(res1, 401, 'missing_timestamp');
-    const res2 = await request(h.app).post(HB).set('Authorization', `Bearer ${g.key}`).set('X-Service-Timestamp', String(Math.floor(Date.now() / 1000))).send('{}');
+    const res2 = await request(h.app).post(HB).set('Authorization', `Bearer ${g.key}`).set('X-Service-Timestamp', String(Math.floor(Date.now() / 1000))).set('Content-Type', 'application/json').send('{}');
     expectEnvelope(res2, 401, 'missing_signature');
     const res3 = await h.signed(g, 'post', HB, heartbeatBody(), { headers: { 'X-Service-Timestamp': '12.5' } });
     expectEnvelope(res3, 401, 'missing_timestamp');

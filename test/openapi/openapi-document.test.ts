@@ -43,6 +43,9 @@ const NOT_SHOWN_TOPICS = [
   'rate-quotas',
   'door-cache-ttl',
   'dependency-unavailable',
+  'body-encoding-and-signature',
+  'timestamps',
+  'json-limits',
 ];
 
 describe('OpenAPI document', () => {
@@ -87,5 +90,12 @@ describe('OpenAPI document', () => {
 
   it('documents 503 unavailable with Retry-After (README "Dependency outages")', () => {
     expect(generated.components.responses.Error503!.headers).to.have.property('Retry-After');
+    for (const methods of Object.values(generated.paths)) for (const op of Object.values(methods)) expect(op.responses).to.have.property('503');
+  });
+
+  it('documents 415 on every endpoint and the decisions on codings, timestamps and JSON limits (issue #16)', () => {
+    for (const methods of Object.values(generated.paths)) for (const op of Object.values(methods)) expect(op.responses).to.have.property('415');
+    const text = JSON.stringify(generated['x-not-shown-decisions']);
+    expect(text).to.include('unsupported_encoding').and.include('compressed bytes').and.include('leap second').and.include('0001-01-01T00:00:00Z').and.include('dead-letter');
   });
 });

@@ -3,9 +3,11 @@
  * throttling):
  *
  * `GET /console/api/games/:gameId/health` → `{ warnings: HealthWarningView[], throttling:
- * ThrottledMinute[], streams: Record<stream, { entries, lagSeconds }>, serverTime }`: the game's open
- * warnings and those resolved in the last day (src/limits/ingest-health.ts), its 429s per minute over the
- * last ten minutes, and how far the flushers are behind on its streams (src/ops/stream-backlog.ts).
+ * ThrottledMinute[], streams: Record<stream, { entries, lagSeconds }>, deadLetters: DeadLetterSummary,
+ * serverTime }`: the game's open warnings and those resolved in the last day (src/limits/ingest-health.ts),
+ * its 429s per minute over the last ten minutes, how far the flushers are behind on its streams
+ * (src/ops/stream-backlog.ts), and the rows Postgres refused and the flushers set aside
+ * (src/store/dead-letters.ts: counts per stream, the five newest with rows cut to 300 characters).
  *
  * Errors: 404 `unknown_game`.
  */
@@ -14,21 +16,24 @@ import type { Db } from '../../store/prisma.js';
 import type { AppRedis } from '../../store/redis.js';
 import { listHealthWarnings, throttleHistory } from '../../limits/ingest-health.js';
 import { streamBacklogs } from '../../ops/stream-backlog.js';
+import { DeadLetters } from '../../store/dead-letters.js';
 import { gameOf } from './console-request.js';
 
 /** Route `GET /games/:gameId/health` (see the module comment); mounted under /console/api. */
 export function healthApi(deps: { db: Db; redis: AppRedis; redisPrefix: string }): Router {
   const router = Router();
+  const deadLetters = new DeadLetters(deps.redis, deps.redisPrefix);
 
   router.get('/games/:gameId/health', async (req, res) => {
     const game = await gameOf(req, deps.db);
     const nowMs = Date.now();
-    const [warnings, throttling, backlogs] = await Promise.all([
+    const [warnings, throttling, backlogs, dead] = await Promise.all([
       listHealthWarnings(deps.db, game.id, nowMs),
       throttleHistory(deps.redis, deps.redisPrefix, game.id, nowMs),
       streamBacklogs(deps.redis, deps.redisPrefix, [game.id], nowMs),
+      deadLetters.summary(game.id),
     ]);
-    res.json({ warnings, throttling, streams: backlogs.get(game.id), serverTime: new Date(nowMs).toISOString() });
+    res.json({ warnings, throttling, streams: backlogs.get(game.id), deadLetters: dead, serverTime: new Date(nowMs).toISOString() });
   });
 
   return router;

@@ -1,5 +1,6 @@
 // Ingest health of the game: warnings (persistent throttling; spec: Events), the 429s of the last ten
-// minutes, and how far the flushers are behind on its streams.
+// minutes, how far the flushers are behind on its streams, and the rows Postgres refused that the
+// flushers set aside as dead letters (newest first, with the database's reason).
 import { html } from './html.js';
 import { api } from './api.js';
 import { usePoll } from './poll.js';
@@ -22,11 +23,28 @@ export function Health({ gameId }) {
         <p class="resolved" key=${w.id}>${w.kind} resolved ${stamp(w.resolvedAt)}: ${w.message}</p>`)}
       <p>429 responses in the last ten minutes: <strong>${throttled}</strong></p>
       <table class="grid compact">
-        <thead><tr><th>Stream</th><th>Unflushed</th><th>Oldest (s)</th></tr></thead>
+        <thead><tr><th>Stream</th><th>Unflushed</th><th>Oldest (s)</th><th>Dead letters</th></tr></thead>
         <tbody>
           ${Object.entries(data.streams).map(([name, s]) => html`
-            <tr key=${name}><td>${name}</td><td>${s.entries}</td><td class=${s.lagSeconds > 10 ? 'warn' : ''}>${s.lagSeconds.toFixed(1)}</td></tr>`)}
+            <tr key=${name}><td>${name}</td><td>${s.entries}</td><td class=${s.lagSeconds > 10 ? 'warn' : ''}>${s.lagSeconds.toFixed(1)}</td>
+              <td class=${data.deadLetters.bySource[name] ? 'warn' : ''}>${data.deadLetters.bySource[name] ?? 0}</td></tr>`)}
         </tbody>
       </table>
+      ${data.deadLetters.total === 0
+        ? html`<p class="ok" data-test="dead-letters">No dead letters: every row was stored.</p>`
+        : html`
+          <div data-test="dead-letters">
+            <p class="alert">
+              <strong>${data.deadLetters.total}</strong> row(s) refused by the database and set aside
+              (${data.deadLetters.kept} kept; the rows around them were stored). Newest:
+            </p>
+            <table class="grid compact">
+              <thead><tr><th>At</th><th>Stream</th><th>Reason</th><th>Row</th></tr></thead>
+              <tbody>
+                ${data.deadLetters.latest.map((d) => html`
+                  <tr key=${d.id} data-test="dead-letter"><td>${stamp(d.at)}</td><td>${d.source}</td><td>${d.reason}</td><td><code>${d.row}</code></td></tr>`)}
+              </tbody>
+            </table>
+          </div>`}
     </div>`;
 }

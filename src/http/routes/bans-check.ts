@@ -41,7 +41,7 @@ export function bansCheckRoute(deps: BansCheckDeps): RequestHandler {
     const nowMs = Date.now();
     const signed = await authenticateRequest(req, deps.verifier, nowMs);
     requireScope(signed.key, 'heartbeat');
-    const body = validateBansCheck(parseJson(signed.raw));
+    const body = validateBansCheck(parseJson(signed.body));
     // Different hash slots ({g:} for the replay key, {w:} for the blocklist): two commands, sent together.
     const [, entries] = await Promise.all([
       claims.claim(signed, body.externalId, nowMs),

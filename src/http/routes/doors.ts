@@ -39,7 +39,7 @@ export function doorCheckRoute(deps: DoorRouteDeps): RequestHandler {
     const nowMs = Date.now();
     const signed = await authenticateRequest(req, deps.verifier, nowMs);
     requireScope(signed.key, 'doors');
-    const body = validateCheck(parseJson(signed.raw));
+    const body = validateCheck(parseJson(signed.body));
     const caller = { gameId: signed.key.gameId, keyId: signed.key.keyId, signature: signed.signature };
     sendJson(res, await deps.doors.check(caller, body, nowMs));
   };
@@ -51,7 +51,7 @@ export function doorBulkRoute(deps: DoorRouteDeps): RequestHandler {
     const nowMs = Date.now();
     const signed = await authenticateRequest(req, deps.verifier, nowMs);
     requireScope(signed.key, 'doors');
-    const body = validateBulk(parseJson(signed.raw));
+    const body = validateBulk(parseJson(signed.body));
     const caller = { gameId: signed.key.gameId, keyId: signed.key.keyId, signature: signed.signature };
     sendJson(res, await deps.doors.bulk(caller, body, nowMs));
   };

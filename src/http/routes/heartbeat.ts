@@ -46,7 +46,7 @@ export function heartbeatRoute(deps: { verifier: KeyVerifier; heartbeats: Heartb
     const nowMs = Date.now();
     const signed = await authenticateRequest(req, deps.verifier, nowMs);
     requireScope(signed.key, 'heartbeat');
-    const body = validateHeartbeat(parseJson(signed.raw));
+    const body = validateHeartbeat(parseJson(signed.body));
     if (body.events.length) requireScope(signed.key, 'events');
     if (body.acks.length || body.failures?.length) requireScope(signed.key, 'commands');
     const recorded = await deps.heartbeats.record({
