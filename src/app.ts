@@ -8,6 +8,7 @@ import type { Db } from './store/prisma.js';
 import type { AppRedis } from './store/redis.js';
 import type { Config } from './config.js';
 import type { KeyVerifier } from './auth/key-verifier.js';
+import type { PersistenceStatus } from './store/redis-persistence.js';
 import { HeartbeatService } from './presence/heartbeat-service.js';
 import { requestId } from './http/request-id.js';
 import { errorHandler, notFoundHandler } from './http/error-handler.js';
@@ -28,6 +29,8 @@ export interface AppDeps {
   verifier: KeyVerifier;
   /** In-process metrics (src/metrics/api-metrics.ts), rendered by the console listener; none in most tests. */
   metrics?: ApiMetrics;
+  /** The Redis persistence check (src/store/redis-persistence.ts) shown by /readyz; src/server.ts passes its monitor. */
+  persistence?: PersistenceStatus;
 }
 
 /** The game surface's path prefix (spec: Endpoints). */

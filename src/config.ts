@@ -45,7 +45,26 @@ export interface Config {
    * unset, in which case the console generates one at boot (src/console/console-token.ts).
    */
   consoleToken: string | null;
+  /**
+   * What the processes demand of Redis persistence at boot (README "Durability";
+   * src/store/redis-persistence.ts). `required`: the API and the workers refuse to start unless Redis
+   * runs AOF with `appendfsync everysec` or `always` (so `none`, `rdb`, `aof-no` and `unknown` are
+   * refused, each with the setting to change), and /readyz answers 503 if a later re-read finds less.
+   * `best-effort` (default): they start on any Redis and report the mode (one log line, /readyz,
+   * `gis_redis_persistence`), at warn when it is not durable. `npm run services:up` writes `required`
+   * into .data/services.env when the Redis it chose has AOF.
+   */
+  redisDurability: RedisDurability;
+  /**
+   * Seconds between re-reads of the Redis persistence settings after boot (0 = boot and reconnects only).
+   * A Redis restarted with another configuration, or a `CONFIG SET appendonly no`, shows up within this.
+   */
+  redisPersistenceRecheckSeconds: number;
 }
+
+/** REDIS_DURABILITY values; see {@link Config.redisDurability}. */
+export const REDIS_DURABILITY_VALUES = ['required', 'best-effort'] as const;
+export type RedisDurability = (typeof REDIS_DURABILITY_VALUES)[number];
 
 const schema = {
   type: 'object',
@@ -65,6 +84,8 @@ const schema = {
     CONSOLE_PORT: { type: 'integer', minimum: 0, maximum: 65535, default: 3001 },
     CONSOLE_HOST: { type: 'string', minLength: 1, default: '127.0.0.1' },
     CONSOLE_TOKEN: { type: 'string', minLength: 24, maxLength: 256, pattern: '^[\\x21-\\x7e]+$' },
+    REDIS_DURABILITY: { enum: REDIS_DURABILITY_VALUES, default: 'best-effort' },
+    REDIS_PERSISTENCE_RECHECK_SECONDS: { type: 'integer', minimum: 0, maximum: 86400, default: 60 },
   },
   additionalProperties: true,
 } as const;
@@ -115,5 +136,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     consolePort: Number(v.CONSOLE_PORT),
     consoleHost: String(v.CONSOLE_HOST),
     consoleToken: v.CONSOLE_TOKEN === undefined ? null : String(v.CONSOLE_TOKEN),
+    redisDurability: v.REDIS_DURABILITY as RedisDurability,
+    redisPersistenceRecheckSeconds: Number(v.REDIS_PERSISTENCE_RECHECK_SECONDS),
   });
 }

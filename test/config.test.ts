@@ -1,4 +1,4 @@
-/** Boot-time configuration (src/config.ts): the worker niceness setting. */
+/** Boot-time configuration (src/config.ts): the worker niceness and Redis durability settings. */
 import { expect } from 'chai';
 import { ConfigError, loadConfig } from '../src/config.js';
 
@@ -19,6 +19,27 @@ describe('config', () => {
       }
       expect(err).to.be.instanceOf(ConfigError);
       expect((err as ConfigError).problems.join('\n')).to.match(/^WORKER_NICE /m);
+    });
+  }
+
+  it('REDIS_DURABILITY defaults to best-effort and takes required; the re-read interval defaults to 60 s, 0 = boot only', () => {
+    expect(loadConfig({}).redisDurability).to.equal('best-effort');
+    expect(loadConfig({ REDIS_DURABILITY: 'required' }).redisDurability).to.equal('required');
+    expect(loadConfig({ REDIS_DURABILITY: 'best-effort' }).redisDurability).to.equal('best-effort');
+    expect(loadConfig({}).redisPersistenceRecheckSeconds).to.equal(60);
+    expect(loadConfig({ REDIS_PERSISTENCE_RECHECK_SECONDS: '0' }).redisPersistenceRecheckSeconds).to.equal(0);
+  });
+
+  for (const [name, bad] of [['REDIS_DURABILITY', 'strict'], ['REDIS_DURABILITY', 'REQUIRED'], ['REDIS_PERSISTENCE_RECHECK_SECONDS', '-1'], ['REDIS_PERSISTENCE_RECHECK_SECONDS', 'often']] as const) {
+    it(`refuses ${name}=${bad} naming the variable`, () => {
+      let err: unknown;
+      try {
+        loadConfig({ [name]: bad });
+      } catch (e) {
+        err = e;
+      }
+      expect(err).to.be.instanceOf(ConfigError);
+      expect((err as ConfigError).problems.join('\n')).to.match(new RegExp(`^${name} `, 'm'));
     });
   }
 });

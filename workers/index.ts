@@ -2,6 +2,9 @@
  * Worker process entry: `npm run workers`. Runs the roles named by `WORKER_ROLES` (default `all`; split
  * them across processes as load requires), each a BullMQ worker on its own queue fed by a job
  * scheduler. SIGTERM/SIGINT: stop taking jobs, let the current ones finish, close connections.
+ * At boot, before any queue is touched, it reads Redis persistence like the API (src/server.ts): one
+ * `redis persistence` log line, and exit 1 under REDIS_DURABILITY=required when Redis is below AOF
+ * everysec (src/store/redis-persistence.ts).
  */
 import { getPriority, hostname, setPriority } from 'node:os';
 import { Queue, Worker, type Job } from 'bullmq';
@@ -13,6 +16,7 @@ import { GameDirectory } from '../src/store/game-directory.js';
 import { GlobalKeys } from '../src/store/keys.js';
 import { absorbSharedConnectionErrors, watchConnection } from '../src/store/connection-state.js';
 import { isDependencyUnavailable } from '../src/store/dependency-errors.js';
+import { DurabilityRefusedError, PersistenceMonitor } from '../src/store/redis-persistence.js';
 import { JOB_OPTIONS, ROLES, resolveRoles, type RoleName } from './queues.js';
 import type { JobContext } from './jobs/context.js';
 import { flushAccessLogJob, flushCommandLogJob, flushEventsJob, flushSessionsJob } from './jobs/flush.job.js';
@@ -50,6 +54,13 @@ async function main(): Promise<void> {
   if (getPriority() < config.workerNice) setPriority(config.workerNice);
   const redis = createRedis(config.redisUrl, { name: 'worker' });
   const bullConnection = createRedis(config.redisUrl, { name: 'worker-bull', forWorker: true });
+  const persistence = new PersistenceMonitor(redis, {
+    processName: 'workers',
+    redisUrl: config.redisUrl,
+    durability: config.redisDurability,
+    recheckSeconds: config.redisPersistenceRecheckSeconds,
+  });
+  await persistence.start();
   const db = createDb(config.databaseUrl, config.dbPoolSize);
   const ctx: JobContext = { config, redis, db, games: new GameDirectory(redis, db, config.redisPrefix), consumerName: `${hostname()}-${process.pid}` };
   const prefix = new GlobalKeys(config.redisPrefix).bullPrefix();
@@ -95,6 +106,7 @@ async function main(): Promise<void> {
     log.info('workers shutting down', { signal });
     await Promise.allSettled(workers.map((w) => w.close()));
     await Promise.allSettled(queues.map((q) => q.close()));
+    persistence.stop();
     await Promise.allSettled([redis.quit(), bullConnection.quit(), db.$disconnect()]);
     process.exit(0);
   };
@@ -104,6 +116,7 @@ async function main(): Promise<void> {
 
 main().catch((err: unknown) => {
   if (err instanceof ConfigError) console.error(err.message);
+  else if (err instanceof DurabilityRefusedError) log.error(err.message, { process: 'workers', mode: err.report.mode });
   else log.error('workers failed to start', { err: String(err) });
   process.exit(1);
 });

@@ -15,12 +15,14 @@
  * | `gis_rate_limited_total` | counter | game, kind | requests answered 429 by a quota, per game |
  * | `gis_key_verifications_total` | counter | via, result | secrets checked without a cache hit: `via` argon2 or shared-digest, `result` ok or bad |
  * | `gis_key_verify_refused_total` | counter | reason | secrets refused without argon2: `prefix` or `overall` budget spent |
+ * | `gis_redis_persistence` | gauge | mode | 1 for the Redis persistence mode last read (src/store/redis-persistence.ts), 0 for the others |
  * | `process_*`, `nodejs_*` | — | — | prom-client's default process metrics |
  *
  * `route` is one of the game listener's paths (`/api/v1/game/heartbeat`, …, `/healthz`, `/readyz`) or
  * `unmatched`, so a scanner cannot blow up the label set.
  */
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { PERSISTENCE_MODES, type PersistenceMode } from '../store/redis-persistence.js';
 import type { RequestHandler } from 'express';
 import type { VerifierObserver } from '../auth/key-verifier.js';
 import type { BudgetRefusal } from '../auth/verify-budget.js';
@@ -51,9 +53,15 @@ export class ApiMetrics implements VerifierObserver {
   readonly keyVerifications = new Counter({ name: 'gis_key_verifications_total', help: 'Key secrets checked without a process-cache hit, by how (argon2 or shared-digest) and result', labelNames: ['via', 'result'] as const, registers: [this.registry] });
   readonly keyVerifyRefused = new Counter({ name: 'gis_key_verify_refused_total', help: 'Unrecognised key secrets refused without argon2 because the per-prefix or per-process budget was spent', labelNames: ['reason'] as const, registers: [this.registry] });
   readonly rateLimited = new Counter({ name: 'gis_rate_limited_total', help: 'Requests answered 429 by a per-key quota, by game and quota kind', labelNames: ['game', 'kind'] as const, registers: [this.registry] });
+  readonly redisPersistence = new Gauge({ name: 'gis_redis_persistence', help: 'Redis persistence mode last read by this process: 1 for the current mode (aof-always, aof-everysec, aof-no, rdb, none, unknown), 0 for the others', labelNames: ['mode'] as const, registers: [this.registry] });
 
   constructor(opts: { defaultMetrics?: boolean } = {}) {
     if (opts.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** Sets `gis_redis_persistence`: 1 for `mode`, 0 for every other mode (so a change is visible as a flip). */
+  setRedisPersistence(mode: PersistenceMode): void {
+    for (const m of PERSISTENCE_MODES) this.redisPersistence.set({ mode: m }, m === mode ? 1 : 0);
   }
 
   /** {@link VerifierObserver}: counts a secret check. */
