@@ -849,11 +849,10 @@ export async function ensureRedis(t: Targets, policy: RedisPolicy): Promise<Redi
     const what = `redis: ${shown} answers, ${describePersistence(persistence)}: ${GUARANTEES[persistence.mode]}`;
     if (policy.allowVolatile) return { url: t.redisUrl, persistence, message: `${what}\nredis: WARNING: using it anyway (--allow-volatile-redis)` };
     if (t.redisExplicit) {
-      throw new ServiceError(
-        `${what}. REDIS_URL is set, so this script does not start another Redis: turn on AOF there (CONFIG SET appendonly yes, ` +
-          'appendfsync everysec, and the same in its redis.conf), unset REDIS_URL to let this script start a project-local AOF Redis, ' +
-          'or pass --allow-volatile-redis to use it as it is',
-      );
+      const fix = persistence.mode === 'unknown'
+        ? 'if it does keep an AOF (a managed Redis may hide CONFIG), pass --allow-volatile-redis'
+        : 'turn on AOF there (CONFIG SET appendonly yes, appendfsync everysec, and the same in its redis.conf), or pass --allow-volatile-redis to use it as it is';
+      throw new ServiceError(`${what}. REDIS_URL is set, so this script does not start another Redis: ${fix}; or unset REDIS_URL to let this script start a project-local AOF Redis`);
     }
     const port = await localRedisPort(portOf(u, 6379));
     const started = await startLocalRedis({ host: '127.0.0.1', port });
