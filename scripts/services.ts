@@ -959,14 +959,9 @@ async function report(tasks: Promise<string>[]): Promise<number> {
 
 export async function up(test: boolean, allowVolatile = false): Promise<number> {
   const t = resolveTargets(test);
-  const redis = ensureRedis(t, { test, allowVolatile }).then(
-    (choice) => (test ? choice.message : `${choice.message}\n${writeServicesEnv(choice)}`),
-    (err: unknown) => {
-      // A stale file would point the stack at a Redis this run could not vouch for.
-      if (!test) fs.rmSync(SERVICES_ENV, { force: true });
-      throw err;
-    },
-  );
+  // On failure the file of an earlier run stays: removing it would send the npm scripts back to the
+  // default Redis, which may be exactly the volatile one this script refuses.
+  const redis = ensureRedis(t, { test, allowVolatile }).then((choice) => (test ? choice.message : `${choice.message}\n${writeServicesEnv(choice)}`));
   return report([redis, ensurePostgres(t)]);
 }
 

@@ -9,6 +9,10 @@ import { randomBytes } from 'node:crypto';
 process.env.DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/gis_test';
 process.env.REDIS_PREFIX = `gistest-${randomBytes(4).toString('hex')}`;
 process.env.LOG_LEVEL = process.env.TEST_LOG_LEVEL ?? 'error';
+// Tests run on the shared Redis whatever its persistence (their data is disposable), so a
+// REDIS_DURABILITY=required in the developer's shell must not stop the processes they start; the tests
+// of the boot check pass `required` explicitly.
+process.env.REDIS_DURABILITY = 'best-effort';
 
 export const mochaHooks = {
   async afterAll(): Promise<void> {

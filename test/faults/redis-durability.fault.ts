@@ -102,7 +102,7 @@ describe('Redis durability: what a 200 survives (issue #22, npm run test:faults)
     port = stack.port;
   });
   afterEach(function () {
-    if (this.currentTest?.state === 'failed') console.log(stack.logs());
+    if (this.currentTest?.state === 'failed' && stack) console.log(stack.logs());
   });
   after(async () => {
     await stack?.stop();
