@@ -67,11 +67,28 @@ async function main(): Promise<void> {
 
   const queues: Queue[] = [];
   const workers: Worker[] = [];
+  const schedules: (() => Promise<unknown>)[] = [];
+  // BullMQ adds a scheduler's next job when the current one starts. A Redis that comes back from a crash
+  // may have lost its last writes (a host crash under appendfsync everysec: about the last second; README
+  // "Durability"), and when those held a next iteration, that role would never run again until the
+  // workers restart: accepted events would sit in Redis unflushed. Every (re)connect therefore upserts
+  // the schedulers registered so far again (idempotent: the same ids, as at boot).
+  bullConnection.on('ready', () => {
+    if (!schedules.length) return;
+    void Promise.all(schedules.map((schedule) => schedule())).then(
+      () => log.info('job schedulers upserted again after a Redis reconnect', { schedulers: schedules.length }),
+      (err: unknown) => log.warn('job schedulers not upserted after a Redis reconnect; they will be at the next one or at restart', { err: String(err) }),
+    );
+  });
   for (const role of roles) {
     const spec = ROLES[role];
     const queue = new Queue(spec.queue, { connection: bullConnection, prefix });
     absorbSharedConnectionErrors(queue, `queue:${spec.queue}`);
-    if ('schedulerId' in spec) await queue.upsertJobScheduler(spec.schedulerId, { every: spec.everyMs }, { name: role, opts: JOB_OPTIONS });
+    if ('schedulerId' in spec) {
+      const schedule = () => queue.upsertJobScheduler(spec.schedulerId, { every: spec.everyMs }, { name: role, opts: JOB_OPTIONS });
+      await schedule();
+      schedules.push(schedule);
+    }
     const run = PROCESSORS[role](ctx);
     const worker = new Worker(spec.queue, (job, token) => logContext.run({ jobId: `${role}:${job.id}` }, () => run(job, token)), {
       connection: bullConnection,

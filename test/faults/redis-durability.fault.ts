@@ -33,11 +33,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { sign } from '../../src/auth/signature.js';
-import { GameKeys } from '../../src/store/keys.js';
+import { Queue } from 'bullmq';
+import { GameKeys, GlobalKeys } from '../../src/store/keys.js';
 import { autocannon } from '../../scripts/support/autocannon.js';
 import { pacedLoad } from '../../scripts/support/paced-load.js';
 import { event, Harness, heartbeatBody, type TestGame } from '../support/harness.js';
 import { PrivateRedis } from '../support/private-redis.js';
+import { sendHeartbeat } from './fault-load.js';
 import { ROOT, Stack } from '../support/stack.js';
 
 const HEARTBEAT = '/api/v1/game/heartbeat';
@@ -98,8 +100,14 @@ describe('Redis durability: what a 200 survives (issue #22, npm run test:faults)
     // No AOF rewrites during the runs: the incremental file stays the one Redis writes (and the shim tracks).
     redis = await PrivateRedis.create({ appendfsync: 'everysec', extraArgs: ['--auto-aof-rewrite-percentage', '0'] });
     h = new Harness({ REDIS_URL: redis.url });
-    stack = await Stack.start({ env: { REDIS_URL: redis.url, REDIS_PERSISTENCE_RECHECK_SECONDS: '1' } });
+    stack = await Stack.start({ env: { REDIS_URL: redis.url, REDIS_PERSISTENCE_RECHECK_SECONDS: '1', LOG_LEVEL: 'info' } });
     port = stack.port;
+    // Stack.start waits for the API only; the runs below restart Redis and need the workers' schedulers.
+    const until = Date.now() + 60_000;
+    while (!stack.output.some((l) => l.includes('"message":"workers up"'))) {
+      if (Date.now() > until) throw new Error(`workers not up after 60 s:\n${stack.logs()}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
   });
   afterEach(function () {
     if (this.currentTest?.state === 'failed' && stack) console.log(stack.logs());
@@ -172,6 +180,32 @@ describe('Redis durability: what a 200 survives (issue #22, npm run test:faults)
       }
     } finally {
       await h.redis.call('CONFIG', 'SET', 'appendfsync', 'everysec');
+    }
+  });
+
+  it('workers upsert their job schedulers again after a Redis restart that lost them, and flushing resumes', async () => {
+    // A host crash can lose the next iteration of a scheduler (BullMQ adds it when the current job
+    // starts); here the whole flush-events scheduler is removed, then Redis restarts.
+    await restartRedis('everysec', false);
+    const g = await h.game();
+    const queue = new Queue('{flush-events}', { connection: h.redis, prefix: new GlobalKeys(h.config.redisPrefix).bullPrefix() });
+    queue.on('error', () => undefined); // the restart below drops its connection on purpose
+    try {
+      expect(await queue.removeJobScheduler('flush-events:v1')).to.equal(true);
+      await restartRedis('everysec', false);
+      const sent = await Promise.all(Array.from({ length: 4 }, (_, i) => sendHeartbeat(stack.url, g, 5, `resched-${i}`)));
+      expect(sent.map((x) => x.status)).to.deep.equal([200, 200, 200, 200]);
+      const ids = sent.flatMap((x) => x.eventIds);
+      const until = Date.now() + 60_000;
+      let stored = 0;
+      while (stored < ids.length && Date.now() < until) {
+        await new Promise((r) => setTimeout(r, 250));
+        stored = await h.db.playerEvent.count({ where: { gameId: g.gameId, eventId: { in: ids } } });
+      }
+      expect(stored, 'events flushed after the restart').to.equal(ids.length);
+      expect(stack.output.some((l) => l.includes('job schedulers upserted again after a Redis reconnect'))).to.equal(true);
+    } finally {
+      await queue.close();
     }
   });
 
