@@ -1,23 +1,31 @@
 /**
  * The main job on real input, for the README quick start (`npm run demo`): makes Redis and Postgres
  * reachable (scripts/services.ts), starts one API process and one worker process, waits for /readyz,
- * runs the simulated fleet against them (scripts/simulate.ts) and stops everything. Exit code is the
- * simulator's (non-zero when events sent and rows in Postgres differ).
- * Flags: --servers N (default 10) --players M (default 12) --duration S (default 30).
+ * prints the Redis persistence mode the API read (what a 200 survives, README "Durability"), runs the
+ * simulated fleet against them (scripts/simulate.ts) and stops everything. Exit code is the simulator's
+ * (non-zero when events sent and rows in Postgres differ).
+ * The children load `.data/services.env` (the Redis services:up chose; variables set in the shell win),
+ * read after services:up has written it, so this process itself does not load it.
+ * Flags: --servers N (default 10) --players M (default 12) --duration S (default 30)
+ * --allow-volatile-redis (passed to services:up: use a Redis without persistence, saying so).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import { freePort } from './support/free-port.js';
+import { GUARANTEES, type PersistenceMode } from '../src/store/redis-persistence.js';
 
 const { values } = parseArgs({
   options: {
     servers: { type: 'string', default: '10' },
     players: { type: 'string', default: '12' },
     duration: { type: 'string', default: '30' },
+    'allow-volatile-redis': { type: 'boolean', default: false },
   },
 });
 
 const tsx = new URL('../node_modules/.bin/tsx', import.meta.url).pathname;
+/** Written by services:up; `--env-file-if-exists` lets a variable set in the shell win over it. */
+const ENV_FILE = `--env-file-if-exists=${new URL('../.data/services.env', import.meta.url).pathname}`;
 
 
 function run(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
@@ -37,9 +45,10 @@ function start(label: string, args: string[], env: NodeJS.ProcessEnv): ChildProc
   return child;
 }
 
-async function waitReady(url: string, timeoutMs = 30_000): Promise<void> {
+async function waitReady(url: string, api: ChildProcess, timeoutMs = 30_000): Promise<void> {
   const until = Date.now() + timeoutMs;
   while (Date.now() < until) {
+    if (api.exitCode !== null) throw new Error(`the API exited with ${api.exitCode} before it was ready (its log is above)`);
     const ok = await fetch(`${url}/readyz`).then((r) => r.ok, () => false);
     if (ok) return;
     await new Promise((r) => setTimeout(r, 250));
@@ -58,19 +67,22 @@ function stop(child: ChildProcess): Promise<void> {
 
 async function main(): Promise<number> {
   console.log('== 1/4 services: Redis and PostgreSQL, migrations');
-  if ((await run(['scripts/services.ts', 'up'])) !== 0) return 1;
+  if ((await run(['scripts/services.ts', 'up', ...(values['allow-volatile-redis'] ? ['--allow-volatile-redis'] : [])])) !== 0) return 1;
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const env = { ...process.env, PORT: String(port), LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' };
   console.log(`== 2/4 starting the API on ${url} and the workers`);
-  const api = start('api', ['src/server.ts'], env);
-  const workers = start('workers', ['workers/index.ts'], env);
+  const api = start('api', [ENV_FILE, 'src/server.ts'], env);
+  const workers = start('workers', [ENV_FILE, 'workers/index.ts'], env);
   try {
-    await waitReady(url);
+    await waitReady(url, api);
+    const ready = (await fetch(`${url}/readyz`).then((r) => r.json())) as { redisPersistence?: { mode: PersistenceMode; durable: boolean; durability: string } };
+    const p = ready.redisPersistence ?? { mode: 'unknown', durable: false, durability: '?' };
+    console.log(`   Redis persistence ${p.mode}${p.durable ? '' : ' (NOT durable)'}, REDIS_DURABILITY=${p.durability}: ${GUARANTEES[p.mode]}`);
     console.log(`== 3/4 simulated fleet: ${values.servers} servers × ~${values.players} players for ${values.duration} s`);
     // A short demo: servers boot over 5 s and fill with players over 10 s (the simulator's defaults, 10 and
     // 30 s, model a real restart and would leave a 30 s demo half empty).
-    const code = await run(['scripts/simulate.ts', '--url', url, '--servers', values.servers, '--players', values.players, '--duration', values.duration, '--ramp', '5', '--fill', '10'], env);
+    const code = await run([ENV_FILE, 'scripts/simulate.ts', '--url', url, '--servers', values.servers, '--players', values.players, '--duration', values.duration, '--ramp', '5', '--fill', '10'], env);
     console.log(code === 0 ? '== 4/4 done: every event sent is in Postgres' : `== 4/4 simulator exited with ${code}`);
     return code;
   } finally {

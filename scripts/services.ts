@@ -1,7 +1,7 @@
 /**
  * scripts/services.ts — make Redis and PostgreSQL reachable before anything else runs.
  *
- * Usage:  node_modules/.bin/tsx scripts/services.ts <up|down|status> [--test]
+ * Usage:  node_modules/.bin/tsx scripts/services.ts <up|down|status> [--test] [--allow-volatile-redis]
  *
  * Why this exists
  * ---------------
@@ -28,9 +28,23 @@
  *   4. Create the target database if missing and apply migrations with `scripts/prisma-cli.sh migrate
  *      deploy` (the offline wrapper; see that file and the README for why).
  *
- * `down` stops only the instances this script started (found through the pid files under `.data/`);
- * services it found already running are never touched. `status` prints reachability and whether a
- * local instance is running.
+ * Redis persistence (issue #22, README "Durability"). A 200 means "in Redis", so the stack must not run
+ * on a Redis that keeps nothing on disk without saying so. `up` reads the persistence of the Redis it
+ * would use (src/store/redis-persistence.ts):
+ *   - durable (AOF everysec or always): used;
+ *   - anything less (none, rdb, aof-no, unknown) at the DEFAULT URL: the script says so and starts the
+ *     project-local AOF Redis on another port instead (the port it used last time, else a free one),
+ *     unless `--allow-volatile-redis` is given, which uses the volatile Redis and says so;
+ *   - anything less at an EXPLICIT REDIS_URL: refused (exit 1) unless `--allow-volatile-redis`.
+ * It then writes the Redis it chose to `.data/services.env` (REDIS_URL, and REDIS_DURABILITY=required
+ * for a durable one, best-effort otherwise) and prints it. `npm start`, `npm run workers`, `admin`,
+ * `simulate` and `demo` load that file with Node's `--env-file-if-exists`; variables set in the shell
+ * win over it. With `--test` nothing of this applies: tests use REDIS_URL or the default Redis whatever
+ * its persistence (their data is disposable), the mode is only printed, and no env file is written.
+ *
+ * `down` stops only the instances this script started (found through the pid files under `.data/`) and
+ * removes `.data/services.env`; services it found already running are never touched. `status` prints
+ * reachability, the Redis persistence mode, and whether a local instance is running.
  *
  * Exit codes: 0 ok; 1 a service is unreachable / could not be started / migrations failed;
  *             2 usage error; 3 server binaries missing (the message names the Debian packages).
@@ -42,11 +56,15 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import pg from 'pg';
+import { GUARANTEES, isDurable, readPersistence, type PersistenceReport } from '../src/store/redis-persistence.js';
+import { freePort } from './support/free-port.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const DATA_DIR = path.join(ROOT, '.data');
 export const REDIS_DIR = path.join(DATA_DIR, 'redis');
 export const PG_DIR = path.join(DATA_DIR, 'postgres');
+/** The URLs `up` chose, for the npm scripts (`--env-file-if-exists`); git-ignored with the rest of .data/. */
+export const SERVICES_ENV = path.join(DATA_DIR, 'services.env');
 
 const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 const DEFAULT_DATABASE_URL = 'postgresql://postgres@127.0.0.1:5432/gis';
@@ -349,8 +367,17 @@ export interface Started {
   dir: string;
 }
 
-function redisFiles(dir: string): { pidFile: string; logFile: string } {
-  return { pidFile: path.join(dir, 'redis.pid'), logFile: path.join(dir, 'redis.log') };
+function redisFiles(dir: string): { pidFile: string; logFile: string; portFile: string } {
+  return { pidFile: path.join(dir, 'redis.pid'), logFile: path.join(dir, 'redis.log'), portFile: path.join(dir, 'redis.port') };
+}
+
+/**
+ * `redis://127.0.0.1:<port>` of the local Redis in `dir`: the port it was last started on (recorded in
+ * `redis.port`), or undefined when it was never started by this version of the script.
+ */
+export function localRedisUrl(dir = REDIS_DIR): string | undefined {
+  const port = readPid(redisFiles(dir).portFile); // a positive integer, like a pid
+  return port === undefined ? undefined : `redis://127.0.0.1:${port}`;
 }
 
 /** Pid of the local Redis started by this script, if it is still running. */
@@ -363,7 +390,7 @@ export function localRedisPid(dir = REDIS_DIR): number | undefined {
 
 export async function startLocalRedis(opts: LocalRedisOptions): Promise<Started> {
   const dir = opts.dir ?? REDIS_DIR;
-  const { pidFile, logFile } = redisFiles(dir);
+  const { pidFile, logFile, portFile } = redisFiles(dir);
   const url = `redis://${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${opts.port}`;
   if (!isLocalHost(opts.host)) {
     throw new ServiceError(`redis: cannot start a local instance for non-local host ${opts.host}`);
@@ -385,6 +412,7 @@ export async function startLocalRedis(opts: LocalRedisOptions): Promise<Started>
   }
   fs.mkdirSync(dir, { recursive: true });
   fs.rmSync(pidFile, { force: true });
+  fs.writeFileSync(portFile, `${opts.port}\n`);
   const bind = opts.host === 'localhost' ? ['127.0.0.1', '-::1'] : [opts.host];
   const args = [
     '--port', String(opts.port),
@@ -748,11 +776,94 @@ function parseUrl(url: string, varName: string): URL {
   }
 }
 
-async function ensureRedis(t: Targets): Promise<string> {
+/** The Redis `up` settled on, with its persistence reading and the lines to print. */
+export interface RedisChoice {
+  url: string;
+  persistence: PersistenceReport;
+  message: string;
+}
+
+/** Reads the persistence of the Redis at `url` with a short-lived client (src/store/redis-persistence.ts). */
+export async function redisPersistenceOf(url: string): Promise<PersistenceReport> {
+  const client = new Redis(url, { lazyConnect: true, connectTimeout: PROBE_TIMEOUT_MS, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false });
+  client.on('error', () => {}); // reported through the promise below
+  try {
+    await client.connect();
+    return await readPersistence(client);
+  } catch (err) {
+    throw new ServiceError(`redis: could not read the persistence settings of ${redact(url)}: ${errMessage(err)}`);
+  } finally {
+    client.disconnect();
+  }
+}
+
+/** `aof-everysec`, or `none (appendonly no, save "")` and the like: the mode with the settings behind it. */
+export function describePersistence(r: PersistenceReport): string {
+  if (r.mode === 'unknown') return `persistence unknown: ${r.detail ?? 'CONFIG GET refused'}`;
+  if (r.durable) return `persistence ${r.mode}`;
+  const settings = r.appendonly === 'yes' ? `appendonly yes, appendfsync ${r.appendfsync ?? '?'}` : `appendonly no, save "${r.save ?? ''}"`;
+  return `persistence ${r.mode} (${settings})`;
+}
+
+/** A port for the project-local Redis beside a volatile one: the one it used last time if free, else any free port. */
+async function localRedisPort(avoid: number): Promise<number> {
+  const last = localRedisUrl();
+  const port = last ? Number(new URL(last).port) : undefined;
+  if (port !== undefined && port !== avoid && (await tcpProbe('127.0.0.1', port)) !== undefined) return port;
+  return freePort();
+}
+
+export interface RedisPolicy {
+  /** `--test`: the test suite's Redis; persistence is only reported. */
+  test: boolean;
+  /** `--allow-volatile-redis`: use a Redis without durable persistence, saying so. */
+  allowVolatile: boolean;
+}
+
+/**
+ * Settles on the Redis for `up` (module comment, "Redis persistence"): the project-local instance when it
+ * runs, else the target URL if its persistence is durable (or the policy allows less), else a new
+ * project-local AOF Redis on another port. Starts nothing for an explicit REDIS_URL.
+ * @throws {ServiceError} when the Redis cannot be used (unreachable, or volatile at an explicit URL
+ *   without `--allow-volatile-redis`), with the message to print.
+ */
+export async function ensureRedis(t: Targets, policy: RedisPolicy): Promise<RedisChoice> {
   const u = parseUrl(t.redisUrl, 'REDIS_URL');
   const shown = redact(t.redisUrl);
+  // The project-local instance started earlier, possibly beside a volatile Redis on the default port.
+  const localUrl = localRedisUrl();
+  const localPid = localRedisPid();
+  if (!policy.test && !t.redisExplicit && localUrl && localPid !== undefined) {
+    const probe = await probeRedis(localUrl);
+    if (!probe.ok) {
+      throw new ServiceError(`redis: the project-local instance (pid ${localPid}, ${localUrl}) does not answer (${probe.detail}); run \`services.ts down\` and try again`);
+    }
+    const persistence = await redisPersistenceOf(localUrl);
+    return { url: localUrl, persistence, message: `redis: project-local instance at ${localUrl} (pid ${localPid}, ${describePersistence(persistence)}, data in ${rel(REDIS_DIR)})` };
+  }
   const probe = await probeRedis(t.redisUrl);
-  if (probe.ok) return `redis: reachable at ${shown}`;
+  if (probe.ok) {
+    const persistence = await redisPersistenceOf(t.redisUrl);
+    if (persistence.durable) return { url: t.redisUrl, persistence, message: `redis: reachable at ${shown} (${describePersistence(persistence)})` };
+    if (policy.test) return { url: t.redisUrl, persistence, message: `redis: reachable at ${shown} (${describePersistence(persistence)}; used by the tests anyway: their data is disposable)` };
+    const what = `redis: ${shown} answers, ${describePersistence(persistence)}: ${GUARANTEES[persistence.mode]}`;
+    if (policy.allowVolatile) return { url: t.redisUrl, persistence, message: `${what}\nredis: WARNING: using it anyway (--allow-volatile-redis)` };
+    if (t.redisExplicit) {
+      const fix = persistence.mode === 'unknown'
+        ? 'if it does keep an AOF (a managed Redis may hide CONFIG), pass --allow-volatile-redis'
+        : 'turn on AOF there (CONFIG SET appendonly yes, appendfsync everysec, and the same in its redis.conf), or pass --allow-volatile-redis to use it as it is';
+      throw new ServiceError(`${what}. REDIS_URL is set, so this script does not start another Redis: ${fix}; or unset REDIS_URL to let this script start a project-local AOF Redis`);
+    }
+    const port = await localRedisPort(portOf(u, 6379));
+    const started = await startLocalRedis({ host: '127.0.0.1', port });
+    const url = `redis://127.0.0.1:${port}`;
+    const mine = await redisPersistenceOf(url);
+    return {
+      url,
+      persistence: mine,
+      message: `${what}; not using it (pass --allow-volatile-redis to use it).\nredis: started the project-local Redis at ${url} instead (pid ${started.pid ?? '?'}, ${describePersistence(mine)}, data in ${rel(started.dir)})`,
+    };
+  }
   if (probe.listening) {
     throw new ServiceError(`redis: something is listening at ${shown} but PING failed (${probe.detail})`);
   }
@@ -763,7 +874,40 @@ async function ensureRedis(t: Targets): Promise<string> {
     );
   }
   const started = await startLocalRedis({ host: hostOf(u), port: portOf(u, 6379) });
-  return `redis: started locally at ${shown} (pid ${started.pid ?? '?'}, AOF in ${rel(started.dir)})`;
+  const persistence = await redisPersistenceOf(t.redisUrl);
+  return { url: t.redisUrl, persistence, message: `redis: started locally at ${shown} (pid ${started.pid ?? '?'}, ${describePersistence(persistence)}, data in ${rel(started.dir)})` };
+}
+
+/**
+ * Writes `.data/services.env` for the npm scripts: REDIS_URL of `choice`, and REDIS_DURABILITY=required
+ * when it is durable (so the API and workers refuse to start should it ever be less), best-effort
+ * otherwise. Mode 0600: an explicit REDIS_URL may carry a password.
+ */
+export function writeServicesEnv(choice: RedisChoice): string {
+  const durability = isDurable(choice.persistence.mode) ? 'required' : 'best-effort';
+  fs.mkdirSync(DATA_DIR, { recursive: true });
+  fs.writeFileSync(
+    SERVICES_ENV,
+    `# Written by \`npm run services:up\` (scripts/services.ts) at ${new Date().toISOString()}.\n` +
+      '# Loaded by npm start, workers, admin, simulate and demo (node --env-file-if-exists); variables set in the shell win.\n' +
+      `REDIS_URL=${choice.url}\nREDIS_DURABILITY=${durability}\n`,
+    { mode: 0o600 },
+  );
+  return `redis: the stack uses REDIS_URL=${redact(choice.url)} with REDIS_DURABILITY=${durability} (written to ${rel(SERVICES_ENV)}; a REDIS_URL set in the shell wins)`;
+}
+
+/** KEY=VALUE lines of `.data/services.env` (empty when there is none). */
+export function readServicesEnv(): Record<string, string> {
+  try {
+    const out: Record<string, string> = {};
+    for (const line of fs.readFileSync(SERVICES_ENV, 'utf8').split('\n')) {
+      const m = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(line.trim());
+      if (m) out[m[1]!] = m[2]!;
+    }
+    return out;
+  } catch {
+    return {};
+  }
 }
 
 async function ensurePostgres(t: Targets): Promise<string> {
@@ -813,23 +957,35 @@ async function report(tasks: Promise<string>[]): Promise<number> {
   return code;
 }
 
-export async function up(test: boolean): Promise<number> {
+export async function up(test: boolean, allowVolatile = false): Promise<number> {
   const t = resolveTargets(test);
-  return report([ensureRedis(t), ensurePostgres(t)]);
+  // On failure the file of an earlier run stays: removing it would send the npm scripts back to the
+  // default Redis, which may be exactly the volatile one this script refuses.
+  const redis = ensureRedis(t, { test, allowVolatile }).then((choice) => (test ? choice.message : `${choice.message}\n${writeServicesEnv(choice)}`));
+  return report([redis, ensurePostgres(t)]);
 }
 
 export async function down(): Promise<number> {
-  return report([stopLocalRedis(), stopLocalPostgres()]);
+  const envFile = (async () => {
+    if (!fs.existsSync(SERVICES_ENV)) return 'services.env: none';
+    fs.rmSync(SERVICES_ENV, { force: true });
+    return `services.env: removed ${rel(SERVICES_ENV)}`;
+  })();
+  return report([stopLocalRedis(), stopLocalPostgres(), envFile]);
 }
 
 export async function status(test: boolean): Promise<number> {
   const t = resolveTargets(test);
   const redisTask = (async () => {
-    const p = await probeRedis(t.redisUrl);
+    // The Redis the npm scripts would use: the shell's REDIS_URL, else the one `up` recorded, else the default.
+    const recorded = test || t.redisExplicit ? undefined : readServicesEnv().REDIS_URL;
+    const url = recorded ?? t.redisUrl;
+    const p = await probeRedis(url);
     const pid = localRedisPid();
-    const local = pid !== undefined ? `; local instance running (pid ${pid})` : '';
-    if (!p.ok) throw new ServiceError(`redis: NOT reachable at ${redact(t.redisUrl)} (${p.detail})${local}`);
-    return `redis: reachable at ${redact(t.redisUrl)}${local}`;
+    const local = pid !== undefined ? `; local instance running (pid ${pid}${localRedisUrl() ? `, ${localRedisUrl()}` : ''})` : '';
+    const from = recorded ? ` (from ${rel(SERVICES_ENV)})` : '';
+    if (!p.ok) throw new ServiceError(`redis: NOT reachable at ${redact(url)}${from} (${p.detail})${local}`);
+    return `redis: reachable at ${redact(url)}${from}, ${describePersistence(await redisPersistenceOf(url))}${local}`;
   })();
   const pgTask = (async () => {
     const p = await probePostgres(t.databaseUrl);
@@ -847,12 +1003,12 @@ export async function status(test: boolean): Promise<number> {
   return report([redisTask, pgTask]);
 }
 
-const USAGE = 'usage: tsx scripts/services.ts <up|down|status> [--test]';
+const USAGE = 'usage: tsx scripts/services.ts <up|down|status> [--test] [--allow-volatile-redis]';
 
 export async function main(argv: readonly string[]): Promise<number> {
   const flags = argv.filter((a) => a.startsWith('-'));
   const positional = argv.filter((a) => !a.startsWith('-'));
-  const unknown = flags.filter((f) => f !== '--test');
+  const unknown = flags.filter((f) => f !== '--test' && f !== '--allow-volatile-redis');
   if (flags.includes('--help') || flags.includes('-h')) {
     console.log(USAGE);
     return 0;
@@ -864,7 +1020,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   const test = flags.includes('--test');
   switch (positional[0]) {
     case 'up':
-      return up(test);
+      return up(test, flags.includes('--allow-volatile-redis'));
     case 'down':
       return down();
     case 'status':

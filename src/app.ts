@@ -8,6 +8,7 @@ import type { Db } from './store/prisma.js';
 import type { AppRedis } from './store/redis.js';
 import type { Config } from './config.js';
 import type { KeyVerifier } from './auth/key-verifier.js';
+import type { PersistenceStatus } from './store/redis-persistence.js';
 import { HeartbeatService } from './presence/heartbeat-service.js';
 import { requestId } from './http/request-id.js';
 import { rawBody } from './http/raw-body.js';
@@ -36,6 +37,8 @@ export interface AppDeps {
    * `config.admission` over this app's Redis client. The caller closes it at shutdown.
    */
   admission?: AdmissionController;
+  /** The Redis persistence check (src/store/redis-persistence.ts) shown by /readyz; src/server.ts passes its monitor. */
+  persistence?: PersistenceStatus;
 }
 
 /** The admission controller of `deps`, or a new one from its config (queue length of its Redis client, shed counts into its metrics). */

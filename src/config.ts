@@ -61,7 +61,26 @@ export interface Config {
     retryAfterMinSeconds: number;
     retryAfterMaxSeconds: number;
   };
+  /**
+   * What the processes demand of Redis persistence at boot (README "Durability";
+   * src/store/redis-persistence.ts). `required`: the API and the workers refuse to start unless Redis
+   * runs AOF with `appendfsync everysec` or `always` (so `none`, `rdb`, `aof-no` and `unknown` are
+   * refused, each with the setting to change), and /readyz answers 503 if a later re-read finds less.
+   * `best-effort` (default): they start on any Redis and report the mode (one log line, /readyz,
+   * `gis_redis_persistence`), at warn when it is not durable. `npm run services:up` writes `required`
+   * into .data/services.env when the Redis it chose has AOF.
+   */
+  redisDurability: RedisDurability;
+  /**
+   * Seconds between re-reads of the Redis persistence settings after boot (0 = boot and reconnects only).
+   * A Redis restarted with another configuration, or a `CONFIG SET appendonly no`, shows up within this.
+   */
+  redisPersistenceRecheckSeconds: number;
 }
+
+/** REDIS_DURABILITY values; see {@link Config.redisDurability}. */
+export const REDIS_DURABILITY_VALUES = ['required', 'best-effort'] as const;
+export type RedisDurability = (typeof REDIS_DURABILITY_VALUES)[number];
 
 const schema = {
   type: 'object',
@@ -86,6 +105,8 @@ const schema = {
     ADMISSION_MAX_LOOP_LAG_MS: { type: 'integer', minimum: 0, maximum: 60000, default: 200 },
     ADMISSION_RETRY_AFTER_MIN_SECONDS: { type: 'integer', minimum: 1, maximum: 600, default: 2 },
     ADMISSION_RETRY_AFTER_MAX_SECONDS: { type: 'integer', minimum: 1, maximum: 600, default: 8 },
+    REDIS_DURABILITY: { enum: REDIS_DURABILITY_VALUES, default: 'best-effort' },
+    REDIS_PERSISTENCE_RECHECK_SECONDS: { type: 'integer', minimum: 0, maximum: 86400, default: 60 },
   },
   additionalProperties: true,
 } as const;
@@ -149,5 +170,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       retryAfterMinSeconds: Number(v.ADMISSION_RETRY_AFTER_MIN_SECONDS),
       retryAfterMaxSeconds: Number(v.ADMISSION_RETRY_AFTER_MAX_SECONDS),
     }),
+    redisDurability: v.REDIS_DURABILITY as RedisDurability,
+    redisPersistenceRecheckSeconds: Number(v.REDIS_PERSISTENCE_RECHECK_SECONDS),
   });
 }

@@ -3,6 +3,11 @@
  * invalidations, serves the game listener (`PORT`) and the moderator console listener (`CONSOLE_PORT`,
  * src/console/: page, /console/api, /metrics of this process, /openapi.json), and shuts down gracefully on
  * SIGTERM/SIGINT (stop accepting on both, finish in-flight requests, close connections).
+ *
+ * Before listening it reads Redis persistence (src/store/redis-persistence.ts): one `redis persistence`
+ * log line; with REDIS_DURABILITY=required and a Redis below AOF everysec it logs why, naming the setting
+ * to change, and exits 1 without listening. The reading is re-read while it runs and shown by /readyz
+ * and `gis_redis_persistence` on /metrics.
  */
 import { loadConfig, ConfigError } from './config.js';
 import { log, setLogLevel } from './log.js';
@@ -14,6 +19,7 @@ import { VerifiedDigests } from './auth/verified-digests.js';
 import { admissionFor, createApp } from './app.js';
 import { ApiMetrics } from './metrics/api-metrics.js';
 import { startConsole } from './console/console-server.js';
+import { DurabilityRefusedError, PersistenceMonitor } from './store/redis-persistence.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -22,12 +28,20 @@ async function main(): Promise<void> {
   const subscriber = createRedis(config.redisUrl, { name: 'api-sub', forWorker: true });
   const db = createDb(config.databaseUrl, config.dbPoolSize);
   const metrics = new ApiMetrics();
+  const persistence = new PersistenceMonitor(redis, {
+    processName: 'api',
+    redisUrl: config.redisUrl,
+    durability: config.redisDurability,
+    recheckSeconds: config.redisPersistenceRecheckSeconds,
+    onChange: (report) => metrics.setRedisPersistence(report.mode),
+  });
+  await persistence.start();
   const verifier = new KeyVerifier(db, new VerifiedDigests(redis, config.redisPrefix), metrics);
   await subscribeInvalidations(subscriber, verifier, config.redisPrefix);
 
   // Admission control of the game listener (src/limits/admission.ts): its ceilings come from config.
   const admission = admissionFor({ config, redis, db, verifier, metrics });
-  const app = createApp({ config, redis, db, verifier, metrics, admission });
+  const app = createApp({ config, redis, db, verifier, metrics, admission, persistence });
   const server = app.listen(config.port, config.host, () => {
     log.info('game listener up', { port: config.port, host: config.host, pid: process.pid });
   });
@@ -50,6 +64,7 @@ async function main(): Promise<void> {
     await consoleClosed;
     // Fire-and-forget writes started by the last responses (decision cache, active marks) get a moment.
     await new Promise((r) => setTimeout(r, 250));
+    persistence.stop();
     await Promise.allSettled([redis.quit(), subscriber.quit(), db.$disconnect()]);
     process.exit(0);
   };
@@ -60,6 +75,8 @@ async function main(): Promise<void> {
 main().catch((err: unknown) => {
   if (err instanceof ConfigError) {
     console.error(err.message);
+  } else if (err instanceof DurabilityRefusedError) {
+    log.error(err.message, { process: 'api', mode: err.report.mode });
   } else {
     log.error('API failed to start', { err: String(err) });
   }

@@ -1,4 +1,4 @@
-/** Boot-time configuration (src/config.ts): the worker niceness setting, admission control. */
+/** Boot-time configuration (src/config.ts): the worker niceness and Redis durability settings, admission control. */
 import { expect } from 'chai';
 import { ConfigError, loadConfig } from '../src/config.js';
 
@@ -37,4 +37,24 @@ describe('config', () => {
     expect(refused({ ADMISSION_RETRY_AFTER_MIN_SECONDS: '9', ADMISSION_RETRY_AFTER_MAX_SECONDS: '3' })).to.match(/^ADMISSION_RETRY_AFTER_MIN_SECONDS must not exceed/m);
     expect(refused({ ADMISSION_MAX_IN_FLIGHT: '2' })).to.match(/^ADMISSION_MAX_IN_FLIGHT /m);
   });
+  it('REDIS_DURABILITY defaults to best-effort and takes required; the re-read interval defaults to 60 s, 0 = boot only', () => {
+    expect(loadConfig({}).redisDurability).to.equal('best-effort');
+    expect(loadConfig({ REDIS_DURABILITY: 'required' }).redisDurability).to.equal('required');
+    expect(loadConfig({ REDIS_DURABILITY: 'best-effort' }).redisDurability).to.equal('best-effort');
+    expect(loadConfig({}).redisPersistenceRecheckSeconds).to.equal(60);
+    expect(loadConfig({ REDIS_PERSISTENCE_RECHECK_SECONDS: '0' }).redisPersistenceRecheckSeconds).to.equal(0);
+  });
+
+  for (const [name, bad] of [['REDIS_DURABILITY', 'strict'], ['REDIS_DURABILITY', 'REQUIRED'], ['REDIS_PERSISTENCE_RECHECK_SECONDS', '-1'], ['REDIS_PERSISTENCE_RECHECK_SECONDS', 'often']] as const) {
+    it(`refuses ${name}=${bad} naming the variable`, () => {
+      let err: unknown;
+      try {
+        loadConfig({ [name]: bad });
+      } catch (e) {
+        err = e;
+      }
+      expect(err).to.be.instanceOf(ConfigError);
+      expect((err as ConfigError).problems.join('\n')).to.match(new RegExp(`^${name} `, 'm'));
+    });
+  }
 });

@@ -14,6 +14,10 @@ process.env.LOG_LEVEL = process.env.TEST_LOG_LEVEL ?? 'error';
 // requests whenever another process takes the CPU. Off unless a run sets it; test/http/admission.test.ts
 // builds its own controllers (in-flight, Redis queue and lag signals alike).
 process.env.ADMISSION_MAX_LOOP_LAG_MS ??= '0';
+// Tests run on the shared Redis whatever its persistence (their data is disposable), so a
+// REDIS_DURABILITY=required in the developer's shell must not stop the processes they start; the tests
+// of the boot check pass `required` explicitly.
+process.env.REDIS_DURABILITY = 'best-effort';
 
 export const mochaHooks = {
   async afterAll(): Promise<void> {

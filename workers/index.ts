@@ -2,6 +2,9 @@
  * Worker process entry: `npm run workers`. Runs the roles named by `WORKER_ROLES` (default `all`; split
  * them across processes as load requires), each a BullMQ worker on its own queue fed by a job
  * scheduler. SIGTERM/SIGINT: stop taking jobs, let the current ones finish, close connections.
+ * At boot, before any queue is touched, it reads Redis persistence like the API (src/server.ts): one
+ * `redis persistence` log line, and exit 1 under REDIS_DURABILITY=required when Redis is below AOF
+ * everysec (src/store/redis-persistence.ts).
  */
 import { getPriority, hostname, setPriority } from 'node:os';
 import { Queue, Worker, type Job } from 'bullmq';
@@ -13,6 +16,7 @@ import { GameDirectory } from '../src/store/game-directory.js';
 import { GlobalKeys } from '../src/store/keys.js';
 import { absorbSharedConnectionErrors, watchConnection } from '../src/store/connection-state.js';
 import { isDependencyUnavailable } from '../src/store/dependency-errors.js';
+import { DurabilityRefusedError, PersistenceMonitor } from '../src/store/redis-persistence.js';
 import { JOB_OPTIONS, ROLES, resolveRoles, type RoleName } from '../src/jobs/worker-roles.js';
 import type { JobContext } from './jobs/context.js';
 import { flushAccessLogJob, flushCommandLogJob, flushEventsJob, flushSessionsJob } from './jobs/flush.job.js';
@@ -50,17 +54,41 @@ async function main(): Promise<void> {
   if (getPriority() < config.workerNice) setPriority(config.workerNice);
   const redis = createRedis(config.redisUrl, { name: 'worker' });
   const bullConnection = createRedis(config.redisUrl, { name: 'worker-bull', forWorker: true });
+  const persistence = new PersistenceMonitor(redis, {
+    processName: 'workers',
+    redisUrl: config.redisUrl,
+    durability: config.redisDurability,
+    recheckSeconds: config.redisPersistenceRecheckSeconds,
+  });
+  await persistence.start();
   const db = createDb(config.databaseUrl, config.dbPoolSize);
   const ctx: JobContext = { config, redis, db, games: new GameDirectory(redis, db, config.redisPrefix), consumerName: `${hostname()}-${process.pid}` };
   const prefix = new GlobalKeys(config.redisPrefix).bullPrefix();
 
   const queues: Queue[] = [];
   const workers: Worker[] = [];
+  const schedules: (() => Promise<unknown>)[] = [];
+  // BullMQ adds a scheduler's next job when the current one starts. A Redis that comes back from a crash
+  // may have lost its last writes (a host crash under appendfsync everysec: about the last second; README
+  // "Durability"), and when those held a next iteration, that role would never run again until the
+  // workers restart: accepted events would sit in Redis unflushed. Every (re)connect therefore upserts
+  // the schedulers registered so far again (idempotent: the same ids, as at boot).
+  bullConnection.on('ready', () => {
+    if (!schedules.length) return;
+    void Promise.all(schedules.map((schedule) => schedule())).then(
+      () => log.info('job schedulers upserted again after a Redis reconnect', { schedulers: schedules.length }),
+      (err: unknown) => log.warn('job schedulers not upserted after a Redis reconnect; they will be at the next one or at restart', { err: String(err) }),
+    );
+  });
   for (const role of roles) {
     const spec = ROLES[role];
     const queue = new Queue(spec.queue, { connection: bullConnection, prefix });
     absorbSharedConnectionErrors(queue, `queue:${spec.queue}`);
-    if ('schedulerId' in spec) await queue.upsertJobScheduler(spec.schedulerId, { every: spec.everyMs }, { name: role, opts: JOB_OPTIONS });
+    if ('schedulerId' in spec) {
+      const schedule = () => queue.upsertJobScheduler(spec.schedulerId, { every: spec.everyMs }, { name: role, opts: JOB_OPTIONS });
+      await schedule();
+      schedules.push(schedule);
+    }
     const run = PROCESSORS[role](ctx);
     const worker = new Worker(spec.queue, (job, token) => logContext.run({ jobId: `${role}:${job.id}` }, () => run(job, token)), {
       connection: bullConnection,
@@ -95,6 +123,7 @@ async function main(): Promise<void> {
     log.info('workers shutting down', { signal });
     await Promise.allSettled(workers.map((w) => w.close()));
     await Promise.allSettled(queues.map((q) => q.close()));
+    persistence.stop();
     await Promise.allSettled([redis.quit(), bullConnection.quit(), db.$disconnect()]);
     process.exit(0);
   };
@@ -104,6 +133,7 @@ async function main(): Promise<void> {
 
 main().catch((err: unknown) => {
   if (err instanceof ConfigError) console.error(err.message);
+  else if (err instanceof DurabilityRefusedError) log.error(err.message, { process: 'workers', mode: err.report.mode });
   else log.error('workers failed to start', { err: String(err) });
   process.exit(1);
 });

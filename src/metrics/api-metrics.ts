@@ -18,12 +18,14 @@
  * | `gis_admission_shed_total` | counter | class, reason | game requests refused 503 `overloaded` by admission control (src/limits/admission.ts): `class` heartbeat, doors or checks; `reason` in_flight, redis_queue or loop_lag |
  * | `gis_admission_in_flight` | gauge | class | admitted game requests not yet answered (read at scrape) |
  * | `gis_event_loop_lag_seconds` | gauge | — | the admission controller's event-loop lag estimate (read at scrape) |
+ * | `gis_redis_persistence` | gauge | mode | 1 for the Redis persistence mode last read (src/store/redis-persistence.ts), 0 for the others |
  * | `process_*`, `nodejs_*` | — | — | prom-client's default process metrics |
  *
  * `route` is one of the game listener's paths (`/api/v1/game/heartbeat`, …, `/healthz`, `/readyz`) or
  * `unmatched`, so a scanner cannot blow up the label set.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { PERSISTENCE_MODES, type PersistenceMode } from '../store/redis-persistence.js';
 import type { RequestHandler } from 'express';
 import type { VerifierObserver } from '../auth/key-verifier.js';
 import type { BudgetRefusal } from '../auth/verify-budget.js';
@@ -56,9 +58,15 @@ export class ApiMetrics implements VerifierObserver, AdmissionObserver {
   readonly keyVerifyRefused = new Counter({ name: 'gis_key_verify_refused_total', help: 'Unrecognised key secrets refused without argon2 because the per-prefix or per-process budget was spent', labelNames: ['reason'] as const, registers: [this.registry] });
   readonly admissionShed = new Counter({ name: 'gis_admission_shed_total', help: 'Game requests refused 503 overloaded by admission control, by request class and signal', labelNames: ['class', 'reason'] as const, registers: [this.registry] });
   readonly rateLimited = new Counter({ name: 'gis_rate_limited_total', help: 'Requests answered 429 by a per-key quota, by game and quota kind', labelNames: ['game', 'kind'] as const, registers: [this.registry] });
+  readonly redisPersistence = new Gauge({ name: 'gis_redis_persistence', help: 'Redis persistence mode last read by this process: 1 for the current mode (aof-always, aof-everysec, aof-no, rdb, none, unknown), 0 for the others', labelNames: ['mode'] as const, registers: [this.registry] });
 
   constructor(opts: { defaultMetrics?: boolean } = {}) {
     if (opts.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** Sets `gis_redis_persistence`: 1 for `mode`, 0 for every other mode (so a change is visible as a flip). */
+  setRedisPersistence(mode: PersistenceMode): void {
+    for (const m of PERSISTENCE_MODES) this.redisPersistence.set({ mode: m }, m === mode ? 1 : 0);
   }
 
   /** {@link VerifierObserver}: counts a secret check. */

@@ -7,61 +7,17 @@
  * a TCP proxy in front of the shared Postgres cut for FAULT_PG_OUTAGE_SECONDS (default 30; CI may shorten).
  */
 import { expect } from 'chai';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { Redis } from 'ioredis';
 import { Harness, event, heartbeatBody, type TestGame } from '../support/harness.js';
+import { PrivateRedis } from '../support/private-redis.js';
 import { sign } from '../../src/auth/signature.js';
 import { DeadLetters } from '../../src/store/dead-letters.js';
 import { GameKeys } from '../../src/store/keys.js';
 import { Stack } from '../support/stack.js';
 import { TcpProxy } from '../../scripts/support/tcp-proxy.js';
-import { freePort } from '../../scripts/support/free-port.js';
 import { acceptedEventIds, eventually, sendHeartbeat, startHeartbeat, type Sent } from './fault-load.js';
 
 const PG_OUTAGE_SECONDS = Number(process.env.FAULT_PG_OUTAGE_SECONDS ?? 30);
-
-/** A private redis-server with an AOF fsynced on every write; `kill()` is SIGKILL, `start()` reuses port and dir. */
-class PrivateRedis {
-  private child: ChildProcess | null = null;
-  private constructor(readonly port: number, readonly dir: string) {}
-
-  static async create(): Promise<PrivateRedis> {
-    const r = new PrivateRedis(await freePort(), mkdtempSync(path.join(tmpdir(), 'gis-fault-redis-')));
-    await r.start();
-    return r;
-  }
-
-  get url(): string {
-    return `redis://127.0.0.1:${this.port}`;
-  }
-
-  async start(): Promise<void> {
-    this.child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--appendonly', 'yes', '--appendfsync', 'always', '--save', ''], { stdio: 'ignore' });
-    const probe = new Redis(this.url, { lazyConnect: true, retryStrategy: () => 100, maxRetriesPerRequest: null });
-    probe.on('error', () => undefined);
-    await probe.connect().catch(() => undefined);
-    // Loading the AOF answers LOADING until done; wait for a real PONG.
-    expect(await eventually(() => probe.ping().then((p) => p === 'PONG', () => false), 20_000)).to.equal(true);
-    probe.disconnect();
-  }
-
-  async kill(): Promise<void> {
-    const child = this.child;
-    if (!child || child.exitCode !== null) return;
-    await new Promise((resolve) => {
-      child.once('exit', resolve);
-      child.kill('SIGKILL');
-    });
-  }
-
-  async destroy(): Promise<void> {
-    await this.kill();
-    rmSync(this.dir, { recursive: true, force: true });
-  }
-}
 
 async function storedEventIds(h: Harness, gameId: string): Promise<Set<string>> {
   const rows = await h.db.playerEvent.findMany({ where: { gameId }, select: { eventId: true } });
@@ -98,7 +54,8 @@ describe('process faults (npm run test:faults)', function () {
   let stack: Stack | null = null;
 
   before(async () => {
-    redis = await PrivateRedis.create();
+    // AOF fsynced on every write (the default of PrivateRedis): the Redis kill -9 test expects no loss.
+    redis = await PrivateRedis.create({ appendfsync: 'always' });
     h = new Harness({ REDIS_URL: redis.url });
   });
   afterEach(async function () {

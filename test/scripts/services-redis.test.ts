@@ -1,0 +1,56 @@
+/**
+ * Issue #22, default stack (scripts/services.ts `up`): a Redis without durable persistence is never
+ * adopted silently. Runs against private redis-servers given as an explicit REDIS_URL, the path that
+ * starts nothing and writes nothing under .data/ (the default-URL path, which starts the project-local
+ * AOF Redis beside a volatile one, is exercised by `npm run demo` on this machine).
+ */
+import { expect } from 'chai';
+import { describePersistence, ensureRedis, ServiceError, type Targets } from '../../scripts/services.js';
+import { PrivateRedis } from '../support/private-redis.js';
+
+function targets(redisUrl: string): Targets {
+  return { redisUrl, redisExplicit: true, databaseUrl: 'postgresql://unused/x', databaseExplicit: true, databaseVar: 'DATABASE_URL' };
+}
+
+describe('services:up and Redis persistence (issue #22)', function () {
+  this.timeout(30_000);
+  let volatile: PrivateRedis;
+  let durable: PrivateRedis;
+
+  before(async () => {
+    [volatile, durable] = await Promise.all([PrivateRedis.create({ appendonly: false, save: '' }), PrivateRedis.create({ appendonly: true, appendfsync: 'everysec' })]);
+  });
+  after(async () => {
+    await Promise.all([volatile.destroy(), durable.destroy()]);
+  });
+
+  it('refuses an explicit REDIS_URL without persistence, naming the setting and --allow-volatile-redis', async () => {
+    let err: unknown;
+    await ensureRedis(targets(volatile.url), { test: false, allowVolatile: false }).catch((e: unknown) => (err = e));
+    expect(err).to.be.instanceOf(ServiceError);
+    const message = (err as ServiceError).message;
+    expect(message).to.include(`${volatile.url} answers, persistence none (appendonly no, save "")`);
+    expect(message).to.include('CONFIG SET appendonly yes');
+    expect(message).to.include('--allow-volatile-redis');
+  });
+
+  it('uses it with --allow-volatile-redis, and says so', async () => {
+    const choice = await ensureRedis(targets(volatile.url), { test: false, allowVolatile: true });
+    expect(choice.url).to.equal(volatile.url);
+    expect(choice.persistence.mode).to.equal('none');
+    expect(choice.message).to.match(/WARNING: using it anyway \(--allow-volatile-redis\)/);
+  });
+
+  it('uses it for the tests (--test), naming its persistence', async () => {
+    const choice = await ensureRedis(targets(volatile.url), { test: true, allowVolatile: false });
+    expect(choice.persistence.mode).to.equal('none');
+    expect(choice.message).to.include('persistence none (appendonly no, save ""); used by the tests anyway');
+  });
+
+  it('adopts a Redis with AOF everysec as it is', async () => {
+    const choice = await ensureRedis(targets(durable.url), { test: false, allowVolatile: false });
+    expect(choice.url).to.equal(durable.url);
+    expect(choice.persistence.mode).to.equal('aof-everysec');
+    expect(describePersistence(choice.persistence)).to.equal('persistence aof-everysec');
+  });
+});
