@@ -22,9 +22,11 @@
  * server even if that briefly puts it over the cap (by at most {@link USER_QUEUE_CAP}).
  *
  * Order of writes: the Postgres row (status `pending`, with a `pending` transition naming nobody but the
- * issuer) first, then the Redis state, so every later transition the workers flush finds its row. A
- * refusal by the Redis script deletes the row again; a crash in between leaves a row without Redis state,
- * which the expiry worker's reconciliation marks expired (src/commands/command-expiry.ts).
+ * issuer) and a `command.issue` audit row (src/audit/audit-chain.ts) in one transaction first, then the
+ * Redis state, so every later transition the workers flush finds its row. A refusal by the Redis script
+ * deletes the row again and appends `command.refused` (the audit chain only grows); a crash in between
+ * leaves a row without Redis state, which the expiry worker's reconciliation marks expired
+ * (src/commands/command-expiry.ts).
  */
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../store/prisma.js';
@@ -33,6 +35,7 @@ import { COMMAND_HASH_GRACE_SECONDS, GameKeys, GlobalKeys } from '../store/keys.
 import { NotFoundError, ValidationError } from '../http/errors.js';
 import { COMMAND_TARGETS, validateCommandPayload, type CommandType } from '../schemas/commands.js';
 import { log } from '../log.js';
+import { appendAudit } from '../audit/audit-chain.js';
 import { CommandQueueFullError } from './command-errors.js';
 import type { NudgeRequester } from './nudge-queue.js';
 
@@ -126,7 +129,7 @@ export async function issueCommand(deps: CommandServiceDeps, input: IssueCommand
   if (!issuedBy) throw new ValidationError('the issuer is required');
   const game = await deps.db.game.findUnique({
     where: { id: input.gameId },
-    select: { id: true, nudgesEnabled: true, heartbeatIntervalSeconds: true },
+    select: { id: true, workspaceId: true, nudgesEnabled: true, heartbeatIntervalSeconds: true },
   });
   if (!game) throw new NotFoundError(`game ${input.gameId} not found`);
 
@@ -134,21 +137,30 @@ export async function issueCommand(deps: CommandServiceDeps, input: IssueCommand
   const nowMs = input.nowMs ?? Date.now();
   const issuedAt = new Date(nowMs);
   const expiresAt = new Date(nowMs + expiresIn * 1000);
-  await deps.db.command.create({
-    data: {
-      id,
+  const target = { externalServerId: server || null, externalId: user || null };
+  await deps.db.$transaction(async (tx) => {
+    await tx.command.create({
+      data: {
+        id,
+        gameId: game.id,
+        type,
+        payload: payload as object,
+        ...target,
+        status: 'pending',
+        issuedBy,
+        issuedAt,
+        expiresAt,
+        updatedAt: issuedAt,
+        transitions: { create: { toStatus: 'pending', at: issuedAt } },
+      },
+    });
+    await appendAudit(tx, {
+      workspaceId: game.workspaceId,
       gameId: game.id,
-      type,
-      payload: payload as object,
-      externalServerId: server || null,
-      externalId: user || null,
-      status: 'pending',
-      issuedBy,
-      issuedAt,
-      expiresAt,
-      updatedAt: issuedAt,
-      transitions: { create: { toStatus: 'pending', at: issuedAt } },
-    },
+      actor: issuedBy,
+      action: 'command.issue',
+      detail: { commandId: id, type, target, payload: payload as object, expiresAt: expiresAt.toISOString() },
+    }, nowMs);
   });
 
   const keys = new GameKeys(deps.redisPrefix, game.id);
@@ -167,7 +179,11 @@ export async function issueCommand(deps: CommandServiceDeps, input: IssueCommand
     expiresIn + COMMAND_HASH_GRACE_SECONDS,
   ])) as [string, (string | number)?, string?];
   if (result[0] !== 'ok') {
-    await deps.db.command.delete({ where: { id } });
+    // The attempt is already in the audit chain, which only grows: record why it was refused.
+    await deps.db.$transaction(async (tx) => {
+      await tx.command.delete({ where: { id } });
+      await appendAudit(tx, { workspaceId: game.workspaceId, gameId: game.id, actor: issuedBy, action: 'command.refused', detail: { commandId: id, reason: String(result[0]) } });
+    });
     if (result[0] === 'server_not_live') throw new NotFoundError(`server ${server} is not live in game ${game.id}`, 'server_not_live');
     const full = result[2] ?? '';
     throw new CommandQueueFullError(

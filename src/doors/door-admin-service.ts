@@ -14,6 +14,7 @@ import type { Db } from '../store/prisma.js';
 import type { AppRedis } from '../store/redis.js';
 import { GameKeys } from '../store/keys.js';
 import { AppError, NotFoundError, ValidationError } from '../http/errors.js';
+import { appendAudit } from '../audit/audit-chain.js';
 import { issueCommand, type CommandServiceDeps } from '../commands/command-service.js';
 import { DOOR_EFFECTS, FAIL_MODES, FORCED_STATES, SUBJECT_TYPES, type Effect, type FailMode, type ForcedState, type PolicyConditions, type SubjectType } from './door-types.js';
 import { incrementDoorsVersion, raiseDoorsVersion } from './doors-version.js';
@@ -101,7 +102,7 @@ async function versioned<T>(
   const { result, doorsVersion } = await deps.db.$transaction(async (tx) => {
     const { result, detail } = await change(tx);
     const doorsVersion = await incrementDoorsVersion(tx, game.id);
-    await tx.auditLog.create({ data: { workspaceId: game.workspaceId, gameId: game.id, actor, action, detail } });
+    await appendAudit(tx, { workspaceId: game.workspaceId, gameId: game.id, actor, action, detail });
     return { result, doorsVersion };
   });
   await raiseDoorsVersion(deps.redis, deps.redisPrefix, game.id, doorsVersion);

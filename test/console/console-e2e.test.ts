@@ -94,6 +94,7 @@ describe('moderator console in a browser (end to end)', function () {
     await stack?.stop();
     if (workspaceId) {
       await db.auditLog.deleteMany({ where: { workspaceId } });
+      await db.auditChainHead.deleteMany({ where: { workspaceId } });
       await db.workspace.deleteMany({ where: { id: workspaceId } });
     }
     await db?.$disconnect();
