@@ -7,7 +7,8 @@
  *
  * Forcing a door records the state and issues a `door_set_state` command (src/commands/command-service.ts)
  * to every live server of the game (spec: States › Door forced state); servers that start later read the
- * forced state from the manifest.
+ * forced state from the manifest. A `door_set_state` a moderator issues as a command to one server goes
+ * through the same recording ({@link issueDoorSetState}).
  */
 import { Prisma } from '@prisma/client';
 import type { Db } from '../store/prisma.js';
@@ -15,7 +16,8 @@ import type { AppRedis } from '../store/redis.js';
 import { GameKeys } from '../store/keys.js';
 import { AppError, NotFoundError, ValidationError } from '../http/errors.js';
 import { appendAudit } from '../audit/audit-chain.js';
-import { issueCommand, type CommandServiceDeps } from '../commands/command-service.js';
+import { issueCommand, type CommandServiceDeps, type IssueCommandInput, type IssuedCommand } from '../commands/command-service.js';
+import { validateCommandPayload } from '../schemas/commands.js';
 import { DOOR_EFFECTS, FAIL_MODES, FORCED_STATES, SUBJECT_TYPES, type Effect, type FailMode, type ForcedState, type PolicyConditions, type SubjectType } from './door-types.js';
 import { incrementDoorsVersion, raiseDoorsVersion } from './doors-version.js';
 import { parseConditions } from './policy-conditions.js';
@@ -216,6 +218,63 @@ export async function forceDoor(deps: DoorAdminDeps, gameId: string, key: string
     }
   }
   return { key, forcedState, doorsVersion: recorded.doorsVersion, commands, failures };
+}
+
+/** Result of {@link issueDoorSetState}: the command as issued and the door state it recorded. */
+export interface DoorSetStateResult {
+  command: IssuedCommand;
+  door: { key: string; from: ForcedState; forcedState: ForcedState; doorsVersion: number };
+}
+
+/**
+ * `door_set_state {doorKey, state}` issued as a moderation command to one live server (`commands issue`,
+ * the console), through the same path as {@link forceDoor} (spec: States › Door forced state; Command
+ * types, "Overrides policy until returned to auto"):
+ *
+ * 1. checks first, so a refused command changes nothing: the payload (400 `invalid_payload`), the door
+ *    (404 `unknown_door`), the target (a server, 400 `invalid_target`) and that it is live (404
+ *    `server_not_live`);
+ * 2. **records the forced state at issue time**, in one transaction with the doors version increment and a
+ *    `door.force` audit row (`detail.via = "command"`), then raises the Redis doors version: every cached
+ *    decision of the game is retired, the manifest version rises, and the next doors/check, doors/bulk
+ *    and manifest answer with the new state; `auto` returns the door to its policies;
+ * 3. issues the command (src/commands/command-service.ts), which the server receives in its next
+ *    heartbeat and acks once it has acted in the world (closed the door, say). The ack, a failure report
+ *    or expiry changes the command's status only, never the recorded state (README "Doors › door_set_state").
+ *
+ * @throws {ValidationError} 400 as above or from the commands service. @throws {NotFoundError} 404 as
+ *   above, `unknown_game`. @throws {AppError} when the state was recorded but issuing failed afterwards
+ *   (the server went away or its queue filled in between): the command service's status and code, with a
+ *   message saying the state is recorded.
+ */
+export async function issueDoorSetState(
+  deps: DoorAdminDeps,
+  input: Omit<IssueCommandInput, 'type'> & { type?: 'door_set_state' },
+): Promise<DoorSetStateResult> {
+  const { payload } = validateCommandPayload('door_set_state', input.payload);
+  const { doorKey, state } = payload as { doorKey: string; state: ForcedState };
+  const server = input.target.externalServerId;
+  if (!server || input.target.externalId !== undefined) throw new ValidationError('door_set_state is aimed at a server; give a server, not a user', 'invalid_target');
+  const game = await requireGame(deps.db, input.gameId);
+  await requireDoor(deps.db, game.id, doorKey);
+  if ((await deps.redis.zscore(new GameKeys(deps.redisPrefix, game.id).servers(), server)) === null) {
+    throw new NotFoundError(`server ${server} is not live in game ${game.id}`, 'server_not_live');
+  }
+  let from: ForcedState = 'auto';
+  const recorded = await versioned(deps, game, input.issuedBy, 'door.force', async (tx) => {
+    const door = await requireDoor(tx, game.id, doorKey);
+    from = door.forcedState as ForcedState;
+    await tx.door.update({ where: { id: door.id }, data: { forcedState: state } });
+    return { result: {}, detail: { key: doorKey, from, to: state, via: 'command', externalServerId: server } };
+  });
+  const commandDeps = deps.commands ?? { db: deps.db, redis: deps.redis, redisPrefix: deps.redisPrefix };
+  try {
+    const command = await issueCommand(commandDeps, { ...input, type: 'door_set_state', payload: { doorKey, state } });
+    return { command, door: { key: doorKey, from, forcedState: state, doorsVersion: recorded.doorsVersion } };
+  } catch (err) {
+    if (!(err instanceof AppError)) throw err;
+    throw new AppError(err.status, err.code, `door ${doorKey} is now ${state} (doors version ${recorded.doorsVersion}), but the command was not issued: ${err.message}`, err.headers);
+  }
 }
 
 /**
