@@ -104,8 +104,8 @@ const issue: AdminCommand = {
 
 /**
  * `commands list --game G [--status a,b] [--user U] [--issued-by NAME] [--limit N]` →
- * `{ commands: [{ id, gameId, type, target, status, server, issuedBy, issuedAt, expiresAt, failureReason }] }`,
- * newest first; status is live. @throws {NotFoundError} unknown game.
+ * `{ commands: [{ id, gameId, type, target, status, statusAt, server, issuedBy, issuedAt, expiresAt,
+ * failureReason, transitions, source }] }`, newest first; status and transitions from one source each. @throws {NotFoundError} unknown game.
  */
 const list: AdminCommand = {
   group: 'commands',
@@ -142,8 +142,10 @@ const list: AdminCommand = {
 };
 
 /**
- * `commands show --id C` → `{ id, gameId, type, payload, target, status, server, issuedBy, issuedAt,
- * expiresAt, failureReason, transitions: [{ toStatus, at, externalServerId, reason }] }`.
+ * `commands show --id C` → `{ id, gameId, type, payload, target, status, statusAt, server, issuedBy,
+ * issuedAt, expiresAt, failureReason, transitions: [{ toStatus, at, externalServerId, reason }], source:
+ * "live"|"recorded" }`: status and transitions from one source (src/commands/command-query.ts), so the
+ * transition that set the status is always listed.
  * @throws {NotFoundError} `unknown_command`.
  */
 const show: AdminCommand = {
@@ -162,7 +164,7 @@ const show: AdminCommand = {
           ['type', c.type],
           ['payload', JSON.stringify(c.payload)],
           ['target', targetText(c.target)],
-          ['status', c.status],
+          ['status', `${c.status} since ${c.statusAt.toISOString()} (${c.source === 'live' ? 'live state' : 'recorded'})`],
           ['server', c.server],
           ['issued by', c.issuedBy],
           ['issued', c.issuedAt],
@@ -173,7 +175,7 @@ const show: AdminCommand = {
         formatTable(
           ['TRANSITION', 'AT', 'SERVER', 'REASON'],
           c.transitions.map((t) => [t.toStatus, t.at.toISOString(), t.externalServerId, t.reason]),
-          '(no transitions recorded yet)',
+          '(no transitions)',
         ),
       ].join('\n'),
     };
