@@ -368,6 +368,19 @@ export async function listPolicies(db: Db, gameId: string, doorKey?: string): Pr
   return rows.map((r) => policyView(r.door.key, r));
 }
 
+/**
+ * One policy of the game by id (the console links an access-log row to the policy that decided it).
+ * @throws {NotFoundError} `unknown_game`, or `unknown_policy` (not a UUID, or not a policy of this game).
+ */
+export async function getPolicy(db: Db, gameId: string, policyId: string): Promise<PolicyView> {
+  await requireGame(db, gameId);
+  const row = UUID_RE.test(policyId)
+    ? await db.doorPolicy.findFirst({ where: { id: policyId.toLowerCase(), door: { gameId } }, include: { door: { select: { key: true } } } })
+    : null;
+  if (!row) throw new NotFoundError(`game ${gameId} has no policy ${policyId}`, 'unknown_policy');
+  return policyView(row.door.key, row);
+}
+
 /** Deletes a policy of the game. @throws {NotFoundError} unknown game, or `unknown_policy`. */
 export async function deletePolicy(deps: DoorAdminDeps, gameId: string, policyId: string, actor: string): Promise<{ id: string; doorKey: string } & Versioned> {
   if (!UUID_RE.test(policyId)) throw new ValidationError('policy id must be a UUID');

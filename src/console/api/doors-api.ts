@@ -11,10 +11,18 @@
  *   ForceResult[], serverTime }`: `true` forces every door `locked`; `false` returns every door to `auto`
  *   (policy evaluation resumes; a door that was forced `unlocked` before the lockdown returns to auto too).
  *
- * Errors: 400 body / `moderator_required`; 404 `unknown_game`, `unknown_door`.
+ * - `GET /console/api/games/:gameId/access-log?door=&user=&decision=allow|deny&since=&limit=&cursor=` →
+ *   `{ entries: AccessLogEntry[], nextCursor, since, serverTime }`, newest first, keyset-paginated
+ *   (src/doors/access-log-query.ts; the same as `admin doors access-log`).
+ * - `GET /console/api/games/:gameId/policies/:policyId` → `{ policy: PolicyView, serverTime }`: the policy
+ *   an access-log row names.
+ *
+ * Errors: 400 body / `moderator_required` / `invalid_since` / `invalid_cursor` / `invalid_request`; 404
+ * `unknown_game`, `unknown_door`, `unknown_policy`.
  */
 import { Router } from 'express';
-import { forceDoor, listDoors, type ForceResult } from '../../doors/door-admin-service.js';
+import { forceDoor, getPolicy, listDoors, type ForceResult } from '../../doors/door-admin-service.js';
+import { queryAccessLog } from '../../doors/access-log-query.js';
 import { compileValidator } from '../../schemas/validator.js';
 import { forceDoorSchema, lockdownSchema, type ForceDoorBody, type LockdownBody } from '../console-schemas.js';
 import type { ConsoleServices } from '../console-services.js';
@@ -39,6 +47,28 @@ export function doorsApi(services: ConsoleServices): Router {
     const game = await gameOf(req, services.db);
     const result = await forceDoor(services.doors, game.id, String(req.params.doorKey), body.state, actor);
     res.json({ result, serverTime: new Date().toISOString() });
+  });
+
+  router.get('/games/:gameId/access-log', async (req, res) => {
+    const game = await gameOf(req, services.db);
+    const q = (name: string) => (typeof req.query[name] === 'string' && req.query[name] !== '' ? (req.query[name] as string) : undefined);
+    const limit = q('limit');
+    const page = await queryAccessLog(services.db, {
+      gameId: game.id,
+      doorKey: q('door'),
+      externalId: q('user'),
+      decision: q('decision'),
+      since: q('since'),
+      limit: limit === undefined ? undefined : /^\d{1,4}$/.test(limit) ? Number(limit) : -1,
+      cursor: q('cursor'),
+    });
+    res.json({ ...page, serverTime: new Date().toISOString() });
+  });
+
+  router.get('/games/:gameId/policies/:policyId', async (req, res) => {
+    const game = await gameOf(req, services.db);
+    const policy = await getPolicy(services.db, game.id, String(req.params.policyId));
+    res.json({ policy, serverTime: new Date().toISOString() });
   });
 
   router.post('/games/:gameId/lockdown', async (req, res) => {
