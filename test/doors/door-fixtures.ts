@@ -107,9 +107,16 @@ export function bulk(h: Harness, g: TestGame, externalId: string) {
   return h.signed(g, 'post', '/api/v1/game/doors/bulk', { externalId, externalServerId: 'server-1', n: nonce });
 }
 
-/** GET doors/manifest (signed empty body). Distinct timestamps avoid same-second replays of the empty body. */
-let manifestSkew = 0;
+/**
+ * GET doors/manifest (signed empty body). The signature covers only the timestamp, so every call of one
+ * key needs a second of its own: the newest second inside the window not used yet by that key.
+ */
+const manifestSeconds = new Map<string, Set<number>>();
 export function manifest(h: Harness, g: TestGame) {
-  manifestSkew += 1;
-  return h.signed(g, 'get', '/api/v1/game/doors/manifest', undefined, { timestamp: Math.floor(Date.now() / 1000) - (manifestSkew % 250) });
+  const used = manifestSeconds.get(g.key) ?? new Set<number>();
+  manifestSeconds.set(g.key, used);
+  let ts = Math.floor(Date.now() / 1000);
+  while (used.has(ts)) ts -= 1;
+  used.add(ts);
+  return h.signed(g, 'get', '/api/v1/game/doors/manifest', undefined, { timestamp: ts });
 }
