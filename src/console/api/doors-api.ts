@@ -7,9 +7,11 @@
  * - `POST /console/api/games/:gameId/doors/:doorKey/state` body `{ state: "locked"|"unlocked"|"auto" }`,
  *   header `X-Moderator` → `{ result: ForceResult, serverTime }` (the state is recorded, the manifest
  *   version raised, and a `door_set_state` command issued to every live server).
- * - `POST /console/api/games/:gameId/lockdown` body `{ locked: boolean }` → `{ lockdown, results:
+ * - `POST /console/api/games/:gameId/lockdown` body `{ locked: boolean, doorCount? }` → `{ lockdown, results:
  *   ForceResult[], serverTime }`: `true` forces every door `locked`; `false` returns every door to `auto`
  *   (policy evaluation resumes; a door that was forced `unlocked` before the lockdown returns to auto too).
+ *   The page asks the moderator to confirm, naming the game and the number of doors, and sends that number
+ *   as `doorCount`: 409 `doors_changed` (nothing forced) when the game has a different number now.
  *
  * - `GET /console/api/games/:gameId/access-log?door=&user=&decision=allow|deny&since=&limit=&cursor=` →
  *   `{ entries: AccessLogEntry[], nextCursor, since, serverTime }`, newest first, keyset-paginated
@@ -18,9 +20,10 @@
  *   an access-log row names.
  *
  * Errors: 400 body / `moderator_required` / `invalid_since` / `invalid_cursor` / `invalid_request`; 404
- * `unknown_game`, `unknown_door`, `unknown_policy`.
+ * `unknown_game`, `unknown_door`, `unknown_policy`; 409 `doors_changed`.
  */
 import { Router } from 'express';
+import { AppError } from '../../http/errors.js';
 import { forceDoor, getPolicy, listDoors, type ForceResult } from '../../doors/door-admin-service.js';
 import { queryAccessLog } from '../../doors/access-log-query.js';
 import { compileValidator } from '../../schemas/validator.js';
@@ -29,6 +32,13 @@ import type { ConsoleServices } from '../console-services.js';
 import { gameOf, moderatorOf } from './console-request.js';
 
 const validateForce = compileValidator<ForceDoorBody>(forceDoorSchema);
+
+/** 409 `doors_changed`: the lockdown was confirmed for a different number of doors than the game has now. */
+export class DoorsChangedError extends AppError {
+  constructor(gameName: string, confirmed: number, now: number) {
+    super(409, 'doors_changed', `the lockdown was confirmed for ${confirmed} door(s), but game "${gameName}" has ${now} now; confirm again`);
+  }
+}
 const validateLockdown = compileValidator<LockdownBody>(lockdownSchema);
 
 /** Door and lockdown routes (see the module comment); mounted under /console/api. */
@@ -77,8 +87,10 @@ export function doorsApi(services: ConsoleServices): Router {
     const game = await gameOf(req, services.db);
     const state = body.locked ? 'locked' : 'auto';
     const results: ForceResult[] = [];
+    const doors = await listDoors(services.db, game.id);
+    if (body.doorCount !== undefined && body.doorCount !== doors.length) throw new DoorsChangedError(game.name, body.doorCount, doors.length);
     // One door after another: each change is its own versioned transaction (door-admin-service).
-    for (const door of await listDoors(services.db, game.id)) {
+    for (const door of doors) {
       if (door.forcedState !== state) results.push(await forceDoor(services.doors, game.id, door.key, state, actor));
     }
     res.json({ lockdown: body.locked, results, serverTime: new Date().toISOString() });
