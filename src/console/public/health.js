@@ -1,13 +1,10 @@
 // Ingest health of the game: warnings (persistent throttling; spec: Events), the 429s of the last ten
-// minutes, and how far the flushers are behind on its streams.
+// minutes, and how far the flushers are behind on its streams. Pushed by the live feed (live.js).
 import { html } from './html.js';
-import { api } from './api.js';
-import { usePoll } from './poll.js';
 import { stamp } from './format.js';
 
-export function Health({ gameId }) {
-  const { data, error } = usePoll(() => api(`/games/${gameId}/health`), 5000, gameId);
-  if (!data) return html`<p class="empty">${error ? error.message : 'Loading health…'}</p>`;
+export function Health({ data }) {
+  if (!data) return html`<p class="empty">Loading health…</p>`;
   const open = data.warnings.filter((w) => !w.resolvedAt);
   const throttled = data.throttling.reduce((n, m) => n + m.throttled, 0);
   return html`
@@ -21,12 +18,14 @@ export function Health({ gameId }) {
       ${data.warnings.filter((w) => w.resolvedAt).map((w) => html`
         <p class="resolved" key=${w.id}>${w.kind} resolved ${stamp(w.resolvedAt)}: ${w.message}</p>`)}
       <p>429 responses in the last ten minutes: <strong>${throttled}</strong></p>
-      <table class="grid compact">
-        <thead><tr><th>Stream</th><th>Unflushed</th><th>Oldest (s)</th></tr></thead>
-        <tbody>
-          ${Object.entries(data.streams).map(([name, s]) => html`
-            <tr key=${name}><td>${name}</td><td>${s.entries}</td><td class=${s.lagSeconds > 10 ? 'warn' : ''}>${s.lagSeconds.toFixed(1)}</td></tr>`)}
-        </tbody>
-      </table>
+      <div class="table-wrap">
+        <table class="grid compact">
+          <thead><tr><th>Stream</th><th>Unflushed</th><th>Oldest (s)</th></tr></thead>
+          <tbody>
+            ${Object.entries(data.streams).map(([name, s]) => html`
+              <tr key=${name}><td>${name}</td><td>${s.entries}</td><td class=${s.lagSeconds > 10 ? 'warn' : ''}>${s.lagSeconds.toFixed(1)}</td></tr>`)}
+          </tbody>
+        </table>
+      </div>
     </div>`;
 }
