@@ -285,6 +285,24 @@ describe('moderator console in a browser (end to end)', function () {
     }
   });
 
+  it('falls back to polling while the live feed is down, and back to push when it returns', async () => {
+    await page.route('**/live/stream*', (route) => route.abort());
+    await page.reload();
+    await page.selectOption('[data-test=game-picker]', gameId);
+    await page.locator('[data-test=live-mode][data-mode=polling]').waitFor({ timeout: 15_000 });
+    const polled = liveRequests.length;
+    await page.locator(`[data-test=server-row][data-server="${serverId}"]`).waitFor({ timeout: 15_000 });
+    expect(await page.locator('[data-test=live-mode]').innerText()).to.include('polling');
+
+    await page.unroute('**/live/stream*');
+    await page.locator('[data-test=live-mode][data-mode=push]').waitFor({ timeout: 30_000 });
+    expect(liveRequests.length, 'it polled while the feed was down').to.be.greaterThan(polled);
+    const pollsAtPush = liveRequests.length;
+    const issued = okJson<{ id: string }>(await runAdmin(['commands', 'issue', '--game', gameId, '--type', 'message', '--server', serverId, '--payload', '{"text":"back by push"}', '--json'], prefix));
+    await page.locator(`[data-test=command-row][data-command="${issued.id}"]`).waitFor({ timeout: 10_000 });
+    expect(liveRequests.length, 'polling stopped once the feed was back').to.equal(pollsAtPush);
+  });
+
   it('an empty chart says "no data yet"', async () => {
     await page.selectOption('[data-test=game-picker]', emptyGameId);
     await page.locator('[data-test=chart-players-empty]').waitFor({ timeout: 15_000 });
