@@ -112,6 +112,35 @@ function checkExpiry(seconds: number | undefined): number {
   return s;
 }
 
+/** What {@link checkIssueInput} returns: the input checked and normalised. */
+export interface CheckedIssue {
+  type: CommandType;
+  payload: unknown;
+  /** Target server, or '' for a user command. */
+  server: string;
+  /** Target user, or '' for a server command. */
+  user: string;
+  /** Seconds until expiry. */
+  expiresIn: number;
+  issuedBy: string;
+}
+
+/**
+ * Checks everything about a command that needs no state (type, payload, target kind, expiry, issuer),
+ * so a caller with side effects of its own (src/doors/door-admin-service.ts `issueDoorSetState`) can
+ * refuse before making them.
+ * @throws {ValidationError} 400 `invalid_command_type`, `invalid_payload`, `invalid_target`,
+ *   `invalid_expiry`, or an empty issuer.
+ */
+export function checkIssueInput(input: Omit<IssueCommandInput, 'gameId' | 'nowMs'>): CheckedIssue {
+  const { type, payload } = validateCommandPayload(input.type, input.payload);
+  const { server, user } = checkTarget(type, input.target);
+  const expiresIn = checkExpiry(input.expiresInSeconds);
+  const issuedBy = input.issuedBy.trim();
+  if (!issuedBy) throw new ValidationError('the issuer is required');
+  return { type, payload, server, user, expiresIn, issuedBy };
+}
+
 /**
  * Issues one command: validates it, records it (Postgres, then Redis), routes it (see the module
  * comment), and requests a nudge when it went to a live server of a game with nudges enabled.
@@ -122,11 +151,7 @@ function checkExpiry(seconds: number | undefined): number {
  * @throws {CommandQueueFullError} 429 `command_queue_full` when the destination queue is at its cap.
  */
 export async function issueCommand(deps: CommandServiceDeps, input: IssueCommandInput): Promise<IssuedCommand> {
-  const { type, payload } = validateCommandPayload(input.type, input.payload);
-  const { server, user } = checkTarget(type, input.target);
-  const expiresIn = checkExpiry(input.expiresInSeconds);
-  const issuedBy = input.issuedBy.trim();
-  if (!issuedBy) throw new ValidationError('the issuer is required');
+  const { type, payload, server, user, expiresIn, issuedBy } = checkIssueInput(input);
   const game = await deps.db.game.findUnique({
     where: { id: input.gameId },
     select: { id: true, workspaceId: true, nudgesEnabled: true, heartbeatIntervalSeconds: true },

@@ -16,8 +16,7 @@ import type { AppRedis } from '../store/redis.js';
 import { GameKeys } from '../store/keys.js';
 import { AppError, NotFoundError, ValidationError } from '../http/errors.js';
 import { appendAudit } from '../audit/audit-chain.js';
-import { issueCommand, type CommandServiceDeps, type IssueCommandInput, type IssuedCommand } from '../commands/command-service.js';
-import { validateCommandPayload } from '../schemas/commands.js';
+import { checkIssueInput, issueCommand, type CommandServiceDeps, type IssueCommandInput, type IssuedCommand } from '../commands/command-service.js';
 import { DOOR_EFFECTS, FAIL_MODES, FORCED_STATES, SUBJECT_TYPES, type Effect, type FailMode, type ForcedState, type PolicyConditions, type SubjectType } from './door-types.js';
 import { incrementDoorsVersion, raiseDoorsVersion } from './doors-version.js';
 import { parseConditions } from './policy-conditions.js';
@@ -231,9 +230,9 @@ export interface DoorSetStateResult {
  * the console), through the same path as {@link forceDoor} (spec: States › Door forced state; Command
  * types, "Overrides policy until returned to auto"):
  *
- * 1. checks first, so a refused command changes nothing: the payload (400 `invalid_payload`), the door
- *    (404 `unknown_door`), the target (a server, 400 `invalid_target`) and that it is live (404
- *    `server_not_live`);
+ * 1. checks first, so a refused command changes nothing: the payload (400 `invalid_payload`), the target
+ *    (a server, 400 `invalid_target`), the expiry (400 `invalid_expiry`), the issuer, the door (404
+ *    `unknown_door`) and that the server is live (404 `server_not_live`);
  * 2. **records the forced state at issue time**, in one transaction with the doors version increment and a
  *    `door.force` audit row (`detail.via = "command"`), then raises the Redis doors version: every cached
  *    decision of the game is retired, the manifest version rises, and the next doors/check, doors/bulk
@@ -251,17 +250,16 @@ export async function issueDoorSetState(
   deps: DoorAdminDeps,
   input: Omit<IssueCommandInput, 'type'> & { type?: 'door_set_state' },
 ): Promise<DoorSetStateResult> {
-  const { payload } = validateCommandPayload('door_set_state', input.payload);
-  const { doorKey, state } = payload as { doorKey: string; state: ForcedState };
-  const server = input.target.externalServerId;
-  if (!server || input.target.externalId !== undefined) throw new ValidationError('door_set_state is aimed at a server; give a server, not a user', 'invalid_target');
+  const checked = checkIssueInput({ ...input, type: 'door_set_state' });
+  const { doorKey, state } = checked.payload as { doorKey: string; state: ForcedState };
+  const server = checked.server;
   const game = await requireGame(deps.db, input.gameId);
   await requireDoor(deps.db, game.id, doorKey);
   if ((await deps.redis.zscore(new GameKeys(deps.redisPrefix, game.id).servers(), server)) === null) {
     throw new NotFoundError(`server ${server} is not live in game ${game.id}`, 'server_not_live');
   }
   let from: ForcedState = 'auto';
-  const recorded = await versioned(deps, game, input.issuedBy, 'door.force', async (tx) => {
+  const recorded = await versioned(deps, game, checked.issuedBy, 'door.force', async (tx) => {
     const door = await requireDoor(tx, game.id, doorKey);
     from = door.forcedState as ForcedState;
     await tx.door.update({ where: { id: door.id }, data: { forcedState: state } });

@@ -100,7 +100,7 @@ describe('door_set_state takes effect', function () {
     expect(await decide('armory', 'alice')).to.include({ decision: 'allow', reason: `policy_allow:${armoryPolicy}`, policyId: armoryPolicy });
   });
 
-  it('a command that cannot be issued changes nothing: unknown door, server not live, user target', async () => {
+  it('a command that cannot be issued changes nothing: unknown door, server not live, user target, bad state or expiry', async () => {
     const m0 = await manifestNow();
     const commandsBefore = await h.db.command.count({ where: { gameId: g.gameId } });
 
@@ -116,6 +116,9 @@ describe('door_set_state takes effect', function () {
     const badState = await setState('gate', 'open');
     expect(badState.code).to.equal(1);
     expect(badState.stderr).to.include('[invalid_payload]');
+    const badExpiry = await admin('commands', 'issue', '--game', g.gameId, '--type', 'door_set_state', '--server', SERVER, '--payload', '{"doorKey":"gate","state":"locked"}', '--expires-in', '1');
+    expect(badExpiry.code).to.equal(1);
+    expect(badExpiry.stderr).to.include('[invalid_expiry]');
 
     const m1 = await manifestNow();
     expect(m1.version).to.equal(m0.version);
