@@ -15,6 +15,8 @@ import { issueCommand } from '../../src/commands/command-service.js';
 import { createDoor, forceDoor } from '../../src/doors/door-admin-service.js';
 import { revokeKey } from '../../src/auth/key-service.js';
 import { banService } from '../bans/support.js';
+import { PrismaClient } from '@prisma/client';
+import { PrismaPg } from '@prisma/adapter-pg';
 
 describe('tamper-evident audit trail', function () {
   this.timeout(60_000);
@@ -79,13 +81,23 @@ describe('tamper-evident audit trail', function () {
 
   it('serialises concurrent appends to one workspace: contiguous seqs, every link intact', async () => {
     const { workspaceId } = await chainOf(1);
-    await Promise.all(
-      Array.from({ length: 25 }, (_v, i) => h.db.$transaction(async (tx) => appendAudit(tx, { workspaceId, actor: `test:writer-${i}`, action: 'test.concurrent', detail: { i } }))),
-    );
+    // Three clients, as three processes would be, each with as many connections as appends in flight, so
+    // every append waits on the chain head's row lock in Postgres rather than for a pool connection.
+    // (A patient connect timeout: opening 24 connections at once on a busy machine takes a while.)
+    const clients = [1, 2, 3].map(() => new PrismaClient({ adapter: new PrismaPg({ connectionString: h.config.databaseUrl, max: 8, connectionTimeoutMillis: 30_000 }) }));
+    try {
+      await Promise.all(
+        clients.flatMap((db, c) =>
+          Array.from({ length: 8 }, (_v, i) => db.$transaction(async (tx) => appendAudit(tx, { workspaceId, actor: `test:writer-${c}-${i}`, action: 'test.concurrent', detail: { c, i } }), { maxWait: 30_000, timeout: 30_000 })),
+        ),
+      );
+    } finally {
+      await Promise.all(clients.map((db) => db.$disconnect()));
+    }
     const seqs = (await h.db.auditLog.findMany({ where: { workspaceId }, select: { seq: true }, orderBy: { seq: 'asc' } })).map((r) => Number(r.seq));
-    expect(seqs).to.deep.equal(Array.from({ length: 26 }, (_v, i) => i + 1));
+    expect(seqs).to.deep.equal(Array.from({ length: 25 }, (_v, i) => i + 1));
     const v = await verifyAuditChain(h.db, workspaceId);
-    expect(v, JSON.stringify(v.problem)).to.deep.include({ ok: true, rowsChecked: 26 });
+    expect(v, JSON.stringify(v.problem)).to.deep.include({ ok: true, rowsChecked: 25 });
   });
 
   it('a rolled-back action leaves no link behind', async () => {

@@ -25,7 +25,8 @@ export function useLiveFeed(gameId, server) {
     let pollTimers = [];
     let reconnectTimer = null;
     let backoff = 1000;
-    setState((s) => ({ ...s, servers: null, roster: null, commands: null, mode: 'connecting', error: null }));
+    // The page remounts this view for another game; a new server only changes the roster.
+    setState((s) => ({ ...s, roster: null, mode: 'connecting', error: null }));
 
     const merge = (patch) => alive && setState((s) => ({ ...s, ...patch }));
     const clock = (serverTime) => ({ serverTime, clockOffsetMs: Date.parse(serverTime) - Date.now() });
@@ -90,7 +91,6 @@ export function useLiveFeed(gameId, server) {
       reconnectTimer = setTimeout(connect, backoff);
       backoff = Math.min(backoff * 2, RECONNECT_MAX_MS);
     };
-    if (!server) merge({ roster: null });
     connect();
 
     return () => {
