@@ -217,6 +217,7 @@ async function cleanWith(db: Db, redis: AppRedis, prefix: string, workspaceIds: 
   await db.session.deleteMany({ where: { gameId: { in: gameIds } } });
   await db.command.deleteMany({ where: { gameId: { in: gameIds } } });
   await db.auditLog.deleteMany({ where: { OR: [{ workspaceId: { in: workspaceIds } }, { gameId: { in: gameIds } }] } });
+  await db.auditChainHead.deleteMany({ where: { workspaceId: { in: workspaceIds } } });
   const { count } = await db.workspace.deleteMany({ where: { id: { in: workspaceIds } } });
   return { workspaces: count, games: gameIds.length, redisKeys };
 }

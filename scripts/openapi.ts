@@ -1,27 +1,38 @@
 /**
- * Writes the OpenAPI 3.1 document of the game endpoints (src/openapi/openapi-document.ts) to
- * `openapi.json` at the repository root: `npm run openapi`. With `--check` it writes nothing and exits 1
- * when the committed file differs from what the schemas generate (CI; test/openapi/ does the same).
+ * Writes the OpenAPI 3.1 documents: the game endpoints (src/openapi/openapi-document.ts) to `openapi.json`
+ * and the moderator console API (src/openapi/console-openapi-document.ts) to `console-openapi.json`, at the
+ * repository root: `npm run openapi`. With `--check` it writes nothing and exits 1 when a committed file
+ * differs from what the code generates (CI; test/openapi/ does the same).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { buildOpenApiDocument } from '../src/openapi/openapi-document.js';
+import { buildConsoleOpenApiDocument } from '../src/openapi/console-openapi-document.js';
 
-const target = new URL('../openapi.json', import.meta.url);
-const text = `${JSON.stringify(buildOpenApiDocument(), null, 2)}\n`;
+const documents = [
+  { target: new URL('../openapi.json', import.meta.url), build: buildOpenApiDocument, from: 'src/schemas' },
+  { target: new URL('../console-openapi.json', import.meta.url), build: buildConsoleOpenApiDocument, from: 'src/openapi/console-openapi-document.ts' },
+];
 
-if (process.argv.includes('--check')) {
-  let current = '';
-  try {
-    current = readFileSync(target, 'utf8');
-  } catch {
-    // missing file: reported as drift below
+let stale = false;
+for (const { target, build, from } of documents) {
+  const text = `${JSON.stringify(build(), null, 2)}\n`;
+  const name = target.pathname.split('/').pop();
+  if (process.argv.includes('--check')) {
+    let current = '';
+    try {
+      current = readFileSync(target, 'utf8');
+    } catch {
+      // missing file: reported as drift below
+    }
+    if (current !== text) {
+      console.error(`${name} is out of date with ${from}; run \`npm run openapi\` and commit the result`);
+      stale = true;
+    } else {
+      console.log(`${name} matches ${from}`);
+    }
+  } else {
+    writeFileSync(target, text);
+    console.log(`wrote ${target.pathname}`);
   }
-  if (current !== text) {
-    console.error('openapi.json is out of date with src/schemas; run `npm run openapi` and commit the result');
-    process.exit(1);
-  }
-  console.log('openapi.json matches the schemas');
-} else {
-  writeFileSync(target, text);
-  console.log(`wrote ${target.pathname}`);
 }
+if (stale) process.exit(1);

@@ -36,6 +36,11 @@ export interface Config {
    * "Door cache TTL value: not shown"); sent in the heartbeat `config` and on every decision.
    */
   doorCacheTtlSeconds: number;
+  /**
+   * Days an access-log row (a grant or denial answered by the door endpoints) is kept; older rows are
+   * deleted by the `prune-access-log` worker role (src/doors/access-log-retention.ts). 1–3650, default 30.
+   */
+  accessLogRetentionDays: number;
   /** Port of the moderator console listener (page, /console/api, /metrics, /openapi.json); 0 = any free port. */
   consolePort: number;
   /** Interface the console binds to; loopback by default so it is never exposed by accident. */
@@ -97,6 +102,7 @@ const schema = {
     WORKER_ROLES: { type: 'string', pattern: '^[a-z,-]+$', default: 'all' },
     WORKER_NICE: { type: 'integer', minimum: 0, maximum: 19, default: 10 },
     DOOR_CACHE_TTL_SECONDS: { type: 'integer', minimum: 5, maximum: 3600, default: 60 },
+    ACCESS_LOG_RETENTION_DAYS: { type: 'integer', minimum: 1, maximum: 3650, default: 30 },
     CONSOLE_PORT: { type: 'integer', minimum: 0, maximum: 65535, default: 3001 },
     CONSOLE_HOST: { type: 'string', minLength: 1, default: '127.0.0.1' },
     CONSOLE_TOKEN: { type: 'string', minLength: 24, maxLength: 256, pattern: '^[\\x21-\\x7e]+$' },
@@ -160,6 +166,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     workerRoles: String(v.WORKER_ROLES).split(',').filter(Boolean),
     workerNice: Number(v.WORKER_NICE),
     doorCacheTtlSeconds: Number(v.DOOR_CACHE_TTL_SECONDS),
+    accessLogRetentionDays: Number(v.ACCESS_LOG_RETENTION_DAYS),
     consolePort: Number(v.CONSOLE_PORT),
     consoleHost: String(v.CONSOLE_HOST),
     consoleToken: v.CONSOLE_TOKEN === undefined ? null : String(v.CONSOLE_TOKEN),

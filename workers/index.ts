@@ -27,6 +27,7 @@ import { platformBansJob } from './jobs/platform-bans.job.js';
 import { deriveShiftsJob } from './jobs/derive-shifts.job.js';
 import { sampleConcurrencyJob } from './jobs/sample-concurrency.job.js';
 import { ingestHealthJob } from './jobs/ingest-health.job.js';
+import { pruneAccessLogJob } from './jobs/prune-access-log.job.js';
 
 /** Scheduled roles ignore the job; producer-fed roles read its data (and the lock token to delay it). */
 type Processor = (job: Job, token?: string) => Promise<unknown>;
@@ -43,6 +44,7 @@ const PROCESSORS: Record<RoleName, (ctx: JobContext) => Processor> = {
   'derive-shifts': deriveShiftsJob,
   'sample-concurrency': sampleConcurrencyJob,
   'ingest-health': ingestHealthJob,
+  'prune-access-log': pruneAccessLogJob,
 };
 
 async function main(): Promise<void> {

@@ -237,7 +237,7 @@ export async function runCli(argv: string[], deps: CliDeps): Promise<number> {
     };
     const result = await cmd.run(ctx);
     await write(stdout, json ? toJson(result.json) : result.text);
-    return EXIT_OK;
+    return result.exitCode ?? EXIT_OK;
   } catch (caught) {
     const err =
       caught instanceof Error && caught.name === 'MaxRetriesPerRequestError' && connections?.lastRedisError

@@ -23,6 +23,11 @@ export interface CommandResult {
   json: Record<string, unknown>;
   /** Readable lines (tables, key: value); may be empty. */
   text: string;
+  /**
+   * Exit code after printing the result (default 0). A command whose answer is "no" (e.g. `audit verify`
+   * finding a broken chain) still prints its one JSON object and exits 1, so scripts need not parse it.
+   */
+  exitCode?: number;
 }
 
 /** What a command gets to run with. Connections are opened on first use and closed by the dispatcher. */

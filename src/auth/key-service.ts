@@ -1,7 +1,7 @@
 /**
  * Creating, listing and revoking server keys (the operator side; spec: "the interface through which keys
  * are created and revoked: not shown" — this project's answer is the operator CLI over these functions).
- * Every create and revoke writes an audit row naming the key by prefix only.
+ * Every create and revoke appends an audit row naming the key by prefix only (src/audit/audit-chain.ts).
  */
 import argon2 from 'argon2';
 import type { Redis } from 'ioredis';
@@ -11,6 +11,7 @@ import { generateServerKey } from './server-key.js';
 import { keyedDigest, VerifiedDigests } from './verified-digests.js';
 import { isScope, type Scope } from './scopes.js';
 import { ValidationError, NotFoundError } from '../errors.js';
+import { appendAudit } from '../audit/audit-chain.js';
 
 export interface CreatedKey {
   /** The full key `svc_live_<prefix>.<secret>`: returned once, never stored. */
@@ -50,9 +51,7 @@ export async function createKey(db: Db, gameId: string, scopes: Scope[], actor =
   const secretHash = await argon2.hash(secret, { type: argon2.argon2id });
   const row = await db.$transaction(async (tx) => {
     const created = await tx.apiKey.create({ data: { gameId, prefix, secretHash, scopes } });
-    await tx.auditLog.create({
-      data: { workspaceId: game.workspaceId, gameId, actor, action: 'key.create', keyPrefix: prefix, detail: { scopes } },
-    });
+    await appendAudit(tx, { workspaceId: game.workspaceId, gameId, actor, action: 'key.create', keyPrefix: prefix, detail: { scopes } });
     return created;
   });
   await digests?.set(prefix, keyedDigest(secretHash, secret));
@@ -82,7 +81,7 @@ export async function revokeKey(db: Db, redis: Redis, redisPrefix: string, prefi
     // Conditional update: of two concurrent revokes only one changes the row and writes the audit.
     const won = await db.$transaction(async (tx) => {
       const n = await tx.apiKey.updateMany({ where: { prefix, revokedAt: null }, data: { revokedAt: now } });
-      if (n.count) await tx.auditLog.create({ data: { workspaceId: row.game.workspaceId, gameId: row.gameId, actor, action: 'key.revoke', keyPrefix: prefix } });
+      if (n.count) await appendAudit(tx, { workspaceId: row.game.workspaceId, gameId: row.gameId, actor, action: 'key.revoke', keyPrefix: prefix });
       return n.count === 1;
     });
     revokedAt = won ? now : (await db.apiKey.findUniqueOrThrow({ where: { prefix } })).revokedAt!;

@@ -4,7 +4,8 @@
  * externalServerId of one game), `game` (one registered game) or `workspace` (every game of it);
  * expiresAt null = permanent. Lifting keeps the row (history).
  *
- * Every change goes to Postgres first, then:
+ * Every change goes to Postgres first, with a `ban.create` / `ban.lift` audit row in the same transaction
+ * (src/audit/audit-chain.ts), then:
  * - the workspace's Redis blocklist is re-synced for the user (blocklist.ts), which is what POST
  *   bans/check reads;
  * - on creation, a user who is online on a covered server gets a `kick` command with the ban reason;
@@ -17,6 +18,7 @@ import type { AppRedis } from '../store/redis.js';
 import { GameKeys } from '../store/keys.js';
 import { NotFoundError, ValidationError } from '../errors.js';
 import { log } from '../log.js';
+import { appendAudit } from '../audit/audit-chain.js';
 import { isBanScope, type BanScope } from './ban-types.js';
 import { isUnexpired } from './ban-decision.js';
 import type { Blocklist } from './blocklist.js';
@@ -187,18 +189,28 @@ export class BanService {
     const games = await this.coveredGames(workspace.id, scope, gameId);
     const native = this.nativeGames(scope, games);
 
-    const row = await db.ban.create({
-      data: {
+    const row = await db.$transaction(async (tx) => {
+      const created = await tx.ban.create({
+        data: {
+          workspaceId: workspace.id,
+          externalId,
+          scope,
+          gameId,
+          externalServerId,
+          reason,
+          issuedBy,
+          issuedAt: new Date(nowMs),
+          expiresAt: seconds === null ? null : new Date(nowMs + seconds * 1000),
+        },
+      });
+      await appendAudit(tx, {
         workspaceId: workspace.id,
-        externalId,
-        scope,
         gameId,
-        externalServerId,
-        reason,
-        issuedBy,
-        issuedAt: new Date(nowMs),
-        expiresAt: seconds === null ? null : new Date(nowMs + seconds * 1000),
-      },
+        actor: issuedBy,
+        action: 'ban.create',
+        detail: { banId: created.id, externalId, scope, externalServerId, reason, expiresAt: created.expiresAt?.toISOString() ?? null },
+      }, nowMs);
+      return created;
     });
     await this.syncBlocklist(workspace.id, externalId, row.id);
     const kicks = await this.kickOnline(games.map((g) => g.id), row, issuedBy);
@@ -219,7 +231,13 @@ export class BanService {
     if (existing.liftedAt) return { ban: toBanView(existing, nowMs), alreadyLifted: true, platformWrites: [] };
     const native = this.nativeGames(existing.scope as BanScope, await this.coveredGames(existing.workspaceId, existing.scope as BanScope, existing.gameId));
     // Conditional update: of two concurrent lifts, one wins and the other reports it.
-    const updated = await db.ban.updateMany({ where: { id: banId, liftedAt: null }, data: { liftedAt: new Date(nowMs), liftedBy: by } });
+    const updated = await db.$transaction(async (tx) => {
+      const n = await tx.ban.updateMany({ where: { id: banId, liftedAt: null }, data: { liftedAt: new Date(nowMs), liftedBy: by } });
+      if (n.count) {
+        await appendAudit(tx, { workspaceId: existing.workspaceId, gameId: existing.gameId, actor: by, action: 'ban.lift', detail: { banId, externalId: existing.externalId, scope: existing.scope } }, nowMs);
+      }
+      return n;
+    });
     const row = await db.ban.findUniqueOrThrow({ where: { id: banId } });
     if (!updated.count) return { ban: toBanView(row, nowMs), alreadyLifted: true, platformWrites: [] };
     await this.syncBlocklist(row.workspaceId, row.externalId, row.id);

@@ -22,9 +22,11 @@
  * server even if that briefly puts it over the cap (by at most {@link USER_QUEUE_CAP}).
  *
  * Order of writes: the Postgres row (status `pending`, with a `pending` transition naming nobody but the
- * issuer) first, then the Redis state, so every later transition the workers flush finds its row. A
- * refusal by the Redis script deletes the row again; a crash in between leaves a row without Redis state,
- * which the expiry worker's reconciliation marks expired (src/commands/command-expiry.ts).
+ * issuer) and a `command.issue` audit row (src/audit/audit-chain.ts) in one transaction first, then the
+ * Redis state, so every later transition the workers flush finds its row. A refusal by the Redis script
+ * deletes the row again and appends `command.refused` (the audit chain only grows); a crash in between
+ * leaves a row without Redis state, which the expiry worker's reconciliation marks expired
+ * (src/commands/command-expiry.ts).
  */
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../store/prisma.js';
@@ -33,6 +35,7 @@ import { COMMAND_HASH_GRACE_SECONDS, GameKeys, GlobalKeys } from '../store/keys.
 import { NotFoundError, ValidationError } from '../errors.js';
 import { COMMAND_TARGETS, validateCommandPayload, type CommandType } from '../schemas/commands.js';
 import { log } from '../log.js';
+import { appendAudit } from '../audit/audit-chain.js';
 import { CommandQueueFullError } from './command-errors.js';
 import type { NudgeRequester } from './nudge-queue.js';
 
@@ -109,6 +112,35 @@ function checkExpiry(seconds: number | undefined): number {
   return s;
 }
 
+/** What {@link checkIssueInput} returns: the input checked and normalised. */
+export interface CheckedIssue {
+  type: CommandType;
+  payload: unknown;
+  /** Target server, or '' for a user command. */
+  server: string;
+  /** Target user, or '' for a server command. */
+  user: string;
+  /** Seconds until expiry. */
+  expiresIn: number;
+  issuedBy: string;
+}
+
+/**
+ * Checks everything about a command that needs no state (type, payload, target kind, expiry, issuer),
+ * so a caller with side effects of its own (src/doors/door-admin-service.ts `issueDoorSetState`) can
+ * refuse before making them.
+ * @throws {ValidationError} 400 `invalid_command_type`, `invalid_payload`, `invalid_target`,
+ *   `invalid_expiry`, or an empty issuer.
+ */
+export function checkIssueInput(input: Omit<IssueCommandInput, 'gameId' | 'nowMs'>): CheckedIssue {
+  const { type, payload } = validateCommandPayload(input.type, input.payload);
+  const { server, user } = checkTarget(type, input.target);
+  const expiresIn = checkExpiry(input.expiresInSeconds);
+  const issuedBy = input.issuedBy.trim();
+  if (!issuedBy) throw new ValidationError('the issuer is required');
+  return { type, payload, server, user, expiresIn, issuedBy };
+}
+
 /**
  * Issues one command: validates it, records it (Postgres, then Redis), routes it (see the module
  * comment), and requests a nudge when it went to a live server of a game with nudges enabled.
@@ -119,14 +151,10 @@ function checkExpiry(seconds: number | undefined): number {
  * @throws {CommandQueueFullError} 429 `command_queue_full` when the destination queue is at its cap.
  */
 export async function issueCommand(deps: CommandServiceDeps, input: IssueCommandInput): Promise<IssuedCommand> {
-  const { type, payload } = validateCommandPayload(input.type, input.payload);
-  const { server, user } = checkTarget(type, input.target);
-  const expiresIn = checkExpiry(input.expiresInSeconds);
-  const issuedBy = input.issuedBy.trim();
-  if (!issuedBy) throw new ValidationError('the issuer is required');
+  const { type, payload, server, user, expiresIn, issuedBy } = checkIssueInput(input);
   const game = await deps.db.game.findUnique({
     where: { id: input.gameId },
-    select: { id: true, nudgesEnabled: true, heartbeatIntervalSeconds: true },
+    select: { id: true, workspaceId: true, nudgesEnabled: true, heartbeatIntervalSeconds: true },
   });
   if (!game) throw new NotFoundError(`game ${input.gameId} not found`);
 
@@ -134,23 +162,32 @@ export async function issueCommand(deps: CommandServiceDeps, input: IssueCommand
   const nowMs = input.nowMs ?? Date.now();
   const issuedAt = new Date(nowMs);
   const expiresAt = new Date(nowMs + expiresIn * 1000);
-  await deps.db.command.create({
-    data: {
-      id,
+  const target = { externalServerId: server || null, externalId: user || null };
+  await deps.db.$transaction(async (tx) => {
+    await tx.command.create({
+      data: {
+        id,
+        gameId: game.id,
+        type,
+        // Prisma's JSON input type refuses Record<string, unknown>; the payload was validated as a JSON object.
+        // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion
+        payload: payload as object,
+        ...target,
+        status: 'pending',
+        issuedBy,
+        issuedAt,
+        expiresAt,
+        updatedAt: issuedAt,
+        transitions: { create: { toStatus: 'pending', at: issuedAt } },
+      },
+    });
+    await appendAudit(tx, {
+      workspaceId: game.workspaceId,
       gameId: game.id,
-      type,
-      // Prisma's JSON input type refuses Record<string, unknown>; the payload was validated as a JSON object.
-      // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion
-      payload: payload as object,
-      externalServerId: server || null,
-      externalId: user || null,
-      status: 'pending',
-      issuedBy,
-      issuedAt,
-      expiresAt,
-      updatedAt: issuedAt,
-      transitions: { create: { toStatus: 'pending', at: issuedAt } },
-    },
+      actor: issuedBy,
+      action: 'command.issue',
+      detail: { commandId: id, type, target, payload: payload as object, expiresAt: expiresAt.toISOString() },
+    }, nowMs);
   });
 
   const keys = new GameKeys(deps.redisPrefix, game.id);
@@ -169,7 +206,11 @@ export async function issueCommand(deps: CommandServiceDeps, input: IssueCommand
     expiresIn + COMMAND_HASH_GRACE_SECONDS,
   ])) as [string, (string | number)?, string?];
   if (result[0] !== 'ok') {
-    await deps.db.command.delete({ where: { id } });
+    // The attempt is already in the audit chain, which only grows: record why it was refused.
+    await deps.db.$transaction(async (tx) => {
+      await tx.command.delete({ where: { id } });
+      await appendAudit(tx, { workspaceId: game.workspaceId, gameId: game.id, actor: issuedBy, action: 'command.refused', detail: { commandId: id, reason: String(result[0]) } });
+    });
     if (result[0] === 'server_not_live') throw new NotFoundError(`server ${server} is not live in game ${game.id}`, 'server_not_live');
     const full = result[2] ?? '';
     throw new CommandQueueFullError(

@@ -5,6 +5,7 @@
  */
 import type { Db } from '../store/prisma.js';
 import { NotFoundError, ValidationError } from '../errors.js';
+import { appendAudit } from '../audit/audit-chain.js';
 import { DEFAULT_CLOUD_API_BASE_URL } from './cloud-messaging-publisher.js';
 import { NUDGE_TOPIC } from './nudge-publisher.js';
 
@@ -32,10 +33,10 @@ export async function setNudges(db: Db, gameId: string, enabled: boolean, actor:
   if (enabled && (!game.universeId || !game.cloudApiKey)) {
     throw new ValidationError('set the game\'s universe and cloud API key first (admin games set-platform)', 'push_not_configured');
   }
-  await db.$transaction([
-    db.game.update({ where: { id: game.id }, data: { nudgesEnabled: enabled } }),
-    db.auditLog.create({ data: { workspaceId: game.workspaceId, gameId: game.id, actor, action: 'game.set-nudges', detail: { from: game.nudgesEnabled, to: enabled } } }),
-  ]);
+  await db.$transaction(async (tx) => {
+    await tx.game.update({ where: { id: game.id }, data: { nudgesEnabled: enabled } });
+    await appendAudit(tx, { workspaceId: game.workspaceId, gameId: game.id, actor, action: 'game.set-nudges', detail: { from: game.nudgesEnabled, to: enabled } });
+  });
   return {
     gameId: game.id,
     nudgesEnabled: enabled,

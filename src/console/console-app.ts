@@ -8,9 +8,10 @@
  * | --- | --- | --- |
  * | `GET /`, `/assets/*`, `/vendor/*` | none | the page (src/console/console-page.ts) |
  * | `GET /openapi.json` | none | the OpenAPI 3.1 document of the game endpoints (src/openapi/) |
+ * | `GET /console/openapi.json` | none | the OpenAPI 3.1 document of the console API (src/openapi/console-openapi-document.ts) |
  * | `GET /healthz` | none | `{status, serverTime}` |
  * | `GET /metrics` | operator token | Prometheus text format (src/metrics/) |
- * | `/console/api/*` | operator token | JSON for the page (src/console/api/*.ts) |
+ * | `/console/api/*` | operator token | JSON for the page (src/console/api/*.ts), and the live feed (Server-Sent Events, src/console/api/live-stream-api.ts) |
  *
  * Errors use the same envelope as the game listener: `{error:{code,message,requestId}, serverTime}`
  * (401 `console_unauthorized`, 400, 404, 429, 503; never a stack trace).
@@ -28,6 +29,8 @@ import { doorsApi } from './api/doors-api.js';
 import { bansApi } from './api/bans-api.js';
 import { healthApi } from './api/health-api.js';
 import { chartsApi } from './api/charts-api.js';
+import { liveStreamApi } from './api/live-stream-api.js';
+import type { LiveHub } from './live/live-hub.js';
 
 /** Largest console request body, bytes (a ban reason or a command payload; the command cap is 2 KiB). */
 export const CONSOLE_BODY_LIMIT_BYTES = 64 * 1024;
@@ -40,6 +43,10 @@ export interface ConsoleAppDeps {
   metrics: Registry;
   /** Served at /openapi.json. */
   openapi: object;
+  /** Served at /console/openapi.json: the console API's own document (src/openapi/console-openapi-document.ts). */
+  consoleOpenapi?: object;
+  /** The process's live feed; without it `GET …/live/stream` is 404 and the page polls. */
+  live?: LiveHub;
 }
 
 /** Builds the console listener's app. */
@@ -56,6 +63,12 @@ export function createConsoleApp(deps: ConsoleAppDeps): Express {
   app.get('/openapi.json', (_req, res) => {
     res.json(deps.openapi);
   });
+  if (deps.consoleOpenapi) {
+    const doc = deps.consoleOpenapi;
+    app.get('/console/openapi.json', (_req, res) => {
+      res.json(doc);
+    });
+  }
   app.get('/metrics', operator, async (_req, res) => {
     res.setHeader('Cache-Control', 'no-store');
     res.type(deps.metrics.contentType).send(await deps.metrics.metrics());
@@ -67,6 +80,7 @@ export function createConsoleApp(deps: ConsoleAppDeps): Express {
     next();
   });
   const reads = { db: deps.services.db, redis: deps.services.redis, redisPrefix: deps.services.redisPrefix };
+  if (deps.live) api.use(liveStreamApi({ db: deps.services.db, hub: deps.live }));
   api.use(liveApi(reads), moderationApi(deps.services), doorsApi(deps.services), bansApi(deps.services), healthApi(reads), chartsApi(reads));
   app.use('/console/api', api);
 

@@ -44,16 +44,21 @@ export interface ForceDoorBody {
   state: (typeof FORCED_STATES)[number];
 }
 
-/** POST /console/api/games/:gameId/lockdown: `locked: true` forces every door locked, `false` returns every door to auto. */
+/**
+ * POST /console/api/games/:gameId/lockdown: `locked: true` forces every door locked, `false` returns every
+ * door to auto. `doorCount`: the number of doors the moderator confirmed; when the game has a different
+ * number now, nothing is forced (409 `doors_changed`).
+ */
 export const lockdownSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['locked'],
-  properties: { locked: { type: 'boolean' } },
+  properties: { locked: { type: 'boolean' }, doorCount: { type: 'integer', minimum: 0 } },
 } as const;
 
 export interface LockdownBody {
   locked: boolean;
+  doorCount?: number;
 }
 
 /** POST /console/api/games/:gameId/bans (the ban belongs to the game's workspace). */

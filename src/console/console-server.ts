@@ -16,6 +16,10 @@ import { log } from '../log.js';
 import { resolveConsoleToken } from './console-token.js';
 import { createConsoleServices } from './console-services.js';
 import { createConsoleApp } from './console-app.js';
+import { LiveHub } from './live/live-hub.js';
+import { registerLiveMetrics } from './live/live-metrics.js';
+import { createRedis } from '../store/redis.js';
+import { buildConsoleOpenApiDocument } from '../openapi/console-openapi-document.js';
 
 /** A running console listener. */
 export interface ConsoleListener {
@@ -40,7 +44,14 @@ export async function startConsole(deps: { config: Readonly<Config>; redis: AppR
     redisPrefix: config.redisPrefix,
     queueNames: Object.values(ROLES).map((r) => r.queue),
   });
-  const app = createConsoleApp({ services, token: token.value, metrics: deps.metrics.registry, openapi: buildOpenApiDocument() });
+  const live = new LiveHub({
+    db: deps.db,
+    redis: deps.redis,
+    redisPrefix: config.redisPrefix,
+    createReader: () => createRedis(config.redisUrl, { name: 'console-live', forWorker: true }),
+  });
+  registerLiveMetrics(deps.metrics.registry, live);
+  const app = createConsoleApp({ services, token: token.value, metrics: deps.metrics.registry, openapi: buildOpenApiDocument(), consoleOpenapi: buildConsoleOpenApiDocument(), live });
   const server = await new Promise<ReturnType<typeof app.listen>>((resolve, reject) => {
     const s = app.listen(config.consolePort, config.consoleHost, () => resolve(s));
     s.once('error', reject);
@@ -56,6 +67,8 @@ export async function startConsole(deps: { config: Readonly<Config>; redis: AppR
     port,
     async close(graceMs = 5_000) {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // Live streams never end on their own: end them so the listener can close.
+      await live.close();
       server.closeIdleConnections();
       await Promise.race([closed, new Promise((r) => setTimeout(r, graceMs).unref())]);
       server.closeAllConnections();

@@ -7,14 +7,16 @@
  *
  * Forcing a door records the state and issues a `door_set_state` command (src/commands/command-service.ts)
  * to every live server of the game (spec: States › Door forced state); servers that start later read the
- * forced state from the manifest.
+ * forced state from the manifest. A `door_set_state` a moderator issues as a command to one server goes
+ * through the same recording ({@link issueDoorSetState}).
  */
 import { Prisma } from '@prisma/client';
 import type { Db } from '../store/prisma.js';
 import type { AppRedis } from '../store/redis.js';
 import { GameKeys } from '../store/keys.js';
 import { DomainError, NotFoundError, ValidationError } from '../errors.js';
-import { issueCommand, type CommandServiceDeps } from '../commands/command-service.js';
+import { appendAudit } from '../audit/audit-chain.js';
+import { checkIssueInput, issueCommand, type CommandServiceDeps, type IssueCommandInput, type IssuedCommand } from '../commands/command-service.js';
 import { FAIL_MODES, FORCED_STATES } from '../schemas/doors.js';
 import { DOOR_EFFECTS, SUBJECT_TYPES, type Effect, type FailMode, type ForcedState, type PolicyConditions, type SubjectType } from './door-types.js';
 import { incrementDoorsVersion, raiseDoorsVersion } from './doors-version.js';
@@ -102,7 +104,7 @@ async function versioned<T>(
   const { result, doorsVersion } = await deps.db.$transaction(async (tx) => {
     const { result, detail } = await change(tx);
     const doorsVersion = await incrementDoorsVersion(tx, game.id);
-    await tx.auditLog.create({ data: { workspaceId: game.workspaceId, gameId: game.id, actor, action, detail } });
+    await appendAudit(tx, { workspaceId: game.workspaceId, gameId: game.id, actor, action, detail });
     return { result, doorsVersion };
   });
   await raiseDoorsVersion(deps.redis, deps.redisPrefix, game.id, doorsVersion);
@@ -218,6 +220,62 @@ export async function forceDoor(deps: DoorAdminDeps, gameId: string, key: string
   return { key, forcedState, doorsVersion: recorded.doorsVersion, commands, failures };
 }
 
+/** Result of {@link issueDoorSetState}: the command as issued and the door state it recorded. */
+export interface DoorSetStateResult {
+  command: IssuedCommand;
+  door: { key: string; from: ForcedState; forcedState: ForcedState; doorsVersion: number };
+}
+
+/**
+ * `door_set_state {doorKey, state}` issued as a moderation command to one live server (`commands issue`,
+ * the console), through the same path as {@link forceDoor} (spec: States › Door forced state; Command
+ * types, "Overrides policy until returned to auto"):
+ *
+ * 1. checks first, so a refused command changes nothing: the payload (400 `invalid_payload`), the target
+ *    (a server, 400 `invalid_target`), the expiry (400 `invalid_expiry`), the issuer, the door (404
+ *    `unknown_door`) and that the server is live (404 `server_not_live`);
+ * 2. **records the forced state at issue time**, in one transaction with the doors version increment and a
+ *    `door.force` audit row (`detail.via = "command"`), then raises the Redis doors version: every cached
+ *    decision of the game is retired, the manifest version rises, and the next doors/check, doors/bulk
+ *    and manifest answer with the new state; `auto` returns the door to its policies;
+ * 3. issues the command (src/commands/command-service.ts), which the server receives in its next
+ *    heartbeat and acks once it has acted in the world (closed the door, say). The ack, a failure report
+ *    or expiry changes the command's status only, never the recorded state (README "Doors › door_set_state").
+ *
+ * @throws {ValidationError} 400 as above or from the commands service. @throws {NotFoundError} 404 as
+ *   above, `unknown_game`. @throws {DomainError} when the state was recorded but issuing failed afterwards
+ *   (the server went away or its queue filled in between): the command service's status and code, with a
+ *   message saying the state is recorded.
+ */
+export async function issueDoorSetState(
+  deps: DoorAdminDeps,
+  input: Omit<IssueCommandInput, 'type'> & { type?: 'door_set_state' },
+): Promise<DoorSetStateResult> {
+  const checked = checkIssueInput({ ...input, type: 'door_set_state' });
+  const { doorKey, state } = checked.payload as { doorKey: string; state: ForcedState };
+  const server = checked.server;
+  const game = await requireGame(deps.db, input.gameId);
+  await requireDoor(deps.db, game.id, doorKey);
+  if ((await deps.redis.zscore(new GameKeys(deps.redisPrefix, game.id).servers(), server)) === null) {
+    throw new NotFoundError(`server ${server} is not live in game ${game.id}`, 'server_not_live');
+  }
+  let from: ForcedState = 'auto';
+  const recorded = await versioned(deps, game, checked.issuedBy, 'door.force', async (tx) => {
+    const door = await requireDoor(tx, game.id, doorKey);
+    from = door.forcedState as ForcedState;
+    await tx.door.update({ where: { id: door.id }, data: { forcedState: state } });
+    return { result: {}, detail: { key: doorKey, from, to: state, via: 'command', externalServerId: server } };
+  });
+  const commandDeps = deps.commands ?? { db: deps.db, redis: deps.redis, redisPrefix: deps.redisPrefix };
+  try {
+    const command = await issueCommand(commandDeps, { ...input, type: 'door_set_state', payload: { doorKey, state } });
+    return { command, door: { key: doorKey, from, forcedState: state, doorsVersion: recorded.doorsVersion } };
+  } catch (err) {
+    if (!(err instanceof DomainError)) throw err;
+    throw new DomainError(err.kind, err.code, `door ${doorKey} is now ${state} (doors version ${recorded.doorsVersion}), but the command was not issued: ${err.message}`, err.retryAfterSeconds);
+  }
+}
+
 /**
  * Checks a policy's subject: ids of positions/units/organizations must exist in the game's workspace;
  * users are externalIds; `everyone` takes none. @throws {ValidationError}
@@ -307,6 +365,19 @@ export async function listPolicies(db: Db, gameId: string, doorKey?: string): Pr
     orderBy: [{ door: { key: 'asc' } }, { priority: 'desc' }, { createdAt: 'asc' }, { id: 'asc' }],
   });
   return rows.map((r) => policyView(r.door.key, r));
+}
+
+/**
+ * One policy of the game by id (the console links an access-log row to the policy that decided it).
+ * @throws {NotFoundError} `unknown_game`, or `unknown_policy` (not a UUID, or not a policy of this game).
+ */
+export async function getPolicy(db: Db, gameId: string, policyId: string): Promise<PolicyView> {
+  await requireGame(db, gameId);
+  const row = UUID_RE.test(policyId)
+    ? await db.doorPolicy.findFirst({ where: { id: policyId.toLowerCase(), door: { gameId } }, include: { door: { select: { key: true } } } })
+    : null;
+  if (!row) throw new NotFoundError(`game ${gameId} has no policy ${policyId}`, 'unknown_policy');
+  return policyView(row.door.key, row);
 }
 
 /** Deletes a policy of the game. @throws {NotFoundError} unknown game, or `unknown_policy`. */

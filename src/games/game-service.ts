@@ -6,6 +6,7 @@
 import type { Redis } from 'ioredis';
 import type { Db } from '../store/prisma.js';
 import { NotFoundError, ValidationError } from '../errors.js';
+import { appendAudit } from '../audit/audit-chain.js';
 import { publishInvalidation } from '../auth/key-service.js';
 
 export const MIN_INTERVAL_SECONDS = 15;
@@ -44,7 +45,7 @@ export async function createGame(
       data: { workspaceId: ws.id, name: input.name.trim(), heartbeatIntervalSeconds: interval },
       select: { id: true, name: true, heartbeatIntervalSeconds: true },
     });
-    await tx.auditLog.create({ data: { workspaceId: ws.id, gameId: game.id, actor, action: 'game.create', detail: { name: game.name, heartbeatIntervalSeconds: interval } } });
+    await appendAudit(tx, { workspaceId: ws.id, gameId: game.id, actor, action: 'game.create', detail: { name: game.name, heartbeatIntervalSeconds: interval } });
     return game;
   });
 }
@@ -57,9 +58,9 @@ export async function setHeartbeatInterval(db: Db, redis: Redis, redisPrefix: st
   checkInterval(seconds);
   const game = await db.game.findUnique({ where: { id: gameId } });
   if (!game) throw new NotFoundError(`game ${gameId} not found`);
-  await db.$transaction([
-    db.game.update({ where: { id: gameId }, data: { heartbeatIntervalSeconds: seconds } }),
-    db.auditLog.create({ data: { workspaceId: game.workspaceId, gameId, actor, action: 'game.set-interval', detail: { from: game.heartbeatIntervalSeconds, to: seconds } } }),
-  ]);
+  await db.$transaction(async (tx) => {
+    await tx.game.update({ where: { id: gameId }, data: { heartbeatIntervalSeconds: seconds } });
+    await appendAudit(tx, { workspaceId: game.workspaceId, gameId, actor, action: 'game.set-interval', detail: { from: game.heartbeatIntervalSeconds, to: seconds } });
+  });
   await publishInvalidation(redis, redisPrefix, `game:${gameId}`);
 }

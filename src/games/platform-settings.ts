@@ -8,6 +8,7 @@
  */
 import type { Db } from '../store/prisma.js';
 import { NotFoundError, ValidationError } from '../errors.js';
+import { appendAudit } from '../audit/audit-chain.js';
 import type { PlatformSettings } from '../bans/platform-restriction-client.js';
 
 /** What may be changed; absent fields keep their value, null clears a text field. */
@@ -94,9 +95,7 @@ export async function setPlatformSettings(db: Db, gameId: string, change: Platfo
   const updated = await db.$transaction(async (tx) => {
     const row = await tx.game.update({ where: { id: gameId }, data });
     const detail = describePlatformSettings(row);
-    await tx.auditLog.create({
-      data: { workspaceId: row.workspaceId, gameId, actor, action: 'game.set-platform', detail: { ...detail, cloudApiKeyChanged: change.cloudApiKey !== undefined } },
-    });
+    await appendAudit(tx, { workspaceId: row.workspaceId, gameId, actor, action: 'game.set-platform', detail: { ...detail, cloudApiKeyChanged: change.cloudApiKey !== undefined } });
     return row;
   });
   return describePlatformSettings(updated);

@@ -38,6 +38,9 @@ export const ROLES = {
   'sample-concurrency': { queue: '{sample-concurrency}', everyMs: 30_000, schedulerId: 'sample-concurrency:v1' },
   // Persistent throttling → ingest health warnings (src/limits/ingest-health.ts); it reads minute buckets.
   'ingest-health': { queue: '{ingest-health}', everyMs: 60_000, schedulerId: 'ingest-health:v1' },
+  // Access-log retention (ACCESS_LOG_RETENTION_DAYS, src/doors/access-log-retention.ts): every 10 minutes
+  // deletes what aged out since, in 5,000-row batches within the job budget.
+  'prune-access-log': { queue: '{prune-access-log}', everyMs: 600_000, schedulerId: 'prune-access-log:v1' },
 } as const satisfies Record<string, RoleSpec>;
 
 export type RoleName = keyof typeof ROLES;

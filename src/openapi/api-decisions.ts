@@ -6,7 +6,7 @@
  */
 import type { Config } from '../config.js';
 import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '../errors.js';
-import { MAX_ACKS, MAX_EVENTS, MAX_PAYLOAD_DEPTH, MAX_ROSTER } from '../schemas/heartbeat.js';
+import { HEARTBEAT_CONFIG_FIELDS, MAX_ACKS, MAX_EVENTS, MAX_PAYLOAD_DEPTH, MAX_ROSTER } from '../schemas/heartbeat.js';
 import { MAX_BODY_DEPTH } from '../http/parse-json.js';
 import { MAX_DATE_TIME_LENGTH } from '../schemas/date-time.js';
 import { DEAD_LETTER_MAXLEN } from '../store/keys.js';
@@ -55,7 +55,7 @@ export function apiDecisions(defaults: Readonly<Config>): ApiDecision[] {
     {
       topic: 'config-contents',
       spec: 'Resources › Heartbeat response body: config "Other contents: not shown"',
-      decision: 'config = { heartbeatIntervalSeconds (15-60, the game\'s; default 20), doorCacheTtlSeconds (longest door decision cache, seconds), doorsVersion (the manifest version; refetch the manifest when it changes; absent while unknown) }. New fields may be added (additive).',
+      decision: `config = { ${HEARTBEAT_CONFIG_FIELDS.map((f) => `${f.name} (${f.type}, unit ${f.unit}, ${f.presence}: ${f.meaning}; client: ${f.clientAction})`).join('; ')} }. New fields may be added (additive); clients ignore fields they do not know.`,
     },
     {
       topic: 'door-fields',

@@ -124,18 +124,78 @@ export const commandEntrySchema = {
   },
 } as const;
 
-/** `config` of the heartbeat response; later issues add fields (additive). */
+/** One field of the heartbeat response's `config`, as documented (README "Heartbeat config" and OpenAPI). */
+export interface HeartbeatConfigField {
+  name: string;
+  /** JSON type. */
+  type: 'integer';
+  /** Unit of the value (`seconds`, or `none` for a version counter). */
+  unit: 'seconds' | 'none';
+  /** Always in the response, or only when known. */
+  presence: 'always' | 'when known';
+  /** What the value is. */
+  meaning: string;
+  /** What a client does with it. */
+  clientAction: string;
+  /** JSON Schema bounds. */
+  minimum: number;
+  maximum?: number;
+}
+
+/**
+ * Every field of the heartbeat response's `config` (spec: Resources › Heartbeat response body, "config …
+ * Other contents: not shown"): the one list the schema below, the OpenAPI document, the README table
+ * and test/openapi/heartbeat-config.test.ts are checked against. A field the heartbeat route sends
+ * (src/http/routes/heartbeat.ts `baseConfig`) must be listed here.
+ */
+export const HEARTBEAT_CONFIG_FIELDS: readonly HeartbeatConfigField[] = [
+  {
+    name: 'heartbeatIntervalSeconds',
+    type: 'integer',
+    unit: 'seconds',
+    presence: 'always',
+    meaning: "the game's heartbeat interval, 15 to 60 (default 20)",
+    clientAction: 'send the next heartbeat this many seconds after the previous one, whatever the local setting says (spec: the client follows the interval returned by the service)',
+    minimum: 15,
+    maximum: 60,
+  },
+  {
+    name: 'doorCacheTtlSeconds',
+    type: 'integer',
+    unit: 'seconds',
+    presence: 'always',
+    meaning: 'the longest time a door decision may be cached (DOOR_CACHE_TTL_SECONDS, default 60)',
+    clientAction: 'keep a decision for at most this long, and at most its own ttlSeconds; then check again',
+    minimum: 1,
+  },
+  {
+    name: 'doorsVersion',
+    type: 'integer',
+    unit: 'none',
+    presence: 'when known',
+    meaning: 'the version of the game\'s doors manifest, raised by every change of a door, a policy or a forced state (also by door_set_state)',
+    clientAction: 'when it differs from the version of the manifest held, refetch GET doors/manifest and drop cached decisions; when absent, keep what you have',
+    minimum: 1,
+  },
+];
+
+/** `config` of the heartbeat response, built from {@link HEARTBEAT_CONFIG_FIELDS}; new fields are additive. */
 export const heartbeatConfigSchema = {
   type: 'object',
-  required: ['heartbeatIntervalSeconds'],
-  properties: {
-    heartbeatIntervalSeconds: { type: 'integer', minimum: 15, maximum: 60 },
-    /** Longest time a door decision may be cached, seconds (issue #5). */
-    doorCacheTtlSeconds: { type: 'integer', minimum: 1 },
-    /** The game's doors manifest version; when it differs from the manifest held, refetch it. Absent while unknown. */
-    doorsVersion: { type: 'integer', minimum: 1 },
-  },
-} as const;
+  required: HEARTBEAT_CONFIG_FIELDS.filter((f) => f.presence === 'always').map((f) => f.name),
+  properties: Object.fromEntries(
+    HEARTBEAT_CONFIG_FIELDS.map((f) => [
+      f.name,
+      {
+        type: f.type,
+        minimum: f.minimum,
+        ...(f.maximum !== undefined ? { maximum: f.maximum } : {}),
+        description: `${f.meaning[0]!.toUpperCase()}${f.meaning.slice(1)}. Unit: ${f.unit}. ${f.presence === 'always' ? 'Always present.' : 'Present when known.'} Client: ${f.clientAction}.`,
+        'x-unit': f.unit,
+      },
+    ]),
+  ),
+};
 
 export const heartbeatResponseSchema = {
   $id: 'HeartbeatResponse',

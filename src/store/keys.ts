@@ -79,11 +79,11 @@ export class GameKeys {
   sessionStream(): string {
     return `${this.base}:sessions`;
   }
-  /** stream of command transitions (dispatched, acked, failed, expired). */
+  /** stream of command transitions (pending at issue, dispatched, acked, failed, expired); also read by the console live feed. */
   commandLog(): string {
     return `${this.base}:cmdlog`;
   }
-  /** hash: one command's state and its JSON entry. */
+  /** hash: one command's state, its JSON entry and its transitions (`t:<status>` = `<ms>|<server>|<reason>`). */
   command(commandId: string): string {
     return `${this.base}:cmd:${commandId}`;
   }

@@ -106,6 +106,7 @@ export async function deleteWorkspaces(db: Db, workspaceIds: string[]): Promise<
   if (!workspaceIds.length) return;
   const games = await db.game.findMany({ where: { workspaceId: { in: workspaceIds } }, select: { id: true } });
   await db.auditLog.deleteMany({ where: { OR: [{ workspaceId: { in: workspaceIds } }, { gameId: { in: games.map((g) => g.id) } }] } });
+  await db.auditChainHead.deleteMany({ where: { workspaceId: { in: workspaceIds } } });
   await db.workspace.deleteMany({ where: { id: { in: workspaceIds } } });
 }
 

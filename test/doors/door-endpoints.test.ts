@@ -95,6 +95,7 @@ describe('door endpoints', () => {
 
     const forced = await forceDoor(deps(), g.gameId, 'armory', 'locked', 'test');
     const locked = await manifest(h, g);
+    expect(locked.status, locked.text).to.equal(200);
     expect(locked.body.version).to.equal(forced.doorsVersion).and.greaterThan(afterPolicy);
     expect(locked.body.doors[0]).to.include({ key: 'armory', forcedState: 'locked' });
     await forceDoor(deps(), g.gameId, 'armory', 'auto', 'test');

@@ -104,6 +104,7 @@ describe('graceful shutdown under load', function () {
     await stack?.stop();
     if (workspaceId) {
       await db.auditLog.deleteMany({ where: { workspaceId } });
+      await db.auditChainHead.deleteMany({ where: { workspaceId } });
       await db.workspace.deleteMany({ where: { id: workspaceId } });
     }
     await db?.$disconnect();

@@ -105,6 +105,7 @@ export class Harness {
   async close(): Promise<void> {
     if (this.workspaces.length) {
       await this.db.auditLog.deleteMany({ where: { workspaceId: { in: this.workspaces } } });
+      await this.db.auditChainHead.deleteMany({ where: { workspaceId: { in: this.workspaces } } });
       await this.db.workspace.deleteMany({ where: { id: { in: this.workspaces } } });
     }
     await this.redis.quit();

@@ -4,7 +4,8 @@
  * routing, the default expiry and the queue cap); list and show tell the moderator where each command
  * stands, including expired and failed ones with who issued them.
  */
-import { issueCommand, DEFAULT_EXPIRY_SECONDS, MAX_EXPIRY_SECONDS, MIN_EXPIRY_SECONDS } from '../../commands/command-service.js';
+import { DEFAULT_EXPIRY_SECONDS, MAX_EXPIRY_SECONDS, MIN_EXPIRY_SECONDS } from '../../commands/command-service.js';
+import { issueModeratorCommand } from '../../commands/moderator-commands.js';
 import { listCommands, showCommand, type CommandView } from '../../commands/command-query.js';
 import { NudgeQueue } from '../../commands/nudge-queue.js';
 import { setNudges } from '../../commands/nudge-settings.js';
@@ -37,10 +38,12 @@ function parseStatuses(raw: string | undefined): CommandStatus[] | undefined {
 
 /**
  * `commands issue --game G --type T (--server S | --user U) [--payload JSON] [--expires-in SECONDS]` →
- * `{ id, gameId, type, status: "pending", target, routedTo, issuedAt, expiresAt, nudgeRequested }`.
+ * `{ id, gameId, type, status: "pending", target, routedTo, issuedAt, expiresAt, nudgeRequested, door? }`.
+ * `door_set_state` records the door's forced state when issued (`door: { key, from, forcedState,
+ * doorsVersion }`; src/doors/door-admin-service.ts `issueDoorSetState`), then delivers the command.
  * @throws {UsageError} both or neither of --server/--user, unparsable --payload or --expires-in (exit 2).
  * @throws {ValidationError} unknown type, bad payload, wrong kind of target, expiry out of range.
- * @throws {NotFoundError} unknown game, or a server that is not live.
+ * @throws {NotFoundError} unknown game, a server that is not live, or (door_set_state) `unknown_door`.
  * @throws {CommandQueueFullError} the destination queue is at its cap.
  */
 const issue: AdminCommand = {
@@ -68,7 +71,7 @@ const issue: AdminCommand = {
     const expiresInSeconds = ctx.args.optionalInt('expires-in');
     const nudges = new NudgeQueue(ctx.redis(), ctx.config.redisPrefix);
     try {
-      const c = await issueCommand(
+      const c = await issueModeratorCommand(
         { db: ctx.db(), redis: ctx.redis(), redisPrefix: ctx.config.redisPrefix, nudges },
         {
           gameId,
@@ -90,6 +93,7 @@ const issue: AdminCommand = {
           ['queued on', c.routedTo ?? '(waiting for the user)'],
           ['expires', c.expiresAt],
           ['nudge', c.nudgeRequested ? 'requested' : 'no'],
+          ...(c.door ? ([['door', `${c.door.key}: ${c.door.from} -> ${c.door.forcedState} (doors version ${c.door.doorsVersion}, in force now)`]] as [string, string][]) : []),
         ]),
       };
     } finally {
@@ -100,8 +104,8 @@ const issue: AdminCommand = {
 
 /**
  * `commands list --game G [--status a,b] [--user U] [--issued-by NAME] [--limit N]` →
- * `{ commands: [{ id, gameId, type, target, status, server, issuedBy, issuedAt, expiresAt, failureReason }] }`,
- * newest first; status is live. @throws {NotFoundError} unknown game.
+ * `{ commands: [{ id, gameId, type, target, status, statusAt, server, issuedBy, issuedAt, expiresAt,
+ * failureReason, transitions, source }] }`, newest first; status and transitions from one source each. @throws {NotFoundError} unknown game.
  */
 const list: AdminCommand = {
   group: 'commands',
@@ -138,8 +142,10 @@ const list: AdminCommand = {
 };
 
 /**
- * `commands show --id C` → `{ id, gameId, type, payload, target, status, server, issuedBy, issuedAt,
- * expiresAt, failureReason, transitions: [{ toStatus, at, externalServerId, reason }] }`.
+ * `commands show --id C` → `{ id, gameId, type, payload, target, status, statusAt, server, issuedBy,
+ * issuedAt, expiresAt, failureReason, transitions: [{ toStatus, at, externalServerId, reason }], source:
+ * "live"|"recorded" }`: status and transitions from one source (src/commands/command-query.ts), so the
+ * transition that set the status is always listed.
  * @throws {NotFoundError} `unknown_command`.
  */
 const show: AdminCommand = {
@@ -158,7 +164,7 @@ const show: AdminCommand = {
           ['type', c.type],
           ['payload', JSON.stringify(c.payload)],
           ['target', targetText(c.target)],
-          ['status', c.status],
+          ['status', `${c.status} since ${c.statusAt.toISOString()} (${c.source === 'live' ? 'live state' : 'recorded'})`],
           ['server', c.server],
           ['issued by', c.issuedBy],
           ['issued', c.issuedAt],
@@ -169,7 +175,7 @@ const show: AdminCommand = {
         formatTable(
           ['TRANSITION', 'AT', 'SERVER', 'REASON'],
           c.transitions.map((t) => [t.toStatus, t.at.toISOString(), t.externalServerId, t.reason]),
-          '(no transitions recorded yet)',
+          '(no transitions)',
         ),
       ].join('\n'),
     };

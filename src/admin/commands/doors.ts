@@ -2,10 +2,12 @@
  * `admin doors create|list|delete|force` and `admin policies add|list|delete` (issue #5, "Model and
  * management"). Every change raises the game's doors version (new manifest ETag, cached decisions
  * retired at once on every API process) and writes an audit row; `doors force` also sends
- * `door_set_state` to every live server. Services: src/doors/door-admin-service.ts.
+ * `door_set_state` to every live server. `doors access-log` reads grants and denials
+ * (src/doors/access-log-query.ts). Services: src/doors/door-admin-service.ts.
  */
 import { NudgeQueue } from '../../commands/nudge-queue.js';
 import { addPolicy, createDoor, deleteDoor, deletePolicy, forceDoor, listDoors, listPolicies } from '../../doors/door-admin-service.js';
+import { ACCESS_LOG_PAGE_DEFAULT, ACCESS_LOG_PAGE_MAX, queryAccessLog } from '../../doors/access-log-query.js';
 import { SUBJECT_TYPES, type PolicyConditions } from '../../doors/door-types.js';
 import { WEEKDAYS } from '../../schemas/doors.js';
 import { UsageError, type AdminCommand, type ArgReader, type CommandContext } from '../command.js';
@@ -116,6 +118,54 @@ const force: AdminCommand = {
     } finally {
       await nudges.close();
     }
+  },
+};
+
+/**
+ * `doors access-log --game G [--door K] [--user U] [--decision allow|deny] [--since T] [--limit N]
+ * [--cursor C]` → `{ entries: [{ id, at, externalServerId, externalId, doorKey, decision, reason, policyId }],
+ * nextCursor, since }`, newest first (src/doors/access-log-query.ts): why a user was let in or refused,
+ * with the deciding policy. Keyset pagination: pass `nextCursor` back as `--cursor` for older rows.
+ * @throws {UsageError} --limit not an integer. @throws {ValidationError} bad decision, limit, since or
+ *   cursor. @throws {NotFoundError} `unknown_game`.
+ */
+const accessLog: AdminCommand = {
+  group: 'doors',
+  name: 'access-log',
+  summary: 'Show grants and denials of a game, newest first, with the reason and deciding policy',
+  options: {
+    game,
+    door: { type: 'string', valueName: 'KEY', description: 'only this door key' },
+    user: { type: 'string', valueName: 'USER', description: 'only this user (externalId)' },
+    decision: { type: 'string', valueName: 'allow|deny', description: 'only grants or only denials' },
+    since: { type: 'string', valueName: 'T', description: 'only rows at or after T: RFC 3339 time, a date, or a span back from now (15m, 2h, 7d)' },
+    limit: { type: 'string', valueName: 'N', description: `rows per page, 1 to ${ACCESS_LOG_PAGE_MAX} (default ${ACCESS_LOG_PAGE_DEFAULT})` },
+    cursor: { type: 'string', valueName: 'C', description: 'nextCursor of the previous page (older rows)' },
+  },
+  async run(ctx) {
+    const page = await queryAccessLog(
+      ctx.db(),
+      {
+        gameId: ctx.args.uuid('game'),
+        doorKey: ctx.args.optionalString('door'),
+        externalId: ctx.args.optionalString('user'),
+        decision: ctx.args.optionalString('decision'),
+        since: ctx.args.optionalString('since'),
+        limit: ctx.args.optionalInt('limit'),
+        cursor: ctx.args.optionalString('cursor'),
+      },
+      ctx.nowMs,
+    );
+    const table = formatTable(
+      ['TIME', 'SERVER', 'USER', 'DOOR', 'DECISION', 'REASON', 'POLICY'],
+      page.entries.map((e) => [e.at.toISOString(), e.externalServerId, e.externalId, e.doorKey, e.decision, e.reason, e.policyId]),
+      '(no access-log entries)',
+    );
+    return {
+      json: { ...page },
+      text: page.nextCursor ? `${table}
+more: --cursor ${page.nextCursor}` : table,
+    };
   },
 };
 
@@ -243,4 +293,4 @@ const deleteCommand: AdminCommand = {
   },
 };
 
-export const doorCommands: AdminCommand[] = [create, list, remove, force, addCommand, listCommand, deleteCommand];
+export const doorCommands: AdminCommand[] = [create, list, remove, force, accessLog, addCommand, listCommand, deleteCommand];

@@ -19,21 +19,24 @@ import { streamBacklogs } from '../../ops/stream-backlog.js';
 import { DeadLetters } from '../../store/dead-letters.js';
 import { gameOf } from './console-request.js';
 
+/** The health view of one game at `nowMs` (ms): the body of `GET /games/:gameId/health` and of the live feed's `health` event. */
+export async function gameHealth(deps: { db: Db; redis: AppRedis; redisPrefix: string }, gameId: string, nowMs: number) {
+  const [warnings, throttling, backlogs, deadLetters] = await Promise.all([
+    listHealthWarnings(deps.db, gameId, nowMs),
+    throttleHistory(deps.redis, deps.redisPrefix, gameId, nowMs),
+    streamBacklogs(deps.redis, deps.redisPrefix, [gameId], nowMs),
+    new DeadLetters(deps.redis, deps.redisPrefix).summary(gameId),
+  ]);
+  return { warnings, throttling, streams: backlogs.get(gameId)!, deadLetters, serverTime: new Date(nowMs).toISOString() };
+}
+
 /** Route `GET /games/:gameId/health` (see the module comment); mounted under /console/api. */
 export function healthApi(deps: { db: Db; redis: AppRedis; redisPrefix: string }): Router {
   const router = Router();
-  const deadLetters = new DeadLetters(deps.redis, deps.redisPrefix);
 
   router.get('/games/:gameId/health', async (req, res) => {
     const game = await gameOf(req, deps.db);
-    const nowMs = Date.now();
-    const [warnings, throttling, backlogs, dead] = await Promise.all([
-      listHealthWarnings(deps.db, game.id, nowMs),
-      throttleHistory(deps.redis, deps.redisPrefix, game.id, nowMs),
-      streamBacklogs(deps.redis, deps.redisPrefix, [game.id], nowMs),
-      deadLetters.summary(game.id),
-    ]);
-    res.json({ warnings, throttling, streams: backlogs.get(game.id), deadLetters: dead, serverTime: new Date(nowMs).toISOString() });
+    res.json(await gameHealth(deps, game.id, Date.now()));
   });
 
   return router;

@@ -7,8 +7,8 @@
  *   serverTime }`: the live servers (src/presence/server-view.ts: occupancy, region, sdkVersion with
  *   `stale`, uptimeSeconds, secondsSinceLastHeartbeat), the roster of `server` (each player's
  *   `sessionSeconds`; null without `server`) and the game's {@link LIVE_COMMANDS} newest commands with
- *   their live status (src/commands/command-query.ts). The page polls it every second, which is what
- *   "updated live, at least every 2 s" means here; it costs Redis reads and two indexed Postgres queries.
+ *   their status and transitions (src/commands/command-query.ts). The page gets these views pushed by the
+ *   live feed (src/console/api/live-stream-api.ts) and polls this route only while that stream is down.
  *
  * Errors: 404 `unknown_game`.
  */

@@ -5,15 +5,17 @@
  *
  * - `POST /console/api/games/:gameId/commands` body {@link IssueCommandBody} `{ type, target:
  *   { externalId } | { externalServerId }, payload?, expiresInSeconds? }`, header `X-Moderator` →
- *   201 `{ command: IssuedCommand, serverTime }`. The command starts `pending`; the live view shows it
- *   move to dispatched and acked (or expired / failed).
+ *   201 `{ command: IssuedCommand (+ `door` for door_set_state), serverTime }`. The command starts
+ *   `pending`; the live view shows it move to dispatched and acked (or expired / failed). A
+ *   `door_set_state` records the door's forced state at once (src/doors/door-admin-service.ts).
  *
  * Errors: 400 `invalid_request` (body), `moderator_required`, `invalid_command_type`, `invalid_payload`,
- * `invalid_target`, `invalid_expiry`; 404 `unknown_game`, `server_not_live`; 429 `command_queue_full`
+ * `invalid_target`, `invalid_expiry`; 404 `unknown_game`, `server_not_live`, `unknown_door`; 429 `command_queue_full`
  * with Retry-After.
  */
 import { Router } from 'express';
-import { issueCommand, type CommandTarget } from '../../commands/command-service.js';
+import type { CommandTarget } from '../../commands/command-service.js';
+import { issueModeratorCommand } from '../../commands/moderator-commands.js';
 import { compileValidator } from '../../schemas/validator.js';
 import { issueCommandSchema, type IssueCommandBody } from '../console-schemas.js';
 import type { ConsoleServices } from '../console-services.js';
@@ -29,7 +31,7 @@ export function moderationApi(services: ConsoleServices): Router {
     const body = validateIssue(req.body);
     const issuedBy = moderatorOf(req);
     const game = await gameOf(req, services.db);
-    const command = await issueCommand(services.commands, {
+    const command = await issueModeratorCommand(services.commands, {
       gameId: game.id,
       type: body.type,
       payload: body.payload,

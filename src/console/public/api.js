@@ -62,3 +62,53 @@ export async function api(path, { method = 'GET', body } = {}) {
   const e = data && data.error ? data.error : { code: 'http_' + res.status, message: res.statusText };
   throw new ApiError(res.status, e.code, e.message, res.headers.get('Retry-After'));
 }
+
+/**
+ * Reads a Server-Sent Events stream at /console/api<path> with the operator token (fetch, so the token
+ * goes in the Authorization header), calling onEvent(name, data) for each event whose data is JSON.
+ * Resolves when the stream ends; rejects with ApiError on a non-200 answer or a network failure.
+ */
+export async function openStream(path, onEvent, signal) {
+  const s = session();
+  const headers = { Accept: 'text/event-stream' };
+  if (s) headers.Authorization = `Bearer ${s.token}`;
+  let res;
+  try {
+    res = await fetch(`/console/api${path}`, { headers, signal, cache: 'no-store' });
+  } catch (err) {
+    throw new ApiError(0, 'network', `live feed unreachable: ${err.message}`);
+  }
+  if (!res.ok || !res.body) {
+    const data = await res.json().catch(() => null);
+    if (res.status === 401) {
+      signOut();
+      window.dispatchEvent(new Event('console-signed-out'));
+    }
+    const e = data && data.error ? data.error : { code: 'http_' + res.status, message: res.statusText };
+    throw new ApiError(res.status, e.code, e.message);
+  }
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += value;
+    let cut;
+    while ((cut = buffer.indexOf('\n\n')) >= 0) {
+      const block = buffer.slice(0, cut);
+      buffer = buffer.slice(cut + 2);
+      let name = 'message';
+      const data = [];
+      for (const line of block.split('\n')) {
+        if (line.startsWith('event: ')) name = line.slice(7);
+        else if (line.startsWith('data: ')) data.push(line.slice(6));
+      }
+      if (!data.length) continue;
+      try {
+        onEvent(name, JSON.parse(data.join('\n')));
+      } catch (err) {
+        console.error('unreadable live event', name, err);
+      }
+    }
+  }
+}

@@ -59,19 +59,21 @@ export function Bans({ gameId, selectedServer }) {
         : data.bans.length === 0
           ? html`<p class="empty">No bans in force.</p>`
           : html`
-            <table class="grid">
-              <thead><tr><th>Player</th><th>Scope</th><th>Reason</th><th>Issued</th><th>Expires</th><th></th></tr></thead>
-              <tbody>
-                ${data.bans.map((b) => html`
-                  <tr key=${b.id} data-test="ban-row" data-user=${b.externalId}>
-                    <td>${b.externalId}</td>
-                    <td>${b.scope}${b.externalServerId ? ` (${b.externalServerId})` : ''}</td>
-                    <td>${b.reason}</td>
-                    <td>${stamp(b.issuedAt)} by ${b.issuedBy}</td>
-                    <td>${b.expiresAt ? stamp(b.expiresAt) : 'never'}</td>
-                    <td><button type="button" onClick=${() => lift(b.id)} data-test="ban-lift">lift</button></td>
-                  </tr>`)}
-              </tbody>
-            </table>`}
+            <div class="table-wrap">
+              <table class="grid">
+                <thead><tr><th>Player</th><th>Scope</th><th>Reason</th><th>Issued</th><th>Expires</th><th class="sticky-end"></th></tr></thead>
+                <tbody>
+                  ${data.bans.map((b) => html`
+                    <tr key=${b.id} data-test="ban-row" data-user=${b.externalId}>
+                      <td class="id">${b.externalId}</td>
+                      <td class="id">${b.scope}${b.externalServerId ? ` (${b.externalServerId})` : ''}</td>
+                      <td class="id">${b.reason}</td>
+                      <td class="id">${stamp(b.issuedAt)} by ${b.issuedBy}</td>
+                      <td>${b.expiresAt ? stamp(b.expiresAt) : 'never'}</td>
+                      <td class="sticky-end"><button type="button" onClick=${() => lift(b.id)} data-test="ban-lift">lift</button></td>
+                    </tr>`)}
+                </tbody>
+              </table>
+            </div>`}
     </div>`;
 }

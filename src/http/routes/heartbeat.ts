@@ -26,7 +26,13 @@ export interface LiveConfig {
 /** The `config` object of a heartbeat response for `key`'s game, as JSON. */
 export type ConfigBuilder = (key: VerifiedKey, live: LiveConfig) => string;
 
-/** Default config: the interval the client must follow (seconds), the door cache TTL (seconds), the doors version. */
+/**
+ * Default config: `heartbeatIntervalSeconds` (seconds, the interval the client must follow),
+ * `doorCacheTtlSeconds` (seconds, longest a door decision may be cached) and `doorsVersion` (the manifest
+ * version; refetch the manifest when it changes). Every field is documented in `HEARTBEAT_CONFIG_FIELDS`
+ * (src/schemas/heartbeat.ts), the README table "Heartbeat `config`" and the OpenAPI `HeartbeatConfig`;
+ * test/openapi/heartbeat-config.test.ts fails when a field sent here is missing there.
+ */
 export const baseConfig: ConfigBuilder = (key, live) =>
   JSON.stringify({
     heartbeatIntervalSeconds: key.heartbeatIntervalSeconds,

@@ -19,7 +19,7 @@ for i = 1, #due, 2 do
   local c = redis.call('HMGET', h, 'status', 'server', 'user')
   if c[1] == 'pending' or c[1] == 'dispatched' then
     local sid, user = c[2] or '', c[3] or ''
-    redis.call('HSET', h, 'status', 'expired', 'doneAt', exp)
+    redis.call('HSET', h, 'status', 'expired', 'doneAt', exp, 't:expired', exp .. '|' .. sid .. '|')
     if sid ~= '' then
       redis.call('ZREM', base .. ':cmd:dispatched:' .. sid, id)
       redis.call('LREM', base .. ':cmd:pending:' .. sid, 0, id)

@@ -128,7 +128,9 @@ if ARGV[9] ~= '' then
   redis.call('XADD', base .. ':events', '*', 's', sid, 'r', nowS, 'e', ARGV[9])
 end
 
--- 5. acks and failure reports (spec: Command lifecycle); unknown or foreign ids are ignored
+-- 5. acks and failure reports (spec: Command lifecycle); unknown or foreign ids are ignored.
+--    Every status change also writes its transition into the command hash as 't:<status>' =
+--    "<ms>|<server>|<reason>" (src/commands/command-query.ts reads status and transitions together).
 local cmdlog = base .. ':cmdlog'
 local dispatchedKey = base .. ':cmd:dispatched:' .. sid
 local function finish(id, status, reason)
@@ -136,7 +138,7 @@ local function finish(id, status, reason)
   local st = redis.call('HMGET', h, 'status', 'server', 'exp')
   -- an ack or failure after expiresAt is too late: the delivery step below marks the command expired
   if st[1] == 'dispatched' and st[2] == sid and tonumber(st[3]) > now then
-    redis.call('HSET', h, 'status', status, 'doneAt', nowS, 'reason', reason)
+    redis.call('HSET', h, 'status', status, 'doneAt', nowS, 'reason', reason, 't:' .. status, nowS .. '|' .. sid .. '|' .. reason)
     redis.call('ZREM', dispatchedKey, id)
     redis.call('XADD', cmdlog, '*', 'id', id, 'st', status, 's', sid, 'at', nowS, 'why', reason)
   end
@@ -146,7 +148,7 @@ for _, f in ipairs(cjson.decode(ARGV[11])) do finish(f.id, 'failed', tostring(f.
 
 -- 6. delivery: pending -> dispatched, then every dispatched-unacked command (at-least-once)
 local function expire(h, id)
-  redis.call('HSET', h, 'status', 'expired', 'doneAt', nowS)
+  redis.call('HSET', h, 'status', 'expired', 'doneAt', nowS, 't:expired', nowS .. '|' .. sid .. '|')
   redis.call('ZREM', dispatchedKey, id)
   redis.call('XADD', cmdlog, '*', 'id', id, 'st', 'expired', 's', sid, 'at', nowS, 'why', '')
 end
@@ -174,6 +176,8 @@ if #pending > 0 then
         end
       else
         redis.call('HSET', h, 'status', 'dispatched', 'server', sid)
+        -- the first dispatch is the one recorded (as CommandTransition keeps the first per status)
+        redis.call('HSETNX', h, 't:dispatched', nowS .. '|' .. sid .. '|')
         redis.call('ZADD', dispatchedKey, tonumber(c[3]), id)
         redis.call('XADD', cmdlog, '*', 'id', id, 'st', 'dispatched', 's', sid, 'at', nowS, 'why', '')
       end

@@ -13,6 +13,7 @@
   ARGV: 1 base, 2 command id, 3 entry JSON {"id","type","payload","issuedAt","expiresAt"}, 4 issuedAt ms,
         5 expiresAt ms, 6 target externalServerId or "", 7 target externalId or "", 8 server queue cap,
         9 user queue cap, 10 hash TTL s
+  Appends a `pending` entry to the game's `cmdlog` stream (only when the command is stored).
   Returns {"ok", <server it was routed to, or "" while waiting>}, {"server_not_live"} or
   {"full", <open commands in the destination queue>, <that server, or "" for the user's queue>}.
 ]]
@@ -63,9 +64,14 @@ else
   if n >= userCap then return {'full', n, ''} end
 end
 
+-- 't:<status>' = "<ms>|<server>|<reason>": each transition beside the status it sets, so a reader of this
+-- one hash never sees a status without the transition that set it (src/commands/command-query.ts)
 redis.call('HSET', KEYS[1], 'status', 'pending', 'iat', ARGV[4], 'exp', ARGV[5], 'json', ARGV[3],
-  'user', user, 'server', dest)
+  'user', user, 'server', dest, 't:pending', ARGV[4] .. '||')
 redis.call('EXPIRE', KEYS[1], tonumber(ARGV[10]))
 redis.call('RPUSH', queueKey, id)
 redis.call('ZADD', base .. ':cmd:expiry', tonumber(ARGV[5]), id)
+-- the issue joins the transition stream too: the console's live feed reads it (src/console/live/); the
+-- flusher's insert of this `pending` transition is a no-op (the issuer wrote it with the row)
+redis.call('XADD', base .. ':cmdlog', '*', 'id', id, 'st', 'pending', 's', '', 'at', ARGV[4], 'why', '')
 return {'ok', dest}

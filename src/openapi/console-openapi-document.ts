@@ -1,0 +1,355 @@
+/**
+ * The OpenAPI 3.1 document of the moderator console's own API (issue #21: "the console API described …
+ * with the auth it needs"): every route under `/console/api` of the console listener, plus `/metrics`.
+ * Kept apart from `openapi.json`, which describes the five game endpoints and nothing else (spec:
+ * "The whole surface is the five endpoints"). `npm run openapi` writes it to `console-openapi.json`; the
+ * console serves it at `/console/openapi.json`; test/openapi/console-openapi.test.ts fails when it
+ * drifts from the committed file or from the routes the console app registers.
+ *
+ * Request bodies are the JSON Schemas the console validates with (src/console/console-schemas.ts);
+ * response bodies are written out here from the view types they serialize (Dates as RFC 3339 strings,
+ * bigints as decimal strings).
+ */
+import { COMMAND_STATUSES, COMMAND_TYPES } from '../schemas/commands.js';
+import { createBanSchema, forceDoorSchema, issueCommandSchema, lockdownSchema } from '../console/console-schemas.js';
+import { ACCESS_LOG_PAGE_DEFAULT, ACCESS_LOG_PAGE_MAX } from '../doors/access-log-query.js';
+import { toOpenApiSchema } from './openapi-document.js';
+
+type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
+
+const ref = (name: string): Json => ({ $ref: `#/components/schemas/${name}` });
+const str = (description?: string): Json => ({ type: 'string', ...(description ? { description } : {}) });
+const time = (description?: string): Json => ({ type: 'string', format: 'date-time', ...(description ? { description } : {}) });
+const nullable = (s: Json): Json => ({ anyOf: [s, { type: 'null' }] });
+const int = (description?: string): Json => ({ type: 'integer', ...(description ? { description } : {}) });
+const obj = (properties: Record<string, Json>, description?: string): Json => ({
+  type: 'object',
+  required: Object.keys(properties),
+  properties,
+  ...(description ? { description } : {}),
+});
+const arr = (items: Json): Json => ({ type: 'array', items });
+const withTime = (properties: Record<string, Json>, description?: string): Json => obj({ ...properties, serverTime: time() }, description);
+const json = (schema: Json) => ({ 'application/json': { schema } });
+
+const SCHEMAS: Record<string, Json> = {
+  Game: obj({ id: str('UUID'), name: str(), workspaceId: str('UUID'), heartbeatIntervalSeconds: int('seconds, 15-60') }),
+  GameListed: obj({ id: str('UUID'), name: str(), workspaceId: str('UUID'), workspaceName: str(), heartbeatIntervalSeconds: int('seconds, 15-60') }),
+  LiveServer: obj({
+    externalServerId: str(),
+    externalScopeId: nullable(str()),
+    region: nullable(str()),
+    playerCount: int(),
+    maxPlayers: int(),
+    sdkVersion: str(),
+    stale: { type: 'boolean', description: 'sdkVersion older than the newest among live servers' },
+    uptimeSeconds: { type: 'number', description: 'seconds, as reported in the last heartbeat' },
+    heartbeatIntervalSeconds: int('seconds'),
+    firstHeartbeatAt: time(),
+    lastHeartbeatAt: time(),
+    secondsSinceLastHeartbeat: int('whole seconds, as of serverTime'),
+    rosterSize: int(),
+  }),
+  RosterEntry: obj({ externalId: str(), username: nullable(str()), team: nullable(str()), openedAt: time('session start'), sessionSeconds: int('whole seconds, as of serverTime') }),
+  Transition: obj({ toStatus: { enum: [...COMMAND_STATUSES] }, at: time(), externalServerId: nullable(str()), reason: nullable(str()) }),
+  CommandView: obj(
+    {
+      id: str('UUID'),
+      gameId: str('UUID'),
+      type: { enum: [...COMMAND_TYPES] },
+      target: obj({ externalServerId: nullable(str()), externalId: nullable(str()) }),
+      status: { enum: [...COMMAND_STATUSES] },
+      statusAt: time('time of the transition that set status (always one of transitions)'),
+      server: nullable(str()),
+      issuedBy: str('e.g. console:alice, cli:bob'),
+      issuedAt: time(),
+      expiresAt: time(),
+      failureReason: nullable(str()),
+      transitions: arr(ref('Transition')),
+      source: { enum: ['live', 'recorded'], description: 'status and transitions come from this one source (Redis command hash, or Postgres once it is gone)' },
+    },
+    'A command with its status and transitions read from one source, so the transition that set the status is always listed.',
+  ),
+  IssuedCommand: obj({
+    id: str('UUID'),
+    gameId: str('UUID'),
+    type: { enum: [...COMMAND_TYPES] },
+    status: { const: 'pending' },
+    target: obj({ externalServerId: nullable(str()), externalId: nullable(str()) }),
+    routedTo: nullable(str('server whose queue holds it; null while the user is offline')),
+    issuedAt: time(),
+    expiresAt: time(),
+    nudgeRequested: { type: 'boolean' },
+  }),
+  DoorChange: obj({ key: str(), from: { enum: ['auto', 'locked', 'unlocked'] }, forcedState: { enum: ['auto', 'locked', 'unlocked'] }, doorsVersion: int() }, 'door_set_state only: recorded when issued'),
+  Door: obj({
+    key: str(),
+    name: str(),
+    kind: str(),
+    defaultEffect: { enum: ['allow', 'deny'] },
+    failMode: { enum: ['closed', 'open'] },
+    forcedState: { enum: ['auto', 'locked', 'unlocked'] },
+    policies: int('number of policies'),
+    createdAt: time(),
+    updatedAt: time(),
+  }),
+  ForceResult: obj({
+    key: str(),
+    forcedState: { enum: ['auto', 'locked', 'unlocked'] },
+    doorsVersion: int(),
+    commands: arr(obj({ externalServerId: str(), commandId: str('UUID') })),
+    failures: arr(obj({ externalServerId: str(), error: str() })),
+  }),
+  Policy: obj({
+    id: str('UUID'),
+    doorKey: str(),
+    effect: { enum: ['allow', 'deny'] },
+    priority: int(),
+    subjectType: { enum: ['positions', 'units', 'organizations', 'users', 'everyone'] },
+    subjectIds: arr(str()),
+    includeDescendants: { type: 'boolean' },
+    conditions: { type: 'object', description: '{ clockedIn?, operationType?, noActiveRecordType?, timeWindow?: { days?, from, to, timeZone }, minTenureDays? }' },
+    createdAt: time(),
+  }),
+  AccessLogEntry: obj({
+    id: str('decimal (bigint)'),
+    at: time('when the decision was answered'),
+    externalServerId: nullable(str()),
+    externalId: str('the user'),
+    doorKey: str(),
+    decision: { enum: ['allow', 'deny'] },
+    reason: str('forced_locked, forced_unlocked, policy_deny:<id>, policy_allow:<id>, default_allow or default_deny'),
+    policyId: nullable(str('the deciding policy (GET …/policies/{policyId}); null for forced states and defaults')),
+  }),
+  Ban: obj({
+    id: str('UUID'),
+    workspaceId: str('UUID'),
+    externalId: str(),
+    scope: { enum: ['server', 'game', 'workspace'] },
+    gameId: nullable(str()),
+    externalServerId: nullable(str()),
+    reason: str(),
+    issuedBy: str(),
+    issuedAt: time(),
+    expiresAt: nullable(time('null = permanent')),
+    liftedAt: nullable(time()),
+    liftedBy: nullable(str()),
+    status: { enum: ['active', 'expired', 'lifted'] },
+  }),
+  QueuedWrite: obj({ id: str(), gameId: str(), externalId: str(), active: { type: 'boolean' }, durationSeconds: nullable(int('seconds; null = permanent')), state: { const: 'queued' } }),
+  Kick: obj({ gameId: str(), externalServerId: str(), commandId: nullable(str()) }),
+  HealthWarning: obj({ id: str(), gameId: str(), kind: str('e.g. persistent_throttling'), message: str(), firstAt: time(), lastAt: time(), count: int(), resolvedAt: nullable(time()) }),
+  ThrottledMinute: obj({ minute: time('start of the minute'), throttled: int('requests answered 429'), by: { type: 'object', additionalProperties: { type: 'integer' }, description: '<kind>:<server or user> → count' } }),
+  StreamBacklog: obj({ entries: int('entries not flushed yet'), lagSeconds: { type: 'number', description: 'seconds since the oldest unflushed entry' } }),
+  Health: withTime({
+    warnings: arr(ref('HealthWarning')),
+    throttling: arr(ref('ThrottledMinute')),
+    streams: { type: 'object', additionalProperties: ref('StreamBacklog'), description: 'events, sessions, command_log, access_log' },
+  }),
+  IssueCommandRequest: toOpenApiSchema(issueCommandSchema),
+  ForceDoorRequest: toOpenApiSchema(forceDoorSchema),
+  LockdownRequest: toOpenApiSchema(lockdownSchema),
+  CreateBanRequest: toOpenApiSchema(createBanSchema),
+  ErrorEnvelope: obj({ error: obj({ code: str('stable code'), message: str(), requestId: str() }), serverTime: time() }),
+};
+
+const ERRORS: Record<string, string> = {
+  '400': 'Invalid body or parameter (invalid_request, moderator_required, invalid_payload, invalid_target, invalid_expiry, invalid_command_type, invalid_since, invalid_cursor, …).',
+  '401': 'Missing or wrong operator token (console_unauthorized).',
+  '404': 'Unknown game, door, policy, ban or live server (unknown_game, unknown_door, unknown_policy, unknown_ban, not_found, server_not_live).',
+  '409': 'The game changed since the moderator confirmed (doors_changed): ask again.',
+  '429': 'Command queue full (command_queue_full); Retry-After in seconds.',
+  '503': 'Redis or PostgreSQL unreachable (unavailable); Retry-After in seconds.',
+};
+
+function responses(ok: Json | null, description: string, errors: string[], status = '200'): Record<string, Json> {
+  const out: Record<string, Json> = { [status]: { description, ...(ok ? { content: json(ok) } : {}) } as Json };
+  for (const e of ['401', ...errors, '503']) out[e] = { $ref: `#/components/responses/Error${e}` };
+  return out;
+}
+
+const gameId: Json = { name: 'gameId', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } };
+const moderator: Json = { $ref: '#/components/parameters/Moderator' };
+const query = (name: string, description: string, schema: Json = { type: 'string' }): Json => ({ name, in: 'query', required: false, description, schema });
+
+/** Builds the console API document. Pure. */
+export function buildConsoleOpenApiDocument(): Record<string, unknown> {
+  const errorResponses: Record<string, Json> = {};
+  for (const [status, description] of Object.entries(ERRORS)) {
+    errorResponses[`Error${status}`] = {
+      description,
+      ...(status === '429' || status === '503' ? { headers: { 'Retry-After': { description: 'seconds', schema: { type: 'integer', minimum: 1 } } } } : {}),
+      content: json(ref('ErrorEnvelope')),
+    };
+  }
+  return {
+    openapi: '3.1.0',
+    jsonSchemaDialect: 'https://spec.openapis.org/oas/3.1/dialect/base',
+    info: {
+      title: 'Moderator console API',
+      version: '1.0.0',
+      description: [
+        'The JSON API behind the moderator console page, on the console listener (CONSOLE_HOST:CONSOLE_PORT, loopback by default), never on the game listener.',
+        'Auth: every route needs `Authorization: Bearer <operator token>` (CONSOLE_TOKEN; generated per boot and logged once as a sign-in address when unset). One shared token grants every action on every game; it is compared in constant time. Routes that change something also need `X-Moderator: <name>`: the change is recorded as issued by `console:<name>` (commands, doors, bans, the audit chain).',
+        'Errors use the game API envelope { error: { code, message, requestId }, serverTime }.',
+        'The page itself (/, /assets/*, /vendor/*), /healthz, /openapi.json (the game API) and /console/openapi.json (this document) need no token.',
+      ].join('\n\n'),
+    },
+    servers: [{ url: 'http://127.0.0.1:3001', description: 'the console listener (CONSOLE_HOST:CONSOLE_PORT)' }],
+    security: [{ operatorToken: [] }],
+    paths: {
+      '/console/api/games': {
+        get: { operationId: 'listGames', summary: 'Every game (newest first, up to 500)', responses: responses(withTime({ games: arr(ref('GameListed')) }), 'The games.', []) },
+      },
+      '/console/api/games/{gameId}/live': {
+        get: {
+          operationId: 'liveView',
+          summary: 'Live servers, the roster of one server and the 50 newest commands (the polling fallback of the live feed)',
+          parameters: [gameId, query('server', 'externalServerId whose roster to include')],
+          responses: responses(withTime({ game: ref('Game'), servers: arr(ref('LiveServer')), roster: nullable(obj({ externalServerId: str(), players: arr(ref('RosterEntry')) })), commands: arr(ref('CommandView')) }), 'The live view.', ['404']),
+        },
+      },
+      '/console/api/games/{gameId}/live/stream': {
+        get: {
+          operationId: 'liveStream',
+          summary: 'The live feed as Server-Sent Events (servers, commands, roster, health)',
+          description:
+            'text/event-stream, open until the client leaves. Events: `hello` {serverTime, gameId, server, refreshSeconds} once; then `servers` {serverTime, servers: LiveServer[]}, `commands` {serverTime, commands: CommandView[]}, `roster` {serverTime, externalServerId, players: RosterEntry[]} (with ?server=), `health` (Health) at once and whenever they change. `id` = snapshot sequence number. `: ping` comments every 15 s. Views are built once per change per process and shared by every open stream of the game. Read it with fetch (EventSource cannot send Authorization).',
+          parameters: [gameId, query('server', 'externalServerId whose roster to stream')],
+          responses: {
+            '200': { description: 'The event stream.', content: { 'text/event-stream': { schema: { type: 'string' } } } },
+            '401': { $ref: '#/components/responses/Error401' },
+            '404': { $ref: '#/components/responses/Error404' },
+            '503': { $ref: '#/components/responses/Error503' },
+          },
+        },
+      },
+      '/console/api/games/{gameId}/commands': {
+        post: {
+          operationId: 'issueCommand',
+          summary: 'Issue a moderation command (kick, mute, freeze, teleport, message, door_set_state, …) as console:<X-Moderator>',
+          description: 'door_set_state records the door forced state when issued (doors version raised, cached decisions retired) and returns it as `door`.',
+          parameters: [gameId, moderator],
+          requestBody: { required: true, content: json(ref('IssueCommandRequest')) },
+          responses: responses(withTime({ command: { allOf: [ref('IssuedCommand'), { type: 'object', properties: { door: ref('DoorChange') } }] } }), 'Issued (pending).', ['400', '404', '429'], '201'),
+        },
+      },
+      '/console/api/games/{gameId}/doors': {
+        get: {
+          operationId: 'listDoors',
+          summary: 'Doors with their forced state; lockdown = every door forced locked',
+          parameters: [gameId],
+          responses: responses(withTime({ doors: arr(ref('Door')), lockdown: { type: 'boolean' } }), 'The doors.', ['404']),
+        },
+      },
+      '/console/api/games/{gameId}/doors/{doorKey}/state': {
+        post: {
+          operationId: 'forceDoor',
+          summary: 'Force one door locked or unlocked, or return it to auto (door_set_state to every live server)',
+          parameters: [gameId, { name: 'doorKey', in: 'path', required: true, schema: { type: 'string' } }, moderator],
+          requestBody: { required: true, content: json(ref('ForceDoorRequest')) },
+          responses: responses(withTime({ result: ref('ForceResult') }), 'Recorded and sent.', ['400', '404']),
+        },
+      },
+      '/console/api/games/{gameId}/lockdown': {
+        post: {
+          operationId: 'lockdown',
+          summary: 'Lock every door of the game (locked: true) or return every door to auto (false)',
+          description: 'With doorCount (the number of doors the moderator confirmed), a game whose door count changed meanwhile is refused with 409 doors_changed and nothing is forced.',
+          parameters: [gameId, moderator],
+          requestBody: { required: true, content: json(ref('LockdownRequest')) },
+          responses: responses(withTime({ lockdown: { type: 'boolean' }, results: arr(ref('ForceResult')) }), 'Done.', ['400', '404', '409']),
+        },
+      },
+      '/console/api/games/{gameId}/access-log': {
+        get: {
+          operationId: 'accessLog',
+          summary: 'Grants and denials, newest first, with reason and deciding policy (keyset pagination)',
+          parameters: [
+            gameId,
+            query('door', 'only this door key'),
+            query('user', 'only this user (externalId)'),
+            query('decision', 'only allow or deny', { enum: ['allow', 'deny'] }),
+            query('since', 'RFC 3339 time, a date, or a span back from now (15m, 2h, 7d)'),
+            query('limit', `rows per page, 1-${ACCESS_LOG_PAGE_MAX} (default ${ACCESS_LOG_PAGE_DEFAULT})`, { type: 'integer', minimum: 1, maximum: ACCESS_LOG_PAGE_MAX }),
+            query('cursor', 'nextCursor of the previous page'),
+          ],
+          responses: responses(withTime({ entries: arr(ref('AccessLogEntry')), nextCursor: nullable(str('pass as cursor for older rows')), since: nullable(time('the resolved since')) }), 'One page.', ['400', '404']),
+        },
+      },
+      '/console/api/games/{gameId}/policies/{policyId}': {
+        get: {
+          operationId: 'getPolicy',
+          summary: 'One door policy (the one an access-log row names)',
+          parameters: [gameId, { name: 'policyId', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } }],
+          responses: responses(withTime({ policy: ref('Policy') }), 'The policy.', ['404']),
+        },
+      },
+      '/console/api/games/{gameId}/bans': {
+        get: {
+          operationId: 'listBans',
+          summary: 'Bans of the game\'s workspace in force (all=1: also lifted and expired)',
+          parameters: [gameId, query('all', '1 to include lifted and expired bans')],
+          responses: responses(withTime({ bans: arr(ref('Ban')) }), 'The bans.', ['404']),
+        },
+        post: {
+          operationId: 'createBan',
+          summary: 'Ban a user (server, game or workspace scope); an online user is kicked',
+          parameters: [gameId, moderator],
+          requestBody: { required: true, content: json(ref('CreateBanRequest')) },
+          responses: responses(withTime({ ban: ref('Ban'), kicks: arr(ref('Kick')), platformWrites: arr(ref('QueuedWrite')) }), 'Created.', ['400', '404'], '201'),
+        },
+      },
+      '/console/api/bans/{banId}/lift': {
+        post: {
+          operationId: 'liftBan',
+          summary: 'Lift a ban (the row is kept)',
+          parameters: [{ name: 'banId', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } }, moderator],
+          responses: responses(withTime({ ban: ref('Ban'), alreadyLifted: { type: 'boolean' }, platformWrites: arr(ref('QueuedWrite')) }), 'Lifted.', ['400', '404']),
+        },
+      },
+      '/console/api/games/{gameId}/health': {
+        get: { operationId: 'health', summary: 'Ingest health: warnings, 429s per minute, stream backlogs', parameters: [gameId], responses: responses(ref('Health'), 'The health view.', ['404']) },
+      },
+      '/console/api/games/{gameId}/charts': {
+        get: {
+          operationId: 'charts',
+          summary: 'Concurrent players over the last hour and events per type',
+          parameters: [gameId],
+          responses: responses(
+            withTime({
+              concurrency: arr(obj({ at: time('minute (last point: now)'), players: int(), servers: int() })),
+              eventsByType: arr(obj({ type: str(), count: int() })),
+              windowSeconds: int('seconds'),
+            }),
+            'The chart data.',
+            ['404'],
+          ),
+        },
+      },
+      '/metrics': {
+        get: {
+          operationId: 'metrics',
+          summary: 'Prometheus metrics of this API process',
+          responses: { '200': { description: 'Prometheus text format.', content: { 'text/plain': { schema: { type: 'string' } } } }, '401': { $ref: '#/components/responses/Error401' } },
+        },
+      },
+    },
+    components: {
+      schemas: SCHEMAS,
+      securitySchemes: {
+        operatorToken: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <operator token> (CONSOLE_TOKEN, 24-256 printable characters). 401 console_unauthorized without it.' },
+      },
+      parameters: {
+        Moderator: {
+          name: 'X-Moderator',
+          in: 'header',
+          required: true,
+          description: 'Who acts: 1-64 of letters, digits, _ . @ - (starting with a letter or digit); recorded as console:<name>. Missing or malformed: 400 moderator_required.',
+          schema: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$' },
+        },
+      },
+      responses: errorResponses,
+    },
+  };
+}
