@@ -232,6 +232,6 @@ describe('platform ban writes (native-ban games)', function () {
   it('refuses to reconcile a game that does not ban natively', async () => {
     const plain = await h.game();
     const err = await reconcilePlatformBans(h.db, new PlatformWriteQueue(queue, h.db), plain.gameId).catch((e: unknown) => e);
-    expect(err).to.have.property('status', 400);
+    expect(err).to.have.property('kind', 'invalid');
   });
 });
