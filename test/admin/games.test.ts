@@ -14,6 +14,8 @@ function expectFailure(r: CliRun, code: number, stderrPattern: RegExp): void {
 }
 
 describe('admin CLI: workspaces and games', function () {
+  // Each CLI run is its own process (tsx compiles the CLI): seconds apiece on a busy machine.
+  this.timeout(90_000);
   const prefix = randomPrefix();
   const workspaceIds: string[] = [];
   let db: Db;

@@ -24,6 +24,8 @@ async function storedText(db: Db, gameId: string): Promise<string> {
 }
 
 describe('admin CLI: keys and audit', function () {
+  // Each CLI run is its own process (tsx compiles the CLI): seconds apiece on a busy machine.
+  this.timeout(90_000);
   const prefix = randomPrefix();
   const workspaceIds: string[] = [];
   let db: Db;

@@ -64,6 +64,8 @@ describe('server view (src/presence/server-view.ts)', function () {
 });
 
 describe('admin CLI: servers', function () {
+  // Each CLI run is its own process (tsx compiles the CLI): seconds apiece on a busy machine.
+  this.timeout(90_000);
   const prefix = randomPrefix();
   const workspaceIds: string[] = [];
   let db: Db;
