@@ -3,7 +3,7 @@
  * [--fill S] [--url U] [--interval S] [--key K] [--wait S] [--commands R] [--nudges] [--probe-rate R]
  * [--timeout S] [--watch-pids PIDS] [--no-memory-scan] [--cpu-prof DIR] [--json]`.
  *
- * A fleet of N simulated game servers, each a reference client (src/client/) against a running API,
+ * A fleet of N simulated game servers, each a reference client (@gis/client) against a running API,
  * spread over P fleet worker processes (scripts/simulate/fleet-worker.ts), plus one **probe** process
  * (scripts/simulate/probe.ts: one server of the same game at a fixed low rate, open loop) whose latency is
  * the service's latency as a lone client sees it (issue #15 item 4). This process coordinates: unless
@@ -49,7 +49,7 @@ import { createGame, createWorkspace, checkInterval } from '../src/games/game-se
 import { createKey } from '../src/auth/key-service.js';
 import { parseServerKey } from '../src/auth/server-key.js';
 import { SCOPES } from '../src/auth/scopes.js';
-import { realSleep } from '../src/client/clock.js';
+import { realSleep } from '@gis/client';
 import { createRedis, type AppRedis } from '../src/store/redis.js';
 import { GameKeys } from '../src/store/keys.js';
 import { NudgeQueue } from '../src/commands/nudge-queue.js';

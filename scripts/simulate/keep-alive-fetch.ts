@@ -11,7 +11,7 @@
  */
 import http from 'node:http';
 import https from 'node:https';
-import type { FetchLike, FetchLikeResponse } from '../../src/client/http-transport.js';
+import type { FetchLike, FetchLikeResponse } from '@gis/client';
 
 export interface KeepAliveFetchOptions {
   /** Idle sockets kept per origin for reuse. Default 512. */

@@ -17,8 +17,7 @@ import { createDb, type Db } from '../../src/store/prisma.js';
 import { createGame, createWorkspace } from '../../src/games/game-service.js';
 import { createKey } from '../../src/auth/key-service.js';
 import { SCOPES } from '../../src/auth/scopes.js';
-import { GameClient } from '../../src/client/game-client.js';
-import type { CommandEntry, CommandOutcome } from '../../src/client/client-types.js';
+import { GameClient, type CommandEntry, type CommandOutcome } from '@gis/client';
 import { ROOT, Stack } from '../support/stack.js';
 
 const CHROMIUM = '/usr/bin/chromium';
