@@ -237,7 +237,7 @@ export class SimServer {
     switch (cmd.type) {
       case 'kick':
         if (!here) return { ok: false, reason: 'player not on this server' };
-        this.leave(user!, 'kicked');
+        this.leave(user, 'kicked');
         return { ok: true };
       case 'mute':
       case 'unmute':
