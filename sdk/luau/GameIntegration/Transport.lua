@@ -6,7 +6,7 @@
 	Signs and sends one request through HttpService:RequestAsync (spec: Authentication). Headers:
 	Authorization "Bearer <key>", X-Service-Timestamp (integer seconds), X-Service-Signature (lowercase hex
 	HMAC-SHA256 keyed with the key secret over the timestamp string followed by the body bytes exactly as
-	sent), Content-Type application/json. Mirrors src/client/http-transport.ts:
+	sent), Content-Type application/json. Mirrors packages/client/src/http-transport.ts:
 	- Request nonce (default on; `requestNonce = false` turns it off): every attempt goes to
 	  `<path>?nonce=<32 hex digits of a fresh GUID>` and is signed over timestamp + body + "?" + query, so
 	  no two servers of a game (which share one key) ever sign the same bytes, not even two bodiless
