@@ -53,14 +53,37 @@ module.exports = {
     {
       name: 'client-is-standalone',
       severity: 'error',
-      comment: 'The reference client ships to game developers on its own: it imports nothing of the service.',
-      from: { path: '^(src/client|packages/client)/' },
-      to: { path: '^(src|workers|scripts)/', pathNot: '^(src/client|packages/client)/' },
+      comment: 'The reference client (packages/client, @gis/client) ships to game developers on its own: it imports nothing of the service, its tools or its tests.',
+      from: { path: '^packages/client/' },
+      to: { path: '^(src|workers|scripts|test)/' },
+    },
+    {
+      name: 'client-only-node-builtins',
+      severity: 'error',
+      comment: 'The reference client has no runtime dependencies: Node built-ins and its own files only.',
+      from: { path: '^packages/client/src/' },
+      to: { dependencyTypes: ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-bundled', 'npm-no-pkg', 'npm-unknown'] },
+    },
+    {
+      name: 'client-by-package-name',
+      severity: 'error',
+      comment: 'Scripts and tests use the reference client as a game developer does: by its package name, @gis/client, not by a path into packages/.',
+      from: { path: '^(scripts|test)/' },
+      to: { path: '^packages/', dependencyTypesNot: ['aliased-tsconfig-paths'] },
+    },
+    {
+      name: 'service-not-to-client',
+      severity: 'error',
+      comment: 'The service speaks HTTP to clients; it never runs the reference client (scripts and tests may, by its package name).',
+      from: { path: '^(src|workers)/' },
+      to: { path: '^packages/' },
     },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: '^(dist|node_modules|sdk)/' },
+    // node_modules is not excluded, only not followed: its entry files stay visible as the targets of
+    // imports, which client-only-node-builtins needs to see.
+    exclude: { path: '^(dist|sdk|packages/[^/]+/dist)/' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
     enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'] },

@@ -9,6 +9,8 @@ export default tseslint.config(
   ...tseslint.configs.recommendedTypeChecked,
   { languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } } },
   { files: ['**/*.js', '**/*.cjs'], ...tseslint.configs.disableTypeChecked },
+  // CommonJS config files (.dependency-cruiser.cjs) assign `module.exports`.
+  { files: ['**/*.cjs'], languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } } },
   {
     rules: {
       // `_`-prefixed parameters are kept on purpose (Express error middleware needs four).

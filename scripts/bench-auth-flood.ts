@@ -24,7 +24,7 @@ import { createGame, createWorkspace } from '../src/games/game-service.js';
 import { createKey } from '../src/auth/key-service.js';
 import { VerifiedDigests } from '../src/auth/verified-digests.js';
 import { sign } from '../src/auth/signature.js';
-import { percentile } from '../src/client/client-stats.js';
+import { percentile } from '@gis/client';
 import { deleteByPattern } from './fixtures.js';
 import { freePort } from './support/free-port.js';
 import { pacedLoad, type PacedRequest, type PacedResult } from './support/paced-load.js';

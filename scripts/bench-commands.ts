@@ -11,7 +11,7 @@
  *      imitation of the cloud messaging API (scripts/support/cloud-messaging-imitation.ts).
  *   2. Starts the API (src/server.ts) and the workers (workers/index.ts, roles publish-nudges and
  *      expire-commands) as children under the dedicated Redis prefix.
- *   3. Starts a fleet of --servers reference clients (src/client/), each with --players players, booting
+ *   3. Starts a fleet of --servers reference clients (@gis/client), each with --players players, booting
  *      spread over one interval, each subscribed to the game's nudge topic on the imitation (a received
  *      nudge calls `client.nudge()`). The game handler executes every command at once and asks for an
  *      early heartbeat so the ack goes out promptly. `--gap-ms` is the clients' minimum gap between a
@@ -39,7 +39,7 @@ import { createDb, type Db } from '../src/store/prisma.js';
 import { createGame, createWorkspace } from '../src/games/game-service.js';
 import { createKey } from '../src/auth/key-service.js';
 import { SCOPES } from '../src/auth/scopes.js';
-import { GameClient } from '../src/client/game-client.js';
+import { GameClient } from '@gis/client';
 import { NudgeQueue } from '../src/commands/nudge-queue.js';
 import { CloudMessagingImitation } from './support/cloud-messaging-imitation.js';
 import { attachNudgeImitation, CommandLoad, type CommandLoadSummary } from './support/command-load.js';

@@ -29,7 +29,7 @@ import { deleteByPattern } from './fixtures.js';
 const { values } = parseArgs({ options: { consoles: { type: 'string', default: '20' }, changes: { type: 'string', default: '50' }, prefix: { type: 'string', default: 'gisbench-live' } } });
 const consoles = Number(values.consoles);
 const changes = Number(values.changes);
-const prefix = values.prefix!;
+const prefix = values.prefix;
 if (prefix === 'gis') throw new Error('use a dedicated --prefix: its keys are deleted afterwards');
 
 const TOKEN = 'bench-live-operator-token-0123456789';

@@ -11,7 +11,7 @@
  * can set their tail (README "Benchmarks").
  */
 import { createHash } from 'node:crypto';
-import { percentile } from '../src/client/client-stats.js';
+import { percentile } from '@gis/client';
 
 const HASHES = 20_000;
 

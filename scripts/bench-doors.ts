@@ -50,7 +50,7 @@ import type { AppRedis } from '../src/store/redis.js';
 import { freePort } from './support/free-port.js';
 import { autocannon, type AcInstance } from './support/autocannon.js';
 import { pacedLoad } from './support/paced-load.js';
-import { percentile } from '../src/client/client-stats.js';
+import { percentile } from '@gis/client';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const DOORS = 50;

@@ -64,7 +64,7 @@ import type { PlayerEntry } from '../src/schemas/heartbeat.js';
 import { freePort } from './support/free-port.js';
 import { autocannon, type AcInstance } from './support/autocannon.js';
 import { pacedLoad } from './support/paced-load.js';
-import { percentile } from '../src/client/client-stats.js';
+import { percentile } from '@gis/client';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const HEARTBEAT_PATH = '/api/v1/game/heartbeat';

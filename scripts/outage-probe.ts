@@ -17,7 +17,7 @@ import { createApp } from '../src/app.js';
 import { createGame, createWorkspace } from '../src/games/game-service.js';
 import { createKey } from '../src/auth/key-service.js';
 import { sign } from '../src/auth/signature.js';
-import { percentile } from '../src/client/client-stats.js';
+import { percentile } from '@gis/client';
 import { TcpProxy } from './support/tcp-proxy.js';
 
 const SAMPLES = Number(process.argv[2] ?? 30);

@@ -966,10 +966,10 @@ export async function up(test: boolean, allowVolatile = false): Promise<number> 
 }
 
 export async function down(): Promise<number> {
-  const envFile = (async () => {
-    if (!fs.existsSync(SERVICES_ENV)) return 'services.env: none';
+  const envFile = (() => {
+    if (!fs.existsSync(SERVICES_ENV)) return Promise.resolve('services.env: none');
     fs.rmSync(SERVICES_ENV, { force: true });
-    return `services.env: removed ${rel(SERVICES_ENV)}`;
+    return Promise.resolve(`services.env: removed ${rel(SERVICES_ENV)}`);
   })();
   return report([stopLocalRedis(), stopLocalPostgres(), envFile]);
 }

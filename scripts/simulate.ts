@@ -3,7 +3,7 @@
  * [--fill S] [--url U] [--interval S] [--key K] [--wait S] [--commands R] [--nudges] [--probe-rate R]
  * [--timeout S] [--watch-pids PIDS] [--no-memory-scan] [--cpu-prof DIR] [--json]`.
  *
- * A fleet of N simulated game servers, each a reference client (src/client/) against a running API,
+ * A fleet of N simulated game servers, each a reference client (@gis/client) against a running API,
  * spread over P fleet worker processes (scripts/simulate/fleet-worker.ts), plus one **probe** process
  * (scripts/simulate/probe.ts: one server of the same game at a fixed low rate, open loop) whose latency is
  * the service's latency as a lone client sees it (issue #15 item 4). This process coordinates: unless
@@ -43,20 +43,20 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { realSleep } from '@gis/client';
 import { loadConfig, ConfigError, type Config } from '../src/config.js';
 import { createDb, type Db } from '../src/store/prisma.js';
 import { createGame, createWorkspace, checkInterval } from '../src/games/game-service.js';
 import { createKey } from '../src/auth/key-service.js';
 import { parseServerKey } from '../src/auth/server-key.js';
 import { SCOPES } from '../src/auth/scopes.js';
-import { realSleep } from '../src/client/clock.js';
 import { createRedis, type AppRedis } from '../src/store/redis.js';
 import { GameKeys } from '../src/store/keys.js';
 import { NudgeQueue } from '../src/commands/nudge-queue.js';
-import { attachNudgeImitation, CommandLoad } from './support/command-load.js';
-import { emptyDoorSummary, mergeDoorSummary, seedSimulatedDoors } from './support/door-play.js';
+import { attachNudgeImitation, CommandLoad, type CommandLoadSummary } from './support/command-load.js';
+import { emptyDoorSummary, mergeDoorSummary, seedSimulatedDoors, type DoorPlaySummary } from './support/door-play.js';
 import { addCounts, ENDPOINTS, ProcessMeter, RequestStats, type Endpoint, type ProcessReport, type Timeline } from './simulate/sim-stats.js';
-import { Histogram } from './simulate/histogram.js';
+import { Histogram, type LatencySummary } from './simulate/histogram.js';
 import type { FleetFinal, FleetProgress, FleetStart, FromChild, ProbeFinal, ProbeStart, TargetSample, ToChild } from './simulate/protocol.js';
 
 const USAGE = `usage: npm run simulate -- --servers N --players M --duration S [options]
@@ -510,7 +510,7 @@ async function run(opts: Options, config: Readonly<Config>): Promise<number> {
     };
     const eventsMatch = eventsOk(rows);
     const sessionsMatch = sessionsOk(rows);
-    const summary = {
+    const summary: SimulationSummary = {
       url: opts.url,
       gameId: game.gameId,
       keyPrefix: prefix,
@@ -582,23 +582,97 @@ async function run(opts: Options, config: Readonly<Config>): Promise<number> {
   }
 }
 
-type Summary = Record<string, any>;
+/** One endpoint's figures in the summary. */
+interface EndpointSummary {
+  attempts: number;
+  /** Attempts by HTTP status (`'200'`, `'409'`) or `timeout` / `network`. */
+  byStatus: Record<string, number>;
+  timeouts: number;
+  latencyMs: { all: LatencySummary; boot: LatencySummary; steady: LatencySummary };
+  /** 429/503 refusals by `Retry-After` seconds (`none` without the header). */
+  refusals: Record<string, number>;
+}
+
+/** The probe's latency in one phase: both endpoints together and each alone. */
+interface ProbeLatency {
+  all: LatencySummary;
+  heartbeat: LatencySummary;
+  bansCheck: LatencySummary;
+}
+
+/** The run's summary: what `--json` prints as one object, and what {@link humanSummary} renders. */
+interface SimulationSummary {
+  url: string;
+  gameId: string;
+  keyPrefix: string;
+  run: string;
+  servers: number;
+  playersPerServer: number;
+  procs: number;
+  rampSeconds: number;
+  fillSeconds: number;
+  /** The measured window as it ran, seconds. */
+  durationSeconds: number;
+  intervalSeconds: number;
+  phases: { bootSeconds: number; note: string };
+  /** Why the run is void (a simulator process's loop delay), or null when valid. */
+  void: string | null;
+  simulator: {
+    loopDelayP99WorstMs: number;
+    fleetCpuSeconds: number;
+    fleetRequests: number;
+    fleetCpuUsPerRequest: number | null;
+    fleetCpuCoreShare: number | null;
+    processes: ProcessReport[];
+  };
+  machine: { cpuBusyPercent: number | null; cores: number } | null;
+  watchedPids: { pid: number; cpuSeconds: number | null }[];
+  /** By endpoint name (see ENDPOINTS). */
+  requests: Record<string, EndpointSummary>;
+  refusals: { total: number; withoutRetryAfter: number; retryAfterSeconds: Record<string, number> };
+  status409: number;
+  timeouts: number;
+  probe: {
+    rate: number;
+    byStatus: Record<string, number>;
+    latencyMs: { idle: ProbeLatency | null; boot: ProbeLatency | null; steady: ProbeLatency | null; all: ProbeLatency | null };
+  } | null;
+  heartbeats: { sent: number; ok: number; outcomeUnknown: number; byStatus: Record<string, number> };
+  latencyMs: LatencySummary;
+  events: { tracked: number; sent: number; outcomeUnknown: number; unsent: number; dropped: number; rowsInPostgres: number; match: boolean };
+  sessions: { opened: number; closed: number; expectedOpened: number; expectedClosed: number; ambiguous: number; match: boolean };
+  commands: { received: number; acked: number; failed: number; duplicate: number; issued?: CommandLoadSummary; nudgesPublished?: number };
+  bans: { checked: number; answered: number; failOpen: number; refused: number };
+  bansRefused: number;
+  doors: DoorPlaySummary;
+  redisMemory: {
+    usedBeforeBytes: number;
+    usedAtEndBytes: number;
+    liveServers: number;
+    bytesPerLiveServer: number | null;
+    note: string;
+    gameKeys: { keys: number; bytes: number; byFamily: Record<string, { keys: number; bytes: number }>; bytesPerLiveServer: number | null } | null;
+  };
+  problems: Record<string, number>;
+  setupErrors: FleetFinal['setupErrors'];
+  waitedSeconds: number;
+}
 
 /** The summary for a terminal. */
-function humanSummary(s: Summary): string {
-  const lat = (l: { p50: number | null; p99: number | null; max: number | null; n: number } | null | undefined) =>
+function humanSummary(s: SimulationSummary): string {
+  const lat = (l: LatencySummary | null | undefined) =>
     l && l.n ? `p50 ${l.p50} ms, p99 ${l.p99} ms, max ${l.max} ms (${l.n})` : 'none';
   const lines = [
     `game ${s.gameId} (key svc_live_${s.keyPrefix}.…), ${s.servers} servers × ~${s.playersPerServer}, ${s.durationSeconds} s, interval ${s.intervalSeconds} s, ramp ${s.rampSeconds} s, ${s.procs} fleet process(es)`,
     s.void ? `VOID         ${s.void}` : `valid        simulator loop delay p99 ≤ ${VOID_LOOP_DELAY_P99_MS} ms in every process (worst ${s.simulator.loopDelayP99WorstMs} ms)`,
     `simulator    fleet CPU ${s.simulator.fleetCpuSeconds} s for ${s.simulator.fleetRequests} requests = ${s.simulator.fleetCpuUsPerRequest} µs/request (${s.simulator.fleetCpuCoreShare} of a core); ` +
-      s.simulator.processes.map((p: ProcessReport) => `${p.role} ${p.pid}: loop p99 ${p.loopDelayMs.p99} ms max ${p.loopDelayMs.max} ms, CPU ${p.cpuSeconds} s`).join('; '),
+      s.simulator.processes.map((p) => `${p.role} ${p.pid}: loop p99 ${p.loopDelayMs.p99} ms max ${p.loopDelayMs.max} ms, CPU ${p.cpuSeconds} s`).join('; '),
     ...(s.machine ? [`machine      CPU busy ${s.machine.cpuBusyPercent} % of ${s.machine.cores} cores over the window`] : []),
-    ...s.watchedPids.map((w: { pid: number; cpuSeconds: number | null }) => `watched      pid ${w.pid}: ${w.cpuSeconds} CPU s`),
+    ...s.watchedPids.map((w) => `watched      pid ${w.pid}: ${w.cpuSeconds} CPU s`),
   ];
   for (const e of ENDPOINTS) {
     const r = s.requests[e];
-    if (!r.attempts) continue;
+    if (!r?.attempts) continue;
     lines.push(`${e.padEnd(13)}${r.attempts} attempts ${JSON.stringify(r.byStatus)}; boot ${lat(r.latencyMs.boot)}; steady ${lat(r.latencyMs.steady)}`);
   }
   lines.push(`refusals     ${s.refusals.total} (429/503), ${s.refusals.withoutRetryAfter} without Retry-After; Retry-After spread ${JSON.stringify(s.refusals.retryAfterSeconds)}; 409s ${s.status409}; timeouts ${s.timeouts}`);
@@ -656,4 +730,10 @@ async function main(): Promise<number> {
   }
 }
 
-main().then((code) => process.exit(code));
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error(`simulate failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    process.exit(1);
+  },
+);

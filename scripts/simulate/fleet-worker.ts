@@ -6,7 +6,7 @@
  * histograms, its own event-loop delay and CPU over the measured window, and the accounting of events and
  * sessions. Not part of the service.
  */
-import type { ProblemInfo } from '../../src/client/client-types.js';
+import type { ProblemInfo } from '@gis/client';
 import { emptyDoorSummary } from '../support/door-play.js';
 import { keepAliveFetch } from './keep-alive-fetch.js';
 import { ProcessMeter, RequestStats } from './sim-stats.js';

@@ -11,7 +11,16 @@
  */
 import http from 'node:http';
 import https from 'node:https';
-import type { FetchLike, FetchLikeResponse } from '../../src/client/http-transport.js';
+import type { FetchLike, FetchLikeResponse } from '@gis/client';
+
+/**
+ * The error a request aborted by `signal` rejects with: the signal's reason when it is an Error (the
+ * transport aborts with a `TimeoutError` DOMException), else an `AbortError` naming the reason.
+ */
+function abortError(signal: AbortSignal): Error {
+  const reason: unknown = signal.reason;
+  return reason instanceof Error ? reason : new DOMException(`request aborted: ${String(reason)}`, 'AbortError');
+}
 
 export interface KeepAliveFetchOptions {
   /** Idle sockets kept per origin for reuse. Default 512. */
@@ -42,7 +51,7 @@ export function keepAliveFetch(opts: KeepAliveFetchOptions = {}): FetchLike & { 
       const headers: Record<string, string | number> = { ...init.headers, 'content-length': init.body?.byteLength ?? 0 };
       const signal = init.signal;
       if (signal?.aborted) {
-        reject(signal.reason);
+        reject(abortError(signal));
         return;
       }
       const options = { hostname, port, path, method: init.method, headers, agent: secure ? agents.https : agents.http };
@@ -72,7 +81,7 @@ export function keepAliveFetch(opts: KeepAliveFetchOptions = {}): FetchLike & { 
       }
       function onAbort(): void {
         req.destroy();
-        reject(signal!.reason);
+        reject(abortError(signal!));
       }
       signal?.addEventListener('abort', onAbort, { once: true });
       req.on('error', fail);

@@ -10,8 +10,7 @@
  * Quotas: one heartbeat a second is within the per-server heartbeat quota at any interval; 4 ban checks
  * a second over 100 rotating users is 2.4 per user per minute, within the per-user quota of 10.
  */
-import { SignedTransport, TransportError } from '../../src/client/http-transport.js';
-import { GAME_PATHS } from '../../src/client/client-types.js';
+import { SignedTransport, TransportError, GAME_PATHS } from '@gis/client';
 import { keepAliveFetch } from './keep-alive-fetch.js';
 import { ProcessMeter, RequestStats } from './sim-stats.js';
 import type { FromChild, ProbeFinal, ProbeStart, ToChild } from './protocol.js';

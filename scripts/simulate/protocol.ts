@@ -5,7 +5,7 @@
  */
 import type { RequestStatsData, ProcessReport, Timeline } from './sim-stats.js';
 import type { DoorPlaySummary } from '../support/door-play.js';
-import type { SetupErrorInfo } from '../../src/client/client-types.js';
+import type { SetupErrorInfo } from '@gis/client';
 
 /** What a fleet worker runs: servers `indices` of the run. */
 export interface FleetStart {

@@ -1,5 +1,5 @@
 /**
- * One simulated game server (issue #15 item 4): a reference client (src/client/) with its door cache,
+ * One simulated game server (issue #15 item 4): a reference client (@gis/client) with its door cache,
  * players who arrive, play and leave, and a command handler. Cheap per simulated request: one timer per
  * server (a 1 s tick at the server's own phase; the client's heartbeat loop has one more), players kept
  * in one Map (no roster copies per tick), door answers counted, not stored, HTTP through the process's
@@ -16,9 +16,7 @@
  * may or may not have been applied, so the users it differs in count as `ambiguous`.
  * Not part of the service.
  */
-import { GameClient } from '../../src/client/game-client.js';
-import type { CommandEntry, CommandOutcome, HeartbeatRequest, HeartbeatSuccess, ProblemInfo, SetupErrorInfo } from '../../src/client/client-types.js';
-import type { AttemptInfo, FetchLike } from '../../src/client/http-transport.js';
+import { GameClient, type CommandEntry, type CommandOutcome, type HeartbeatRequest, type HeartbeatSuccess, type ProblemInfo, type SetupErrorInfo, type AttemptInfo, type FetchLike } from '@gis/client';
 import { DoorPlay, type DoorPlaySummary } from '../support/door-play.js';
 
 export const SDK_VERSION = 'gis-simulator/0.2.0';
@@ -239,7 +237,7 @@ export class SimServer {
     switch (cmd.type) {
       case 'kick':
         if (!here) return { ok: false, reason: 'player not on this server' };
-        this.leave(user!, 'kicked');
+        this.leave(user, 'kicked');
         return { ok: true };
       case 'mute':
       case 'unmute':

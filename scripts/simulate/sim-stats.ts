@@ -8,8 +8,7 @@
  * Not part of the service.
  */
 import { monitorEventLoopDelay, type ELDHistogram } from 'node:perf_hooks';
-import type { AttemptInfo } from '../../src/client/http-transport.js';
-import { GAME_PATHS } from '../../src/client/client-types.js';
+import { GAME_PATHS, type AttemptInfo } from '@gis/client';
 import { Histogram, type HistogramData, type LatencySummary } from './histogram.js';
 
 export const ENDPOINTS = ['heartbeat', 'bansCheck', 'doorsCheck', 'doorsBulk', 'doorsManifest'] as const;

@@ -12,7 +12,7 @@ import { DomainError } from '../../src/errors.js';
 import { issueCommand } from '../../src/commands/command-service.js';
 import type { NudgeRequester } from '../../src/commands/nudge-queue.js';
 import { NUDGE_TOPIC } from '../../src/commands/nudge-publisher.js';
-import { percentile } from '../../src/client/client-stats.js';
+import { percentile } from '@gis/client';
 import { CloudMessagingImitation } from './cloud-messaging-imitation.js';
 
 /** A server of the fleet as the load sees it: its id and who is on it now. */

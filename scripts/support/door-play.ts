@@ -7,9 +7,7 @@
 import type { Db } from '../../src/store/prisma.js';
 import type { AppRedis } from '../../src/store/redis.js';
 import { addPolicy, createDoor } from '../../src/doors/door-admin-service.js';
-import { DoorAccess, type DoorAccessOptions, type DoorAnswer } from '../../src/client/door-access.js';
-import type { TransportResponse } from '../../src/client/http-transport.js';
-import type { ProblemInfo } from '../../src/client/client-types.js';
+import { DoorAccess, type DoorAccessOptions, type DoorAnswer, type TransportResponse, type ProblemInfo } from '@gis/client';
 
 /** What the fleet's door use came to: answers by outcome, by where they came from, and the reasons. */
 export interface DoorPlaySummary {

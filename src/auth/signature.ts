@@ -21,7 +21,9 @@ export const NONCE_PARAM = 'nonce';
 
 /**
  * Computes the hex signature of `timestamp` + `body` with `secret`; with a non-empty `query` (the raw
- * query string without its `?`), of `timestamp + body + "?" + query`. Used by the reference client too.
+ * query string without its `?`), of `timestamp + body + "?" + query`. Tests and benchmarks sign with it;
+ * the reference client has its own copy (`signRequest` in packages/client), checked against this one by
+ * test/client/wire-compat.test.ts.
  */
 export function sign(secret: string, timestamp: string, body: Buffer | string, query?: string): string {
   const h = createHmac('sha256', secret).update(timestamp).update(body);

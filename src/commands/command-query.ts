@@ -121,8 +121,8 @@ function view(r: Row, hash: Record<string, string> | null): CommandView {
       ...common,
       status,
       statusAt: setBy.at,
-      server: hash!.server || null,
-      failureReason: status === 'failed' ? (setBy.reason ?? hash!.reason ?? null) : null,
+      server: hash.server || null,
+      failureReason: status === 'failed' ? (setBy.reason ?? hash.reason ?? null) : null,
       transitions: live,
       source: 'live',
     };

@@ -170,7 +170,7 @@ export async function issueCommand(deps: CommandServiceDeps, input: IssueCommand
         gameId: game.id,
         type,
         // Prisma's JSON input type refuses Record<string, unknown>; the payload was validated as a JSON object.
-        // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion
+         
         payload: payload as object,
         ...target,
         status: 'pending',

@@ -163,7 +163,7 @@ const ERRORS: Record<string, string> = {
 };
 
 function responses(ok: Json | null, description: string, errors: string[], status = '200'): Record<string, Json> {
-  const out: Record<string, Json> = { [status]: { description, ...(ok ? { content: json(ok) } : {}) } as Json };
+  const out: Record<string, Json> = { [status]: { description, ...(ok ? { content: json(ok) } : {}) } };
   for (const e of ['401', ...errors, '503']) out[e] = { $ref: `#/components/responses/Error${e}` };
   return out;
 }

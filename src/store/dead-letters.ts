@@ -104,7 +104,7 @@ interface DbErrorLike {
  */
 function adapterCause(err: DbErrorLike): AdapterCause | undefined {
   if (err.meta?.driverAdapterError?.cause) return err.meta.driverAdapterError.cause;
-  return err.name === 'DriverAdapterError' && err.cause && typeof err.cause === 'object' ? (err.cause as AdapterCause) : undefined;
+  return err.name === 'DriverAdapterError' && err.cause && typeof err.cause === 'object' ? (err.cause) : undefined;
 }
 
 /** The SQLSTATE of a Postgres error as Prisma (driver adapter) or pg report it; undefined when none. */

@@ -7,7 +7,7 @@
 import { expect } from 'chai';
 import { Prisma } from '@prisma/client';
 import { Harness, heartbeatBody, type TestGame } from '../support/harness.js';
-import { okJson, runAdmin, type CliRun } from '../admin/harness.js';
+import { runAdmin, type CliRun } from '../admin/harness.js';
 import { appendAudit, recordAudit, verifyAuditChain, type AuditVerification } from '../../src/audit/audit-chain.js';
 import { AUDIT_GENESIS_HASH, canonicalContent, contentHashOf, linkHash, type CanonicalFields } from '../../src/audit/audit-canonical.js';
 import { createWorkspace } from '../../src/games/game-service.js';

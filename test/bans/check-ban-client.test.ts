@@ -8,8 +8,7 @@ import type { Server } from 'node:http';
 import { createServer } from 'node:net';
 import { setLogLevel } from '../../src/log.js';
 import { Harness, type TestGame } from '../support/harness.js';
-import { GameClient } from '../../src/client/game-client.js';
-import type { ProblemInfo } from '../../src/client/client-types.js';
+import { GameClient, type ProblemInfo } from '@gis/client';
 import { banService } from './support.js';
 
 /** A port nothing listens on (bound, then released). */

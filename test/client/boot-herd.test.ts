@@ -5,11 +5,7 @@
  * SPEED times faster; gaps are checked in virtual ms with the same slack as the other client tests).
  */
 import { expect } from 'chai';
-import { GameClient, type GameClientOptions } from '../../src/client/game-client.js';
-import { DoorAccess } from '../../src/client/door-access.js';
-import { SignedTransport } from '../../src/client/http-transport.js';
-import { GAME_PATHS } from '../../src/client/client-types.js';
-import type { Clock } from '../../src/client/clock.js';
+import { GameClient, DoorAccess, SignedTransport, GAME_PATHS, type GameClientOptions, type Clock } from '@gis/client';
 import { pause, scaledClock, StubServer, TEST_KEY, type Reply, type RecordedRequest } from '../support/stub-server.js';
 
 const SPEED = 40;

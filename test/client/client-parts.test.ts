@@ -1,10 +1,5 @@
 import { expect } from 'chai';
-import { backoffDelayMs, parseRetryAfterMs } from '../../src/client/backoff.js';
-import { CommandTracker } from '../../src/client/command-tracker.js';
-import { EventQueue } from '../../src/client/event-queue.js';
-import { percentile } from '../../src/client/client-stats.js';
-import { Roster } from '../../src/client/roster.js';
-import type { EventEntry } from '../../src/client/client-types.js';
+import { backoffDelayMs, parseRetryAfterMs, CommandTracker, EventQueue, percentile, Roster, type EventEntry } from '@gis/client';
 
 const ev = (n: number): EventEntry => ({ eventId: `e${n}`, type: 'spawn', occurredAt: new Date(0).toISOString() });
 

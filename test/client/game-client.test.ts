@@ -1,8 +1,6 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { GameClient, type GameClientOptions } from '../../src/client/game-client.js';
-import type { CommandEntry, ProblemInfo, SetupErrorInfo } from '../../src/client/client-types.js';
-import type { Clock } from '../../src/client/clock.js';
+import { GameClient, type GameClientOptions, type CommandEntry, type ProblemInfo, type SetupErrorInfo, type Clock } from '@gis/client';
 import { pause, scaledClock, StubServer, TEST_KEY, type RecordedRequest } from '../support/stub-server.js';
 
 /** Virtual time runs this many times faster than real time: a 15 s interval takes 375 real ms. */

@@ -5,9 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { gunzipSync } from 'node:zlib';
 import { Harness, heartbeatBody, event } from '../support/harness.js';
 import { sign } from '../../src/auth/signature.js';
-import { SignedTransport, TransportError, KeyFormatError } from '../../src/client/http-transport.js';
-import { GAME_PATHS } from '../../src/client/client-types.js';
-import type { Clock } from '../../src/client/clock.js';
+import { SignedTransport, TransportError, KeyFormatError, GAME_PATHS, type Clock } from '@gis/client';
 import { scaledClock, StubServer, TEST_KEY, TEST_SECRET } from '../support/stub-server.js';
 
 const SPEED = 100;

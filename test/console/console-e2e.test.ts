@@ -23,8 +23,7 @@ import { createKey } from '../../src/auth/key-service.js';
 import { SCOPES } from '../../src/auth/scopes.js';
 import { sign } from '../../src/auth/signature.js';
 import { addPolicy, createDoor } from '../../src/doors/door-admin-service.js';
-import { GameClient } from '../../src/client/game-client.js';
-import type { CommandEntry, CommandOutcome } from '../../src/client/client-types.js';
+import { GameClient, type CommandEntry, type CommandOutcome } from '@gis/client';
 import { okJson, runAdmin } from '../admin/harness.js';
 import { ROOT, Stack } from '../support/stack.js';
 
@@ -79,8 +78,8 @@ async function actionsOutOfView(page: Page): Promise<string[]> {
     const found = await b.evaluate((el) => {
       const r = el.getBoundingClientRect();
       const panel = el.closest('.panel')!.getBoundingClientRect();
-      const doc = (globalThis as unknown as { document: { elementFromPoint(x: number, y: number): unknown } }).document;
-      const hit = doc.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2) as typeof el | null;
+      const doc = (globalThis as unknown as { document: { elementFromPoint(x: number, y: number): typeof el } }).document;
+      const hit = doc.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
       return {
         label: `${el.getAttribute('data-test') ?? ''} "${(el.textContent ?? '').trim().slice(0, 30)}"`,
         left: r.left,

@@ -7,7 +7,6 @@
  * a TCP proxy in front of the shared Postgres cut for FAULT_PG_OUTAGE_SECONDS (default 30; CI may shorten).
  */
 import { expect } from 'chai';
-import { Redis } from 'ioredis';
 import { Harness, event, heartbeatBody, type TestGame } from '../support/harness.js';
 import { PrivateRedis } from '../support/private-redis.js';
 import { sign } from '../../src/auth/signature.js';

@@ -12,7 +12,7 @@ import { BudgetExceeded, MAX_CONCURRENT_VERIFIES, MAX_FAILED_VERIFIES, MAX_QUEUE
 import { revokeKey } from '../../src/auth/key-service.js';
 import { sign } from '../../src/auth/signature.js';
 import { GlobalKeys } from '../../src/store/keys.js';
-import { percentile } from '../../src/client/client-stats.js';
+import { percentile } from '@gis/client';
 
 /** Counts what the verifier reports. */
 class Counter implements VerifierObserver {

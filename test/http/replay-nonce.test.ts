@@ -13,9 +13,7 @@ import { expect } from 'chai';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Harness, heartbeatBody, type TestGame } from '../support/harness.js';
-import { SignedTransport, type FetchLike, type TransportResponse } from '../../src/client/http-transport.js';
-import { GAME_PATHS } from '../../src/client/client-types.js';
-import type { Clock } from '../../src/client/clock.js';
+import { SignedTransport, GAME_PATHS, type FetchLike, type TransportResponse, type Clock } from '@gis/client';
 import { sign } from '../../src/auth/signature.js';
 import { doorWith } from '../doors/door-fixtures.js';
 

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { expect } from 'chai';
 import { Harness, heartbeatBody, type TestGame } from '../support/harness.js';
-import { GameClient } from '../../src/client/game-client.js';
+import { GameClient } from '@gis/client';
 
 const LIMIT = 16 * 1024;
 

@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import type { Server } from 'node:http';
 import { Harness, type TestGame } from './harness.js';
 import { doorWith } from '../doors/door-fixtures.js';
-import { ENDPOINTS, FuzzClient, fuzzCases, listen, responseProblem, type Endpoint, type FuzzCase } from './fuzz.js';
+import { ENDPOINTS, FuzzClient, fuzzCases, listen, responseProblem, type FuzzCase } from './fuzz.js';
 import { DeadLetters } from '../../src/store/dead-letters.js';
 import { GameKeys } from '../../src/store/keys.js';
 
@@ -44,7 +44,7 @@ export function defineFuzz(opts: { perEndpoint: number; seed: number }): void {
         const problems: string[] = [];
         const counts: Record<number, number> = {};
         statuses[endpoint] = counts;
-        const cases = fuzzCases(opts.seed, endpoint as Endpoint, opts.perEndpoint, g, doorKey);
+        const cases = fuzzCases(opts.seed, endpoint, opts.perEndpoint, g, doorKey);
         let index = 0;
         const worker = async () => {
           for (let next = cases.next(); !next.done; next = cases.next()) {

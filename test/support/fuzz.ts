@@ -141,8 +141,17 @@ class CaseMaker {
     const stack: Json[] = [root];
     while (stack.length) {
       const node = stack.pop()!;
-      if (Array.isArray(node)) node.forEach((v, i) => (out.push({ parent: node, key: i }), stack.push(v)));
-      else if (node && typeof node === 'object') for (const [k, v] of Object.entries(node)) (out.push({ parent: node, key: k }), stack.push(v));
+      if (Array.isArray(node)) {
+        node.forEach((v, i) => {
+          out.push({ parent: node, key: i });
+          stack.push(v);
+        });
+      } else if (node && typeof node === 'object') {
+        for (const [k, v] of Object.entries(node)) {
+          out.push({ parent: node, key: k });
+          stack.push(v);
+        }
+      }
     }
     return out;
   }
@@ -269,7 +278,7 @@ class CaseMaker {
     const mutations: string[] = [];
     const method = endpoint === 'doors/manifest' ? 'GET' : 'POST';
     let value = this.base(endpoint);
-    let body: string | Buffer = '';
+    let body: string | Buffer;
     const valid = this.chance(0.1);
     const rounds = valid ? 0 : 1 + this.int(3);
     let textMutation = false;

@@ -75,7 +75,7 @@ export class PrivateRedis {
     const child = spawn('redis-server', args, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...o.env } });
     this.child = child;
     let stderr = '';
-    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const probe = new Redis(this.url, { lazyConnect: true, retryStrategy: () => 50, maxRetriesPerRequest: null });
     probe.on('error', () => undefined);
     try {

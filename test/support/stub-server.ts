@@ -14,7 +14,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { rawQuery, verifyRequestSignature } from '../../src/auth/signature.js';
-import { realSleep, type Clock } from '../../src/client/clock.js';
+import { realSleep, type Clock } from '@gis/client';
 
 /** A test key and its secret (shape `svc_live_<12 chars>.<43 chars>`). */
 export const TEST_SECRET = 'c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0LXNlY3I';

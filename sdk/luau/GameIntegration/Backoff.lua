@@ -5,7 +5,7 @@
 
 	Retry delays (spec: Errors rows 429 and 5xx; Limits: back-off is based on the status code): exponential
 	backoff with "equal jitter" for 5xx and network errors, Retry-After seconds for 429. Mirrors
-	src/client/backoff.ts.
+	packages/client/src/backoff.ts.
 ]]
 
 local Backoff = {}

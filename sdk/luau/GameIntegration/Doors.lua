@@ -5,7 +5,7 @@
 
 	Door decisions (spec: Door, failMode; "Intended client flow: fetch manifest on boot; bulk-check each
 	user on join; cache for the TTL; make no further requests during normal play except single checks for
-	uncached doors"). Mirrors src/client/door-access.ts:
+	uncached doors"). Mirrors packages/client/src/door-access.ts:
 	- GET doors/manifest -> { version, doors = [{ key, failMode, forcedState, ... }] }, on start and after
 	  refresh_permissions; a forced state (manifest or door_set_state) is applied locally: locked denies,
 	  unlocked allows, auto resumes decisions.

@@ -8,7 +8,7 @@
 	HMAC-SHA256 keyed with the key secret over the timestamp string followed by the body bytes exactly as
 	sent), Content-Type application/json. No Compress option: HttpService would gzip the body after this
 	module signed it, while the service checks the signature over the bytes as sent (compressed), so a
-	compressed request would get 401. Mirrors src/client/http-transport.ts:
+	compressed request would get 401. Mirrors packages/client/src/http-transport.ts:
 	- Request nonce (default on; `requestNonce = false` turns it off): every attempt goes to
 	  `<path>?nonce=<32 hex digits of a fresh GUID>` and is signed over timestamp + body + "?" + query, so
 	  no two servers of a game (which share one key) ever sign the same bytes, not even two bodiless

@@ -5,7 +5,7 @@
 
 	One game server's connection to the game integration service (spec: game-integration-api.md). A
 	ModuleScript for ServerScriptService; never require it from a client script (the key is a secret).
-	Mirrors the reference client src/client/game-client.ts:
+	Mirrors the reference client packages/client/src/game-client.ts:
 	- Heartbeat (POST /api/v1/game/heartbeat): the first one at a random point of the boot window after
 	  :start() (bootJitterSeconds, default half the initial interval: a game's servers restart together
 	  after every update), then every config.heartbeatIntervalSeconds of the last 200 (not a local

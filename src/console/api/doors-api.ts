@@ -61,7 +61,7 @@ export function doorsApi(services: ConsoleServices): Router {
 
   router.get('/games/:gameId/access-log', async (req, res) => {
     const game = await gameOf(req, services.db);
-    const q = (name: string) => (typeof req.query[name] === 'string' && req.query[name] !== '' ? (req.query[name] as string) : undefined);
+    const q = (name: string) => (typeof req.query[name] === 'string' && req.query[name] !== '' ? (req.query[name]) : undefined);
     const limit = q('limit');
     const page = await queryAccessLog(services.db, {
       gameId: game.id,

@@ -242,7 +242,7 @@ export class LiveHub {
       try {
         if (this.readerId === null) this.readerId = Number(await this.reader.client('ID'));
         this.stats_.reads += 1;
-        reply = (await this.reader.xread('COUNT', 500, 'BLOCK', this.blockMs, 'STREAMS', ...keys, ...ids)) as XReadReply;
+        reply = (await this.reader.xread('COUNT', 500, 'BLOCK', this.blockMs, 'STREAMS', ...keys, ...ids));
         if (failing) log.info('console live reader reading again');
         failing = false;
       } catch (err) {
@@ -346,14 +346,14 @@ export class LiveHub {
   /** Stores a rebuilt view and, when it changed, sends it to the game's subscribers (of `server` for a roster). */
   private publish(state: GameState, name: LiveEventName, server: string | null, key: string, body: string): void {
     if (this.games.get(state.gameId) !== state) return;
-    const previous = name === 'roster' ? state.rosters.get(server!) : state[name as 'servers' | 'commands' | 'health'];
+    const previous = name === 'roster' ? state.rosters.get(server!) : state[name];
     if (previous && previous.key === key) return;
     const snap: Snapshot = { seq: ++this.seq, key, body };
     if (name === 'roster') {
       if (![...state.subscribers].some((s) => s.server === server)) return;
       state.rosters.set(server!, snap);
     } else {
-      state[name as 'servers' | 'commands' | 'health'] = snap;
+      state[name] = snap;
     }
     const text = eventText(Date.now(), body);
     for (const s of state.subscribers) if (name !== 'roster' || s.server === server) this.deliver(s, name, snap.seq, text);

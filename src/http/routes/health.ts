@@ -40,7 +40,7 @@ export function healthRoutes(deps: { redis: Redis; db: Db; persistence?: Persist
     const belowRequired = p?.durability === 'required' && reading?.durable === false;
     if (redis === 'down' || postgres === 'down' || belowRequired) {
       const why = belowRequired && redis === 'up' && postgres === 'up'
-        ? `not ready: redis persistence is ${reading!.mode}, below REDIS_DURABILITY=required`
+        ? `not ready: redis persistence is ${reading.mode}, below REDIS_DURABILITY=required`
         : `not ready: redis ${redis}, postgres ${postgres}`;
       const err = new UnavailableError(why);
       applyErrorHead(res, err);

@@ -1,11 +1,15 @@
-/** Public surface of the reference client (see game-client.ts for the rules it follows). */
+/**
+ * Public surface of the reference client `@gis/client` (see game-client.ts for the rules it follows and
+ * the package README for a quick start). Depends on Node's built-ins only.
+ */
 export { GameClient, parseHeartbeatResponse, DEFAULT_SDK_VERSION, DEFAULT_INITIAL_INTERVAL_SECONDS, MIN_ID_RETENTION_MS } from './game-client.js';
 export type { GameClientOptions, TrackInput } from './game-client.js';
 export { SignedTransport, TransportError, KeyFormatError, encodeBody } from './http-transport.js';
-export type { TransportOptions, TransportResponse, AttemptInfo } from './http-transport.js';
+export type { TransportOptions, TransportResponse, AttemptInfo, FetchLike, FetchLikeResponse } from './http-transport.js';
+export { signRequest, NONCE_PARAM } from './signature.js';
 export { EventQueue } from './event-queue.js';
 export { CommandTracker } from './command-tracker.js';
-export type { CommandResults, FailureReport } from './command-tracker.js';
+export type { CommandResults } from './command-tracker.js';
 export { Roster } from './roster.js';
 export { percentile, StatsRecorder } from './client-stats.js';
 export type { ClientStats } from './client-stats.js';

@@ -6,6 +6,7 @@
  */
 import type { EventEntry } from './client-types.js';
 
+/** Events in the order they were tracked, bounded by `maxSize`; see the module comment. */
 export class EventQueue {
   private items: EventEntry[] = [];
 

@@ -26,7 +26,6 @@
  * - `nudge()`: one early heartbeat for any number of nudges before the next send (spec: Urgent nudge).
  */
 import { randomUUID } from 'node:crypto';
-import { MAX_ACKS, MAX_EVENTS } from '../schemas/heartbeat.js';
 import { backoffDelayMs, DEFAULT_BACKOFF, retryAfterWithJitterMs, type BackoffOptions } from './backoff.js';
 import { systemClock, type Clock } from './clock.js';
 import { StatsRecorder, type ClientStats } from './client-stats.js';
@@ -38,6 +37,8 @@ import { checkBan, type BanCheckResult, type BanFailMode } from './ban-check.js'
 import { ConcurrencyLimiter } from './limiter.js';
 import {
   GAME_PATHS,
+  MAX_ACKS,
+  MAX_EVENTS,
   type CommandEntry,
   type CommandHandler,
   type CommandOutcome,
@@ -58,6 +59,7 @@ export const DEFAULT_INITIAL_INTERVAL_SECONDS = 20;
 /** Command ids are remembered at least this long after their ack went out, ms. */
 export const MIN_ID_RETENTION_MS = 10 * 60_000;
 
+/** Options of {@link GameClient}; only `baseUrl`, `apiKey`, `externalServerId` and `maxPlayers` are required. */
 export interface GameClientOptions {
   /** Service origin, e.g. `http://127.0.0.1:3000`. */
   baseUrl: string;
@@ -129,7 +131,7 @@ export interface GameClientOptions {
   random?: () => number;
   /** fetch implementation (default the global one); the simulator passes a cheaper keep-alive one. */
   fetch?: FetchLike;
-  /** Send `?nonce=` with every request, signed with it (default true; README "Replays on a shared key"). */
+  /** Send `?nonce=` with every request, signed with it (default true; the service's README "Replays on a shared key"). */
   requestNonce?: boolean;
   /** After every HTTP attempt of any endpoint (heartbeat, checks, manifest), e.g. for latency figures. */
   onAttempt?: (attempt: AttemptInfo) => void;
@@ -375,8 +377,8 @@ export class GameClient {
    * Generic signed request, the extension point for doors/check, doors/bulk, doors/manifest (GET, empty
    * body) and bans/check (paths in {@link GAME_PATHS}). Signs the exact bytes, retries a 409 once after the
    * next whole second with a fresh timestamp (every attempt carries its own signed nonce, so servers
-   * sharing the key never collide; README "Replays on a shared key"), and returns every other status to
-   * the caller.
+   * sharing the key never collide; the service's README "Replays on a shared key"), and returns every
+   * other status to the caller.
    * @throws {TransportError} when no HTTP response arrived.
    */
   request(method: string, path: string, body?: unknown): Promise<TransportResponse> {
@@ -384,7 +386,7 @@ export class GameClient {
   }
 
   /**
-   * Connect-time ban check of `externalId` joining this server (spec: POST bans/check; src/client/ban-check.ts).
+   * Connect-time ban check of `externalId` joining this server (spec: POST bans/check; ./ban-check.ts).
    * Refuse the user when `banned` is true. Without an answer the fail mode decides: `opts.failMode`,
    * else the `banCheckFailMode` option, else `open`; the problem goes to `onProblem`. Never rejects for
    * HTTP or network outcomes.

@@ -12,6 +12,7 @@ export interface BackoffOptions {
   maxMs: number;
 }
 
+/** The client's backoff: first retry within 0.5–1 s, ceilings doubling up to 60 s. */
 export const DEFAULT_BACKOFF: Readonly<BackoffOptions> = Object.freeze({ baseMs: 1000, maxMs: 60_000 });
 
 /**

@@ -1,25 +1,83 @@
 /**
  * Wire shapes the reference client reads and writes (spec: Resources › Heartbeat request/response body,
- * Command types). Request shapes are the service's own (src/schemas/heartbeat.ts); response shapes are
- * parsed leniently here because "clients ignore unknown fields" (spec: Versioning, rule 2).
+ * Command types), the client's own declarations: the package imports nothing of the service, whose JSON
+ * Schemas (its src/schemas/heartbeat.ts) are the authority these follow. Request shapes are what the client
+ * sends; response shapes are read leniently because "clients ignore unknown fields" (spec: Versioning,
+ * rule 2).
  */
-import type { EventEntry, HeartbeatRequest, PlayerEntry } from '../schemas/heartbeat.js';
 
-export type { EventEntry, HeartbeatRequest, PlayerEntry };
+/** Most events one heartbeat may carry (the service's limit; the envelope size limit usually binds first). */
+export const MAX_EVENTS = 2000;
+/** Most ids one heartbeat may carry in `acks`, and in `failures` (the service's limit). */
+export const MAX_ACKS = 500;
+
+/**
+ * One player of the roster (spec: Heartbeat request body, `players[]`). Ids are 1–128 characters;
+ * `joinedAt` is RFC 3339.
+ */
+export interface PlayerEntry {
+  /** The player's platform user id. */
+  externalId: string;
+  /** Display name, at most 128 characters. */
+  username: string;
+  team?: string | null;
+  joinedAt?: string | null;
+}
+
+/**
+ * One player event (spec: Heartbeat request body, `events[]`; Events rules 1–3). `eventId` (1–128
+ * characters) is fixed when the event happens and is the service's dedupe key; `type` is 1–64 characters;
+ * `occurredAt` is RFC 3339; `payload` any JSON value.
+ */
+export interface EventEntry {
+  eventId: string;
+  type: string;
+  /** The user the event is about, if any. */
+  externalId?: string | null;
+  occurredAt: string;
+  payload?: unknown;
+}
+
+/** One entry of the heartbeat's `failures` (additive request field of the service): a command not carried out. */
+export interface FailureReport {
+  /** Command id. */
+  id: string;
+  /** Short reason, at most 500 characters. */
+  reason: string;
+}
+
+/**
+ * A heartbeat request body (spec: Heartbeat request body), fields in the spec's order. `players` is the
+ * full roster (at most 1,000), `events` at most {@link MAX_EVENTS}, `acks` and `failures` at most
+ * {@link MAX_ACKS} each; `uptimeSeconds` is whole seconds since the instance booted.
+ */
+export interface HeartbeatRequest {
+  externalServerId: string;
+  externalScopeId?: string | null;
+  playerCount: number;
+  maxPlayers: number;
+  sdkVersion: string;
+  uptimeSeconds: number;
+  region?: string | null;
+  players: PlayerEntry[];
+  events: EventEntry[];
+  acks: string[];
+  failures?: FailureReport[];
+}
 
 /** Paths of the five game endpoints, relative to the service origin (spec: Endpoints). */
 export const GAME_PATHS = Object.freeze({
   heartbeat: '/api/v1/game/heartbeat',
   doorsCheck: '/api/v1/game/doors/check',
   doorsBulk: '/api/v1/game/doors/bulk',
-  /** GET with an empty body; the signature covers the timestamp alone. */
+  /** GET with an empty body: the signature covers the timestamp (and the nonce query). */
   doorsManifest: '/api/v1/game/doors/manifest',
   bansCheck: '/api/v1/game/bans/check',
 });
 
 /**
- * One command of a heartbeat response (shape decided by this project: `commandEntrySchema` in
- * src/schemas/heartbeat.ts). Times are RFC 3339 UTC strings.
+ * One command of a heartbeat response (shape decided by the service, its README "API decisions", since
+ * the spec does not show it). Times are RFC 3339 UTC strings.
  */
 export interface CommandEntry {
   /** Command id (UUID): the dedupe key and what goes into `acks` / `failures`. */

@@ -40,7 +40,7 @@ import { ConcurrencyLimiter } from './limiter.js';
 import { TransportError, type TransportResponse } from './http-transport.js';
 import { GAME_PATHS, type CommandEntry, type CommandHandler, type CommandOutcome, type ProblemInfo } from './client-types.js';
 
-/** One door of the manifest (`doorManifestResponseSchema` in src/schemas/doors.ts). */
+/** One door of the `GET doors/manifest` response (spec: Doors; the service's `doorManifestResponseSchema`). */
 export interface ManifestDoor {
   key: string;
   name: string;
@@ -64,6 +64,7 @@ export interface DoorAnswer {
   source: 'service' | 'cache' | 'forced' | 'fail_mode';
 }
 
+/** Options of {@link DoorAccess}. */
 export interface DoorAccessOptions {
   /** Sends a signed request (normally `GameClient.request`). */
   request: (method: string, path: string, body?: unknown) => Promise<TransportResponse>;
@@ -98,6 +99,11 @@ interface WireDecision {
   ttlSeconds?: unknown;
 }
 
+/**
+ * One game server's door cache and checks (see the module comment for the rules it follows): the doors
+ * manifest, cached decisions per user and door, forced states, and the door's `failMode` when the
+ * service cannot answer.
+ */
 export class DoorAccess {
   private doors = new Map<string, ManifestDoor>();
   private version: number | null = null;
@@ -112,6 +118,7 @@ export class DoorAccess {
   /** Bulk checks deferred inside the boot window, by user: `send()` sends at once, `done` settles with it. */
   private readonly deferred = new Map<string, { send: () => void; drop: () => void; done: Promise<void> }>();
 
+  /** Makes no request; call {@link DoorAccess.boot} (or `refreshManifest`) when the server boots. */
   constructor(private readonly opts: DoorAccessOptions) {
     this.clock = opts.clock ?? systemClock;
     this.random = opts.random ?? Math.random;

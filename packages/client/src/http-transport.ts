@@ -9,7 +9,7 @@
  *
  * **Request nonce** (default on, `requestNonce`): every attempt goes to `<path>?nonce=<22 base64url
  * characters: 128 random bits>` and is signed over `timestamp + raw body + "?" + query`
- * (src/auth/signature.ts, README "Replays on a shared key"). All servers of a game share one key, so
+ * (./signature.ts; the service's README "Replays on a shared key"). All servers of a game share one key, so
  * without it two servers that send identical bytes in one second (two bodiless `GET doors/manifest`) sign
  * the same value and the second gets 409 from the replay cache; with it no two attempts of a fleet sign
  * the same bytes (a collision needs ~2^64 requests in one 600 s replay window). With `requestNonce: false`
@@ -24,7 +24,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
-import { NONCE_PARAM, sign } from '../auth/signature.js';
+import { NONCE_PARAM, signRequest } from './signature.js';
 import { systemClock, type Clock } from './clock.js';
 
 /** Thrown by the constructor when the key is not `svc_live_<prefix>.<secret>`. */
@@ -48,6 +48,7 @@ export class TransportError extends Error {
   }
 }
 
+/** Options of {@link SignedTransport}; `baseUrl` and `apiKey` are required. */
 export interface TransportOptions {
   /** Service origin, e.g. `http://127.0.0.1:3000` (a trailing slash is ignored); paths are appended. */
   baseUrl: string;
@@ -71,8 +72,9 @@ export interface TransportOptions {
   /** fetch implementation; default the global one. Only the subset in {@link FetchLike} is used. */
   fetch?: FetchLike;
   /**
-   * Add `?nonce=<random>` to every request and sign it with the query (default true; README "Replays on a
-   * shared key"). False signs the spec's form only, for a service that predates the request nonce.
+   * Add `?nonce=<random>` to every request and sign it with the query (default true; the service's README
+   * "Replays on a shared key"). False signs the spec's form only, for a service that predates the request
+   * nonce.
    */
   requestNonce?: boolean;
   /** Called after every HTTP attempt (a 409 retry is a second attempt), e.g. to record latency. */
@@ -187,7 +189,7 @@ export class SignedTransport {
     this.timeoutMs = opts.requestTimeoutMs ?? 10_000;
     this.userAgent = opts.userAgent ?? 'gis-reference-client';
     this.skewToleranceMs = opts.skewToleranceMs ?? 30_000;
-    this.fetchImpl = opts.fetch ?? (fetch as unknown as FetchLike);
+    this.fetchImpl = opts.fetch ?? fetch;
     this.onAttempt = opts.onAttempt;
     this.nonce = opts.requestNonce ?? true;
     this.gzipMinBytes = opts.gzipMinBytes ?? Infinity;
@@ -283,7 +285,7 @@ export class SignedTransport {
     const headers: Record<string, string> = {
       authorization: `Bearer ${this.apiKey}`,
       'x-service-timestamp': tsString,
-      'x-service-signature': sign(this.secret, tsString, bytes, query),
+      'x-service-signature': signRequest(this.secret, tsString, bytes, query),
       'content-type': 'application/json',
       accept: 'application/json',
       'user-agent': this.userAgent,

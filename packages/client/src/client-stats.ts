@@ -49,6 +49,7 @@ export interface ClientStats {
 
 /** Mutable counters plus the latency ring; {@link snapshot} copies them. */
 export class StatsRecorder {
+  /** Counters the client increments as things happen (see {@link ClientStats} for each). */
   readonly counters: Omit<ClientStats, 'latencySamplesMs' | 'eventsQueued' | 'eventsOutcomeUnknown' | 'heartbeatStatuses'> = {
     heartbeatsSent: 0,
     heartbeatsOutcomeUnknown: 0,

@@ -5,6 +5,7 @@
  */
 import type { PlayerEntry } from './client-types.js';
 
+/** The players on one game server now, keyed by `externalId`, in join order; see the module comment. */
 export class Roster {
   private readonly players = new Map<string, PlayerEntry>();
 

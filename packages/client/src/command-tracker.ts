@@ -8,12 +8,7 @@
  * - queues acks (effect done) and failures (`{id, reason}`) and keeps them until a heartbeat carrying them
  *   got its 200, like events. Acks are idempotent on the service, so re-sending is harmless.
  */
-
-/** A failure report in the heartbeat's `failures` field (additive request field of this service). */
-export interface FailureReport {
-  id: string;
-  reason: string;
-}
+import type { FailureReport } from './client-types.js';
 
 /** Acks and failures carried by one heartbeat. */
 export interface CommandResults {
@@ -24,6 +19,11 @@ export interface CommandResults {
 /** Longest failure reason the service accepts (characters). */
 const MAX_REASON = 500;
 
+/**
+ * Dedupe and result bookkeeping of commands for one game server (see the module comment): claim an id
+ * before running its handler, complete it with the outcome, take `outgoing` results into a heartbeat and
+ * `confirm` them after its 200.
+ */
 export class CommandTracker {
   /** id → epoch ms until which it is remembered; Infinity while handling or while its result is unsent. */
   private readonly handled = new Map<string, number>();
