@@ -32,6 +32,9 @@ import { pruneAccessLogJob } from './jobs/prune-access-log.job.js';
 /** Scheduled roles ignore the job; producer-fed roles read its data (and the lock token to delay it). */
 type Processor = (job: Job, token?: string) => Promise<unknown>;
 
+/** How long SIGTERM waits for running jobs (ms) before abandoning them; below the usual 30 s orchestrator kill. */
+const SHUTDOWN_GRACE_MS = 10_000;
+
 const PROCESSORS: Record<RoleName, (ctx: JobContext) => Processor> = {
   'flush-events': flushEventsJob,
   'flush-sessions': flushSessionsJob,
@@ -123,7 +126,15 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     log.info('workers shutting down', { signal });
-    await Promise.allSettled(workers.map((w) => w.close()));
+    // Running jobs get SHUTDOWN_GRACE_MS to finish; a flush stuck behind a slow dependency is then
+    // abandoned: every job is idempotent and acknowledges its stream entries only after its commit, so
+    // the next worker re-reads what this one left (nothing answered 200 is lost).
+    const graceful = Promise.allSettled(workers.map((w) => w.close()));
+    const graceElapsed = await Promise.race([graceful.then(() => false), new Promise<boolean>((r) => setTimeout(r, SHUTDOWN_GRACE_MS, true).unref())]);
+    if (graceElapsed) {
+      log.warn('shutdown grace elapsed: abandoning running jobs to the next worker', { graceMs: SHUTDOWN_GRACE_MS });
+      await Promise.allSettled(workers.map((w) => w.close(true)));
+    }
     await Promise.allSettled(queues.map((q) => q.close()));
     persistence.stop();
     await Promise.allSettled([redis.quit(), bullConnection.quit(), db.$disconnect()]);

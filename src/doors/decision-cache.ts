@@ -18,11 +18,16 @@ import { ReplayError } from '../errors.js';
 import { log } from '../log.js';
 import { doorQuota } from '../limits/quotas.js';
 import { QuotaExceededError } from '../limits/quota-error.js';
+import type { Effect } from './door-types.js';
 import { ThrottleMarks } from '../limits/throttle-marks.js';
 
-/** A decision as cached: its expiry and its public JSON (see {@link decisionJson} in door-access-service.ts). */
+/**
+ * A decision as cached: its expiry (ms since the epoch), its outcome and its public JSON (see
+ * `decisionJson` in door-access-service.ts).
+ */
 export interface CachedDecision {
   expiresAtMs: number;
+  decision: Effect;
   json: string;
 }
 
@@ -61,9 +66,15 @@ export interface StoreInput {
   logged: string[];
 }
 
+/**
+ * Decodes a cached value `<expiresAtMs>\n<decision JSON>`. The outcome is read from the JSON this module's
+ * writer produced (`decisionJson`: member `"decision"` is always present, and a quote inside a string is
+ * always escaped), so a hit is never JSON-parsed.
+ */
 function parseCached(value: string): CachedDecision {
   const nl = value.indexOf('\n');
-  return { expiresAtMs: Number(value.slice(0, nl)), json: value.slice(nl + 1) };
+  const json = value.slice(nl + 1);
+  return { expiresAtMs: Number(value.slice(0, nl)), decision: json.includes('"decision":"deny"') ? 'deny' : 'allow', json };
 }
 
 export class DecisionCache {

@@ -1,6 +1,8 @@
 /**
  * The three door endpoints' work (spec: Endpoints › doors/check, doors/bulk, doors/manifest; issue #5),
- * answered as ready-made JSON strings so a cache hit never parses or re-serialises a decision.
+ * answered as values ({@link DoorCheckAnswer}, {@link DoorBulkAnswer}, {@link DoorManifestAnswer}) that
+ * src/http/door-responses.ts serialises. A decision travels as its ready-made JSON plus its outcome, so a
+ * cache hit never parses or re-serialises it.
  *
  * - check: one round trip to Redis (replay claim + versions + the cached decision, logged by the script
  *   on a hit). On a miss: door definitions from the in-process catalog (Postgres only when the doors
@@ -17,7 +19,7 @@ import type { Db } from '../store/prisma.js';
 import type { AppRedis } from '../store/redis.js';
 import { DomainError, NotFoundError, UnavailableError } from '../errors.js';
 import { log } from '../log.js';
-import type { Decision, DoorDef } from './door-types.js';
+import type { Decision, DoorDef, Effect } from './door-types.js';
 import { DoorCatalog, type CatalogEntry } from './door-catalog.js';
 import { DecisionCache, type CachedDecision, type Lookup } from './decision-cache.js';
 import { raiseDoorsVersion } from './doors-version.js';
@@ -45,9 +47,43 @@ function decisionJson(door: DoorDef, d: Decision): string {
   return JSON.stringify({ doorKey: door.key, decision: d.decision, reason: d.reason, policyId: d.policyId, failMode: door.failMode, forcedState: door.forcedState });
 }
 
-/** `json` (a decision object) with `,"ttlSeconds":N` spliced in before its closing brace. */
-function withTtl(c: CachedDecision, nowMs: number): string {
-  return `${c.json.slice(0, -1)},"ttlSeconds":${Math.max(0, Math.floor((c.expiresAtMs - nowMs) / 1000))}}`;
+/**
+ * One answered decision: its outcome (for metrics), its public JSON without the TTL
+ * (`{doorKey, decision, reason, policyId, failMode, forcedState}`) and its remaining life in seconds.
+ */
+export interface AnsweredDecision {
+  decision: Effect;
+  json: string;
+  ttlSeconds: number;
+}
+
+/** doors/check's answer (`doorCheckResponseSchema` without serverTime). */
+export interface DoorCheckAnswer {
+  answered: AnsweredDecision;
+  externalId: string;
+  doorsVersion: number;
+  /** True when the decision came from the decision cache. */
+  cached: boolean;
+}
+
+/** doors/bulk's answer (`doorBulkResponseSchema` without serverTime): every door, in key order. */
+export interface DoorBulkAnswer {
+  externalId: string;
+  doorsVersion: number;
+  decisions: AnsweredDecision[];
+}
+
+/** doors/manifest's answer (`doorManifestResponseSchema` without serverTime); `version` is also the ETag. */
+export interface DoorManifestAnswer {
+  version: number;
+  /** Config `DOOR_CACHE_TTL_SECONDS`, seconds. */
+  doorCacheTtlSeconds: number;
+  /** The `doors` array as JSON, built once per doors version by the catalog. */
+  doorsJson: string;
+}
+
+function answered(c: CachedDecision, nowMs: number): AnsweredDecision {
+  return { decision: c.decision, json: c.json, ttlSeconds: Math.max(0, Math.floor((c.expiresAtMs - nowMs) / 1000)) };
 }
 
 export class DoorAccessService {
@@ -64,32 +100,32 @@ export class DoorAccessService {
   }
 
   /**
-   * One door, one user → the body of a 200 (`doorCheckResponseSchema`).
+   * One door, one user → the answer of a 200 (`doorCheckResponseSchema`).
    * @throws {ReplayError} 409. @throws {QuotaExceededError} 429 (src/limits/quotas.ts).
    * @throws {NotFoundError} 404 `unknown_door` / `unknown_game`.
    * @throws {UnavailableError} 503 when Postgres cannot be read on a cache miss.
    */
-  async check(caller: DoorCaller, input: { doorKey: string; externalId: string; externalServerId?: string | null }, nowMs: number): Promise<string> {
+  async check(caller: DoorCaller, input: { doorKey: string; externalId: string; externalServerId?: string | null }, nowMs: number): Promise<DoorCheckAnswer> {
     const found = await this.cache.lookup({ ...caller, mode: 'one', externalId: input.externalId, doorKey: input.doorKey, externalServerId: input.externalServerId, nowMs });
     const hit = found.hits.get(input.doorKey);
-    if (hit && found.doorsVersion !== null) return this.checkBody(withTtl(hit, nowMs), input.externalId, found.doorsVersion, true, nowMs);
+    if (hit && found.doorsVersion !== null) return { answered: answered(hit, nowMs), externalId: input.externalId, doorsVersion: found.doorsVersion, cached: true };
 
     const entry = await this.definitions(caller.gameId, found);
     const door = entry.doors.get(input.doorKey);
     if (!door) throw new NotFoundError(`unknown door key "${input.doorKey}"`, 'unknown_door');
     const ctx = await this.subject(entry, found, input.externalId, nowMs);
     const decided = evaluateDoor(door, ctx, nowMs, this.ttlMs);
-    const cached = { expiresAtMs: decided.expiresAtMs, json: decisionJson(door, decided) };
+    const cached = { expiresAtMs: decided.expiresAtMs, decision: decided.decision, json: decisionJson(door, decided) };
     this.remember(caller.gameId, found, entry, input, nowMs, [{ doorKey: door.key, decision: cached }], [cached.json]);
-    return this.checkBody(withTtl(cached, nowMs), input.externalId, entry.version, false, nowMs);
+    return { answered: answered(cached, nowMs), externalId: input.externalId, doorsVersion: entry.version, cached: false };
   }
 
   /**
-   * Every door of the game for one user → the body of a 200 (`doorBulkResponseSchema`), doors in key
+   * Every door of the game for one user → the answer of a 200 (`doorBulkResponseSchema`), doors in key
    * order. @throws {ReplayError} 409. @throws {QuotaExceededError} 429. @throws {UnavailableError} 503 as
    * {@link check}.
    */
-  async bulk(caller: DoorCaller, input: { externalId: string; externalServerId?: string | null }, nowMs: number): Promise<string> {
+  async bulk(caller: DoorCaller, input: { externalId: string; externalServerId?: string | null }, nowMs: number): Promise<DoorBulkAnswer> {
     const found = await this.cache.lookup({ ...caller, mode: 'all', externalId: input.externalId, externalServerId: input.externalServerId, nowMs });
     const entry = await this.definitions(caller.gameId, found);
     const missing = entry.keys.filter((k) => !found.hits.has(k));
@@ -99,29 +135,23 @@ export class DoorAccessService {
       for (const key of missing) {
         const door = entry.doors.get(key)!;
         const decided = evaluateDoor(door, ctx, nowMs, this.ttlMs);
-        fresh.push({ doorKey: key, decision: { expiresAtMs: decided.expiresAtMs, json: decisionJson(door, decided) } });
+        fresh.push({ doorKey: key, decision: { expiresAtMs: decided.expiresAtMs, decision: decided.decision, json: decisionJson(door, decided) } });
       }
     }
     const byKey = new Map(fresh.map((f) => [f.doorKey, f.decision]));
     const all = entry.keys.map((k) => found.hits.get(k) ?? byKey.get(k)!);
     this.remember(caller.gameId, found, entry, input, nowMs, fresh, all.map((c) => c.json));
-    const decisions = all.map((c) => withTtl(c, nowMs)).join(',');
-    return `{"externalId":${JSON.stringify(input.externalId)},"doorsVersion":${entry.version},"decisions":[${decisions}],"serverTime":"${new Date(nowMs).toISOString()}"}`;
+    return { externalId: input.externalId, doorsVersion: entry.version, decisions: all.map((c) => answered(c, nowMs)) };
   }
 
   /**
-   * The game's door definitions and forced states → `{ version, body }` (`doorManifestResponseSchema`);
-   * the route sends `version` as the ETag. @throws {ReplayError} 409. @throws {QuotaExceededError} 429.
+   * The game's door definitions and forced states (`doorManifestResponseSchema`); the route sends
+   * `version` as the ETag. @throws {ReplayError} 409. @throws {QuotaExceededError} 429.
    */
-  async manifest(caller: DoorCaller, nowMs: number): Promise<{ version: number; body: string }> {
+  async manifest(caller: DoorCaller, nowMs: number): Promise<DoorManifestAnswer> {
     const found = await this.cache.lookup({ ...caller, mode: 'version', nowMs });
     const entry = await this.definitions(caller.gameId, found);
-    const body = `{"version":${entry.version},"doorCacheTtlSeconds":${this.deps.doorCacheTtlSeconds},"doors":${entry.manifestJson},"serverTime":"${new Date(nowMs).toISOString()}"}`;
-    return { version: entry.version, body };
-  }
-
-  private checkBody(decision: string, externalId: string, version: number, cached: boolean, nowMs: number): string {
-    return `${decision.slice(0, -1)},"externalId":${JSON.stringify(externalId)},"doorsVersion":${version},"cached":${cached},"serverTime":"${new Date(nowMs).toISOString()}"}`;
+    return { version: entry.version, doorCacheTtlSeconds: this.deps.doorCacheTtlSeconds, doorsJson: entry.manifestJson };
   }
 
   /** The catalog entry at the looked-up version; initialises the Redis version when Redis had none. */

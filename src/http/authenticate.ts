@@ -4,30 +4,16 @@
  * Content-Encoding was used: src/http/raw-body.ts), or, for a request with a query string, over
  * `timestamp + raw body + "?" + raw query` (the request nonce, src/auth/signature.ts) → ±300 s window →
  * the body decoded for parsing, only now that the sender is known. The replay check (rule 3) is done by
- * the caller in the same Redis round trip as its work: the heartbeat script for heartbeats,
- * {@link claimSignature} for the others. It is keyed on the signature whichever form it covers, so a
- * byte-identical resend is refused either way.
+ * the caller in the same Redis round trip as its work (the heartbeat, ban-check and door scripts). It
+ * is keyed on the signature whichever form it covers, so a byte-identical resend is refused either way.
  */
 import type { Request } from 'express';
-import type { Redis } from 'ioredis';
 import { AuthError, ReplayError, ScopeError } from '../errors.js';
-import { parseTimestamp, rawQuery, SIGNATURE_WINDOW_SECONDS, verifyRequestSignature, type SignedForm } from '../auth/signature.js';
+import type { SignedRequest } from '../auth/signed-request.js';
+import { parseTimestamp, rawQuery, SIGNATURE_WINDOW_SECONDS, verifyRequestSignature } from '../auth/signature.js';
 import type { KeyVerifier, VerifiedKey } from '../auth/key-verifier.js';
 import type { Scope } from '../auth/scopes.js';
-import { GameKeys, REPLAY_TTL_SECONDS } from '../store/keys.js';
 import { decodeBody, receivedBody } from './raw-body.js';
-
-export interface SignedRequest {
-  key: VerifiedKey;
-  /** The hex signature, the replay-cache key. */
-  signature: string;
-  /** Raw body bytes as received, the signed ones (empty for GET); content-coded if a Content-Encoding was sent. */
-  raw: Buffer;
-  /** What the signature covers: `body` (the spec's form) or `body+query` (the request nonce). */
-  form: SignedForm;
-  /** The body decoded from its Content-Encoding: the JSON text to parse (the same Buffer as `raw` for identity). */
-  body: Buffer;
-}
 
 /**
  * Authenticates `req` and checks its signature and timestamp; `nowMs` is server time. The body must
@@ -60,14 +46,4 @@ export async function authenticateRequest(req: Request, verifier: KeyVerifier, n
 /** @throws {ScopeError} 403 `scope_missing` when `key` lacks `scope`. */
 export function requireScope(key: VerifiedKey, scope: Scope): void {
   if (!key.scopes.has(scope)) throw new ScopeError(scope);
-}
-
-/**
- * Records `signature` in the replay cache for endpoints other than the heartbeat.
- * @throws {ReplayError} 409 `replayed_signature` when it was seen inside the window.
- */
-export async function claimSignature(redis: Redis, redisPrefix: string, signed: SignedRequest): Promise<void> {
-  const keys = new GameKeys(redisPrefix, signed.key.gameId);
-  const ok = await redis.set(keys.replay(signed.key.keyId, signed.signature), '1', 'EX', REPLAY_TTL_SECONDS, 'NX');
-  if (ok !== 'OK') throw new ReplayError('replayed_signature', 'this signature was already used; re-sign with a fresh timestamp');
 }

@@ -6,7 +6,7 @@
 import type { AppRedis } from '../store/redis.js';
 import { GameKeys, REPLAY_TTL_SECONDS, THROTTLE_COUNT_TTL_SECONDS } from '../store/keys.js';
 import { ReplayError } from '../errors.js';
-import type { SignedRequest } from '../http/authenticate.js';
+import type { SignedRequest } from '../auth/signed-request.js';
 import { BAN_CHECK_QUOTA, MINUTE_WINDOW_SECONDS } from './quotas.js';
 import { QuotaExceededError } from './quota-error.js';
 import { ThrottleMarks } from './throttle-marks.js';

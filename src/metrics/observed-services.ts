@@ -5,7 +5,7 @@
  */
 import type { ErrorRequestHandler } from 'express';
 import { HeartbeatService, type HeartbeatInput, type RecordedHeartbeat } from '../presence/heartbeat-service.js';
-import { DoorAccessService, type DoorAccessDeps, type DoorCaller } from '../doors/door-access-service.js';
+import { DoorAccessService, type AnsweredDecision, type DoorAccessDeps, type DoorBulkAnswer, type DoorCaller, type DoorCheckAnswer } from '../doors/door-access-service.js';
 import type { AppRedis } from '../store/redis.js';
 import { QuotaExceededError } from '../limits/quota-error.js';
 import type { ApiMetrics } from './api-metrics.js';
@@ -24,38 +24,30 @@ export class ObservedHeartbeatService extends HeartbeatService {
   }
 }
 
-/**
- * Counts `"decision":"allow"` / `"deny"` members in a response body the door service built. Inside a
- * JSON string a quote is always escaped, so `,"decision":"` only occurs as a member name.
- */
-export function countDecisions(body: string): { allow: number; deny: number } {
-  const count = (needle: string) => {
-    let n = 0;
-    for (let i = body.indexOf(needle); i !== -1; i = body.indexOf(needle, i + needle.length)) n++;
-    return n;
-  };
-  return { allow: count(',"decision":"allow"'), deny: count(',"decision":"deny"') };
-}
-
 /** Counts door decisions answered by check and bulk, by result. */
 export class ObservedDoorAccessService extends DoorAccessService {
   constructor(deps: DoorAccessDeps, private readonly metrics: ApiMetrics) {
     super(deps);
   }
 
-  override async check(caller: DoorCaller, input: { doorKey: string; externalId: string; externalServerId?: string | null }, nowMs: number): Promise<string> {
-    return this.counted('check', await super.check(caller, input, nowMs));
+  override async check(caller: DoorCaller, input: { doorKey: string; externalId: string; externalServerId?: string | null }, nowMs: number): Promise<DoorCheckAnswer> {
+    const answer = await super.check(caller, input, nowMs);
+    this.counted('check', [answer.answered]);
+    return answer;
   }
 
-  override async bulk(caller: DoorCaller, input: { externalId: string; externalServerId?: string | null }, nowMs: number): Promise<string> {
-    return this.counted('bulk', await super.bulk(caller, input, nowMs));
+  override async bulk(caller: DoorCaller, input: { externalId: string; externalServerId?: string | null }, nowMs: number): Promise<DoorBulkAnswer> {
+    const answer = await super.bulk(caller, input, nowMs);
+    this.counted('bulk', answer.decisions);
+    return answer;
   }
 
-  private counted(endpoint: string, body: string): string {
-    const { allow, deny } = countDecisions(body);
+  private counted(endpoint: string, decisions: AnsweredDecision[]): void {
+    let deny = 0;
+    for (const d of decisions) if (d.decision === 'deny') deny++;
+    const allow = decisions.length - deny;
     if (allow) this.metrics.doorDecisions.inc({ endpoint, decision: 'allow' }, allow);
     if (deny) this.metrics.doorDecisions.inc({ endpoint, decision: 'deny' }, deny);
-    return body;
   }
 }
 

@@ -12,6 +12,7 @@ import { expect } from 'chai';
 import { Harness, type TestGame } from '../support/harness.js';
 import { addPolicy, createDoor, deletePolicy, deleteDoor, forceDoor } from '../../src/doors/door-admin-service.js';
 import { DoorAccessService } from '../../src/doors/door-access-service.js';
+import { doorCheckBody } from '../../src/http/door-responses.js';
 import { buildOrg, check, bulk, DAY_MS, doorWith, invalidator, type Org } from './door-fixtures.js';
 
 const HOUR_MS = 3_600_000;
@@ -159,7 +160,7 @@ describe('door decision cache', () => {
   describe('time boundaries end a cached decision', () => {
     let service: DoorAccessService;
     const call = (doorKey: string, user: string, nowMs: number) =>
-      service.check({ gameId: g.gameId, keyId: randomUUID(), signature: randomUUID() }, { doorKey, externalId: user }, nowMs).then((s) => JSON.parse(s) as Record<string, unknown>);
+      service.check({ gameId: g.gameId, keyId: randomUUID(), signature: randomUUID() }, { doorKey, externalId: user }, nowMs).then((a) => JSON.parse(doorCheckBody(a, nowMs)) as Record<string, unknown>);
 
     before(() => {
       service = new DoorAccessService({ db: h.db, redis: h.redis, redisPrefix: h.config.redisPrefix, doorCacheTtlSeconds: h.config.doorCacheTtlSeconds });

@@ -12,7 +12,7 @@ import { BAN_CHECK_QUOTA, DOOR_BULK_QUOTA, DOOR_CHECK_QUOTA, heartbeatQuota, man
 import { nudgesPerMinute } from '../../src/commands/nudge-budget.js';
 import { GameKeys, GlobalKeys } from '../../src/store/keys.js';
 import { throttleHistory } from '../../src/limits/ingest-health.js';
-import type { SignedRequest } from '../../src/http/authenticate.js';
+import type { SignedRequest } from '../../src/auth/signed-request.js';
 import type { VerifiedKey } from '../../src/auth/key-verifier.js';
 
 /** The middle of a minute: both 60 s windows and the test's instants stay inside one window. */

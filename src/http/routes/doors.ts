@@ -24,6 +24,7 @@ import { doorBulkRequestSchema, doorCheckRequestSchema, type DoorBulkRequest, ty
 import { authenticateRequest, requireScope } from '../authenticate.js';
 import { parseJson } from '../parse-json.js';
 import { sendJson } from '../send-json.js';
+import { doorBulkBody, doorCheckBody, doorManifestBody } from '../door-responses.js';
 
 const validateCheck = compileValidator<DoorCheckRequest>(doorCheckRequestSchema);
 const validateBulk = compileValidator<DoorBulkRequest>(doorBulkRequestSchema);
@@ -41,7 +42,7 @@ export function doorCheckRoute(deps: DoorRouteDeps): RequestHandler {
     requireScope(signed.key, 'doors');
     const body = validateCheck(parseJson(signed.body));
     const caller = { gameId: signed.key.gameId, keyId: signed.key.keyId, signature: signed.signature };
-    sendJson(res, await deps.doors.check(caller, body, nowMs));
+    sendJson(res, doorCheckBody(await deps.doors.check(caller, body, nowMs), nowMs));
   };
 }
 
@@ -53,7 +54,7 @@ export function doorBulkRoute(deps: DoorRouteDeps): RequestHandler {
     requireScope(signed.key, 'doors');
     const body = validateBulk(parseJson(signed.body));
     const caller = { gameId: signed.key.gameId, keyId: signed.key.keyId, signature: signed.signature };
-    sendJson(res, await deps.doors.bulk(caller, body, nowMs));
+    sendJson(res, doorBulkBody(await deps.doors.bulk(caller, body, nowMs), nowMs));
   };
 }
 
@@ -65,6 +66,6 @@ export function doorManifestRoute(deps: DoorRouteDeps): RequestHandler {
     requireScope(signed.key, 'doors');
     const caller = { gameId: signed.key.gameId, keyId: signed.key.keyId, signature: signed.signature };
     const manifest = await deps.doors.manifest(caller, nowMs);
-    sendJson(res, manifest.body, { ETag: `"${manifest.version}"` });
+    sendJson(res, doorManifestBody(manifest, nowMs), { ETag: `"${manifest.version}"` });
   };
 }

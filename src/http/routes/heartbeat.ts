@@ -23,17 +23,14 @@ export interface LiveConfig {
   doorsVersion?: number | null;
 }
 
-/** The `config` object of a heartbeat response for `key`'s game, as JSON. */
-export type ConfigBuilder = (key: VerifiedKey, live: LiveConfig) => string;
-
 /**
- * Default config: `heartbeatIntervalSeconds` (seconds, the interval the client must follow),
+ * The `config` object of a heartbeat response for `key`'s game, as JSON. Fields: `heartbeatIntervalSeconds` (seconds, the interval the client must follow),
  * `doorCacheTtlSeconds` (seconds, longest a door decision may be cached) and `doorsVersion` (the manifest
  * version; refetch the manifest when it changes). Every field is documented in `HEARTBEAT_CONFIG_FIELDS`
  * (src/schemas/heartbeat.ts), the README table "Heartbeat `config`" and the OpenAPI `HeartbeatConfig`;
  * test/openapi/heartbeat-config.test.ts fails when a field sent here is missing there.
  */
-export const baseConfig: ConfigBuilder = (key, live) =>
+export const baseConfig = (key: VerifiedKey, live: LiveConfig): string =>
   JSON.stringify({
     heartbeatIntervalSeconds: key.heartbeatIntervalSeconds,
     ...(live.doorCacheTtlSeconds !== undefined ? { doorCacheTtlSeconds: live.doorCacheTtlSeconds } : {}),
@@ -46,8 +43,7 @@ export interface HeartbeatDoorConfig {
   versions: DoorsVersionReader;
 }
 
-export function heartbeatRoute(deps: { verifier: KeyVerifier; heartbeats: HeartbeatService; config?: ConfigBuilder; doors?: HeartbeatDoorConfig }): RequestHandler {
-  const buildConfig = deps.config ?? baseConfig;
+export function heartbeatRoute(deps: { verifier: KeyVerifier; heartbeats: HeartbeatService; doors?: HeartbeatDoorConfig }): RequestHandler {
   return async (req, res) => {
     const nowMs = Date.now();
     const signed = await authenticateRequest(req, deps.verifier, nowMs);
@@ -67,6 +63,6 @@ export function heartbeatRoute(deps: { verifier: KeyVerifier; heartbeats: Heartb
     const live: LiveConfig = deps.doors
       ? { doorCacheTtlSeconds: deps.doors.doorCacheTtlSeconds, doorsVersion: await deps.doors.versions.resolve(signed.key.gameId, recorded.doorsVersion) }
       : {};
-    sendJson(res, `{"commands":[${recorded.commands.join(',')}],"config":${buildConfig(signed.key, live)},"serverTime":"${new Date(nowMs).toISOString()}"}`);
+    sendJson(res, `{"commands":[${recorded.commands.join(',')}],"config":${baseConfig(signed.key, live)},"serverTime":"${new Date(nowMs).toISOString()}"}`);
   };
 }
