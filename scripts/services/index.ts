@@ -1,7 +1,7 @@
 /**
  * scripts/services/index.ts (`npm run services:up|down|status`) — make Redis and PostgreSQL reachable before anything else runs.
  *
- * Usage:  node_modules/.bin/tsx scripts/services/index.ts <up|down|status> [--test] [--allow-volatile-redis]
+ * Usage:  node_modules/.bin/tsx scripts/services/index.ts <up|down|status> [--test] [--allow-volatile-redis] [--cluster [--replicas N]]
  *
  * Why this exists
  * ---------------
@@ -49,7 +49,14 @@
  * Exit codes: 0 ok; 1 a service is unreachable / could not be started / migrations failed;
  *             2 usage error; 3 server binaries missing (the message names the Debian packages).
  *
- * Layout: common.ts (shared helpers), targets.ts (which URLs), redis.ts, postgres.ts, env-file.ts.
+ * Redis Cluster (issue #17, cluster.ts): `up --cluster [--replicas N]` starts (or finds) a local 3-master
+ * cluster on 127.0.0.1:7001… instead of the single Redis and writes its connection setting,
+ * `REDIS_URL=redis+cluster://127.0.0.1:7001,…` with REDIS_DURABILITY=required (AOF everysec), to
+ * `.data/services.env` (with `--test` it only prints it: run the tests with that REDIS_URL). `down`
+ * stops its nodes too; `status` reports it.
+ *
+ * Layout: common.ts (shared helpers), targets.ts (which URLs), redis.ts, cluster.ts, postgres.ts,
+ * env-file.ts.
  */
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -58,6 +65,7 @@ import { parseCli } from '../support/cli-args.js';
 import { EXIT_FAILURE, EXIT_MISSING_BINARIES, ServiceError, errMessage, redact, rel } from './common.js';
 import { readServicesEnv, removeServicesEnv, SERVICES_ENV, writeServicesEnv } from './env-file.js';
 import { databaseExists, databaseName, ensurePostgres, localPostgresPid, maintenanceUrl, probePostgres, stopLocalPostgres } from './postgres.js';
+import { clusterStatus, ensureCluster, MAX_REPLICAS, stopCluster } from './cluster.js';
 import { describePersistence, ensureRedis, localRedisPid, localRedisUrl, probeRedis, redisPersistenceOf, stopLocalRedis } from './redis.js';
 import { resolveTargets } from './targets.js';
 
@@ -78,20 +86,33 @@ async function report(tasks: Promise<string>[]): Promise<number> {
   return code;
 }
 
+/** Options of `up` beyond `--test`. */
+export interface UpOptions {
+  /** `--allow-volatile-redis`: use a Redis without durable persistence, saying so. */
+  allowVolatile?: boolean;
+  /** `--cluster`: a local Redis Cluster with this many replicas per master instead of the single Redis. */
+  clusterReplicas?: number;
+}
+
 /** `up` (module comment): Redis and PostgreSQL reachable, migrated, and (without `test`) services.env written. */
-export async function up(test: boolean, allowVolatile = false): Promise<number> {
+export async function up(test: boolean, opts: UpOptions = {}): Promise<number> {
   const t = resolveTargets(test);
   // On failure the file of an earlier run stays: removing it would send the npm scripts back to the
   // default Redis, which may be exactly the volatile one this script refuses.
-  const redis = ensureRedis(t, { test, allowVolatile }).then((choice) =>
-    test ? choice.message : `${choice.message}\n${writeServicesEnv(choice.url, isDurable(choice.persistence.mode))}`,
-  );
+  const redis =
+    opts.clusterReplicas !== undefined
+      ? ensureCluster({ replicas: opts.clusterReplicas }).then(({ url, message }) =>
+          test ? message : `${message}\n${writeServicesEnv(url, true)}${t.redisExplicit ? '\nredis cluster: NOTE: REDIS_URL is set in this shell and wins over .data/services.env' : ''}`,
+        )
+      : ensureRedis(t, { test, allowVolatile: opts.allowVolatile ?? false }).then((choice) =>
+          test ? choice.message : `${choice.message}\n${writeServicesEnv(choice.url, isDurable(choice.persistence.mode))}`,
+        );
   return report([redis, ensurePostgres(t)]);
 }
 
 /** `down`: stops the project-local instances this script started and removes services.env. */
 export async function down(): Promise<number> {
-  return report([stopLocalRedis(), stopLocalPostgres(), Promise.resolve().then(removeServicesEnv)]);
+  return report([stopLocalRedis(), stopCluster(), stopLocalPostgres(), Promise.resolve().then(removeServicesEnv)]);
 }
 
 /** `status`: reachability, persistence and local instances. */
@@ -101,12 +122,14 @@ export async function status(test: boolean): Promise<number> {
     // The Redis the npm scripts would use: the shell's REDIS_URL, else the one `up` recorded, else the default.
     const recorded = test || t.redisExplicit ? undefined : readServicesEnv().REDIS_URL;
     const url = recorded ?? t.redisUrl;
+    const cluster = await clusterStatus();
+    if (cluster !== undefined && url.startsWith('redis+cluster:')) return cluster;
     const p = await probeRedis(url);
     const pid = localRedisPid();
     const local = pid !== undefined ? `; local instance running (pid ${pid}${localRedisUrl() ? `, ${localRedisUrl()}` : ''})` : '';
     const from = recorded ? ` (from ${rel(SERVICES_ENV)})` : '';
     if (!p.ok) throw new ServiceError(`redis: NOT reachable at ${redact(url)}${from} (${p.detail})${local}`);
-    return `redis: reachable at ${redact(url)}${from}, ${describePersistence(await redisPersistenceOf(url))}${local}`;
+    return `redis: reachable at ${redact(url)}${from}, ${describePersistence(await redisPersistenceOf(url))}${local}${cluster ? `\n${cluster}` : ''}`;
   })();
   const pgTask = (async () => {
     const p = await probePostgres(t.databaseUrl);
@@ -120,19 +143,26 @@ export async function status(test: boolean): Promise<number> {
   return report([redisTask, pgTask]);
 }
 
-const USAGE = 'usage: tsx scripts/services/index.ts <up|down|status> [--test] [--allow-volatile-redis]';
+const USAGE = 'usage: tsx scripts/services/index.ts <up|down|status> [--test] [--allow-volatile-redis] [--cluster [--replicas 0-2]]';
 
 /** The CLI: parses `argv` and runs the command; resolves to the exit code. */
 export async function main(argv: readonly string[]): Promise<number> {
   const cli = parseCli(USAGE, {
     allowPositionals: true,
-    options: { test: { type: 'boolean', default: false }, 'allow-volatile-redis': { type: 'boolean', default: false } },
+    options: {
+      test: { type: 'boolean', default: false },
+      'allow-volatile-redis': { type: 'boolean', default: false },
+      cluster: { type: 'boolean', default: false },
+      replicas: { type: 'string' },
+    },
   }, argv);
-  const { test, 'allow-volatile-redis': allowVolatile } = cli.values;
+  const { test, 'allow-volatile-redis': allowVolatile, cluster } = cli.values;
   if (cli.positionals.length !== 1) cli.fail('expected exactly one command');
+  if (cli.values.replicas !== undefined && !cluster) cli.fail('--replicas goes with --cluster');
+  const replicas = cli.number('replicas', 0, 0, MAX_REPLICAS, { integer: true });
   switch (cli.positionals[0]) {
     case 'up':
-      return up(test, allowVolatile);
+      return up(test, { allowVolatile, clusterReplicas: cluster ? replicas : undefined });
     case 'down':
       return down();
     case 'status':
