@@ -13,10 +13,6 @@
  * Prints, per phase, the right key's statuses and p50/p99/max, and the ratio of each flooded p99 to the
  * baseline p99 measured in the same run (the issue's target: ≤ 2). Removes what it created afterwards.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config.js';
 import { createRedis } from '../src/store/redis.js';
 import { createDb } from '../src/store/prisma.js';
@@ -27,50 +23,43 @@ import { sign } from '../src/auth/signature.js';
 import { percentile } from '@gis/client';
 import { deleteByPattern } from './fixtures.js';
 import { freePort } from './support/free-port.js';
+import { startNodeScript, type ManagedChild } from './support/child-process.js';
+import { parseCli } from './support/cli-args.js';
 import { pacedLoad, type PacedRequest, type PacedResult } from './support/paced-load.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const HB = '/api/v1/game/heartbeat';
 
-const { values } = parseArgs({
+const cli = parseCli('usage: npm run bench:auth-flood -- [--duration 15] [--rate 20] [--flood 200] [--prefix gisbench-auth]', {
   options: {
-    duration: { type: 'string', default: '15' },
-    rate: { type: 'string', default: '20' },
-    flood: { type: 'string', default: '200' },
+    duration: { type: 'string' },
+    rate: { type: 'string' },
+    flood: { type: 'string' },
     prefix: { type: 'string', default: 'gisbench-auth' },
   },
 });
-const duration = Number(values.duration);
-const rate = Number(values.rate);
-const floodRate = Number(values.flood);
-const prefix = values.prefix;
-if (prefix === 'gis') throw new Error('use a dedicated --prefix: its keys are deleted afterwards');
+const duration = cli.number('duration', 15, 1, 3600);
+const rate = cli.number('rate', 20, 0.1, 100_000);
+const floodRate = cli.number('flood', 200, 0.1, 100_000);
+const prefix = cli.values.prefix;
+if (prefix === 'gis') cli.fail('use a dedicated --prefix: its keys are deleted afterwards');
 
 const config = loadConfig({ ...process.env, REDIS_PREFIX: prefix });
 const redis = createRedis(config.redisUrl, { name: 'bench' });
 const db = createDb(config.databaseUrl, 2);
 const ws = await createWorkspace(db, `bench auth flood ${new Date().toISOString()}`);
 const port = await freePort();
-let api: ChildProcess | null = null;
+let api: ManagedChild | null = null;
 
 async function startApi(): Promise<void> {
-  api = spawn(path.join(ROOT, 'node_modules/.bin/node'), ['--import', 'tsx', 'src/server.ts'], {
-    cwd: ROOT,
-    env: { ...process.env, REDIS_PREFIX: prefix, PORT: String(port), HOST: '127.0.0.1', CONSOLE_PORT: String(await freePort()), LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'inherit', 'inherit'],
+  api = startNodeScript('api', 'src/server.ts', {
+    env: { REDIS_PREFIX: prefix, PORT: String(port), HOST: '127.0.0.1', CONSOLE_PORT: String(await freePort()), LOG_LEVEL: 'warn' },
+    echo: 'all',
   });
-  for (let t = 0; ; t++) {
-    if (t > 300) throw new Error('API did not start');
-    if (await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false)) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await api.waitForUrl(`http://127.0.0.1:${port}/healthz`);
 }
 
 async function stopApi(): Promise<void> {
-  if (!api || api.exitCode !== null) return;
-  const exited = new Promise((r) => api!.once('exit', r));
-  api.kill('SIGTERM');
-  await exited;
+  await api?.stop();
 }
 
 /** A signed heartbeat with `key`/`secret`; `n` keeps every body distinct (no replay collisions). */

@@ -11,10 +11,7 @@
  * status codes, and the Postgres queries the run cost (pg_stat_database xact_commit of the database: the
  * check path should cost none). Removes the workspace and the prefix's keys afterwards.
  */
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config.js';
 import { createRedis } from '../src/store/redis.js';
@@ -26,9 +23,9 @@ import { BanService } from '../src/bans/ban-service.js';
 import { Blocklist } from '../src/bans/blocklist.js';
 import { deleteByPattern } from './fixtures.js';
 import { freePort } from './support/free-port.js';
+import { startNodeScript } from './support/child-process.js';
 import { autocannon, type AcRequest } from './support/autocannon.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const PATH = '/api/v1/game/bans/check';
 
 
@@ -54,11 +51,7 @@ const redis = createRedis(config.redisUrl, { name: 'bench' });
 const db = createDb(config.databaseUrl, 4);
 const ws = await createWorkspace(db, `bench bans ${new Date().toISOString()}`);
 const port = await freePort();
-const api = spawn(path.join(ROOT, 'node_modules/.bin/node'), ['--import', 'tsx', 'src/server.ts'], {
-  cwd: ROOT,
-  env: { ...process.env, REDIS_PREFIX: prefix, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
-  stdio: ['ignore', 'inherit', 'inherit'],
-});
+const api = startNodeScript('api', 'src/server.ts', { env: { REDIS_PREFIX: prefix, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' }, echo: 'all' });
 try {
   const game = await createGame(db, { workspaceId: ws.id, name: 'bench game' });
   const key = await createKey(db, game.id, ['heartbeat']);
@@ -78,11 +71,7 @@ try {
       issuedBy: 'bench',
     });
   }
-  for (let t = 0; ; t++) {
-    if (t > 300) throw new Error('API did not start');
-    if (await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false)) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await api.waitForUrl(`http://127.0.0.1:${port}/healthz`);
   const request: AcRequest = {
     method: 'POST',
     path: PATH,
@@ -102,7 +91,7 @@ try {
   console.log(`Postgres transactions in the database during the run (all clients, incl. pg_stat reads): ${pgTransactions} for ${r.requests.total} checks`);
   console.log(`BENCH bans_check_rps=${Math.round(r.requests.average)} p50_ms=${r.latency.p50} p99_ms=${r.latency.p99} pg_tx=${pgTransactions}`);
 } finally {
-  api.kill('SIGTERM');
+  await api.stop();
   await db.workspace.delete({ where: { id: ws.id } }).catch(() => undefined);
   await deleteByPattern(redis, `${prefix}:*`);
   await redis.quit();

@@ -28,11 +28,6 @@
  * Everything is removed afterwards, also on failure or Ctrl-C: children stopped, the workspace, its
  * commands and every key under `<prefix>:*` deleted — which is why the prefix must be a dedicated one.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { loadConfig, type Config } from '../src/config.js';
 import { createRedis, type AppRedis } from '../src/store/redis.js';
 import { createDb, type Db } from '../src/store/prisma.js';
@@ -45,8 +40,9 @@ import { CloudMessagingImitation } from './support/cloud-messaging-imitation.js'
 import { attachNudgeImitation, CommandLoad, type CommandLoadSummary } from './support/command-load.js';
 import { deleteByPattern } from './fixtures.js';
 import { freePort } from './support/free-port.js';
+import { startNodeScript, type ManagedChild } from './support/child-process.js';
+import { parseCli } from './support/cli-args.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const INTERVAL_SECONDS = 15;
 
 interface Args {
@@ -59,69 +55,34 @@ interface Args {
   json: boolean;
 }
 
+const USAGE = 'usage: npm run bench:commands -- [--servers 50] [--players 10] [--duration 90] [--rate 1] [--gap-ms 250] [--prefix gisbench-cmd] [--json]';
+
 function readArgs(argv: string[]): Args {
-  const { values } = parseArgs({
-    args: argv,
-    strict: true,
+  const cli = parseCli(USAGE, {
     options: {
-      servers: { type: 'string', default: '50' },
-      players: { type: 'string', default: '10' },
-      duration: { type: 'string', default: '90' },
-      rate: { type: 'string', default: '1' },
-      'gap-ms': { type: 'string', default: '250' },
+      servers: { type: 'string' },
+      players: { type: 'string' },
+      duration: { type: 'string' },
+      rate: { type: 'string' },
+      'gap-ms': { type: 'string' },
       prefix: { type: 'string', default: 'gisbench-cmd' },
       json: { type: 'boolean', default: false },
     },
-  });
-  const num = (name: string, v: string, min: number, max: number) => {
-    const n = Number(v);
-    if (!Number.isFinite(n) || n < min || n > max) throw new Error(`--${name} must be a number from ${min} to ${max}`);
-    return n;
-  };
+  }, argv);
   return {
-    servers: Math.floor(num('servers', values.servers, 1, 2000)),
-    players: Math.floor(num('players', values.players, 1, 200)),
-    durationSeconds: num('duration', values.duration, 5, 3600),
-    rate: num('rate', values.rate, 0.01, 100),
-    gapMs: Math.floor(num('gap-ms', values['gap-ms'], 0, 60_000)),
-    prefix: values.prefix,
-    json: values.json,
+    servers: Math.floor(cli.number('servers', 50, 1, 2000)),
+    players: Math.floor(cli.number('players', 10, 1, 200)),
+    durationSeconds: cli.number('duration', 90, 5, 3600),
+    rate: cli.number('rate', 1, 0.01, 100),
+    gapMs: Math.floor(cli.number('gap-ms', 250, 0, 60_000)),
+    prefix: cli.values.prefix,
+    json: cli.values.json,
   };
 }
 
 const log = (msg: string): void => void process.stderr.write(`[bench-commands] ${msg}\n`);
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-
-/** A service process (`<node> --import tsx <script>`); warnings and errors are echoed to stderr. */
-class Child {
-  private readonly proc: ChildProcess;
-  private exited = false;
-
-  constructor(readonly name: string, script: string, env: Record<string, string | undefined>) {
-    const local = path.join(ROOT, 'node_modules/.bin/node');
-    this.proc = spawn(fs.existsSync(local) ? local : process.execPath, ['--import', 'tsx', script], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    const echo = (chunk: Buffer) => {
-      for (const line of chunk.toString('utf8').split('\n')) if (/"level":"(warn|error)"|Error/.test(line)) log(`[${name}] ${line}`);
-    };
-    this.proc.stdout!.on('data', echo);
-    this.proc.stderr!.on('data', echo);
-    this.proc.on('exit', () => (this.exited = true));
-  }
-
-  get running(): boolean {
-    return !this.exited;
-  }
-
-  async stop(): Promise<void> {
-    if (this.exited) return;
-    const done = new Promise<void>((r) => this.proc.once('exit', () => r()));
-    this.proc.kill('SIGTERM');
-    const timer = setTimeout(() => this.proc.kill('SIGKILL'), 10_000);
-    await done;
-    clearTimeout(timer);
-  }
-}
 
 /** The bench's fleet member: a reference client whose game executes commands at once and acks promptly. */
 function startServer(i: number, args: Args, apiUrl: string, apiKey: string, subscribe: (onNudge: () => void) => unknown): GameClient {
@@ -192,7 +153,7 @@ async function main(): Promise<number> {
   const db = createDb(config.databaseUrl, 4);
   const redis = createRedis(config.redisUrl, { name: 'bench-commands' });
   let platform: CloudMessagingImitation | undefined;
-  const children: Child[] = [];
+  const children: ManagedChild[] = [];
   const fleet: GameClient[] = [];
   let workspaceId: string | undefined;
   let gameId: string | undefined;
@@ -214,14 +175,11 @@ async function main(): Promise<number> {
     const key = await createKey(db, game.id, [...SCOPES], 'bench-commands');
 
     const port = await freePort();
-    const env = { ...process.env, DATABASE_URL: config.databaseUrl, REDIS_URL: config.redisUrl, REDIS_PREFIX: config.redisPrefix, LOG_LEVEL: 'warn' };
-    children.push(new Child('api', 'src/server.ts', { ...env, PORT: String(port), HOST: '127.0.0.1' }));
-    children.push(new Child('workers', 'workers/index.ts', { ...env, WORKER_ROLES: 'publish-nudges,expire-commands' }));
+    const env = { DATABASE_URL: config.databaseUrl, REDIS_URL: config.redisUrl, REDIS_PREFIX: config.redisPrefix, LOG_LEVEL: 'warn' };
+    const api = startNodeScript('api', 'src/server.ts', { env: { ...env, PORT: String(port), HOST: '127.0.0.1' } });
+    children.push(api, startNodeScript('workers', 'workers/index.ts', { env: { ...env, WORKER_ROLES: 'publish-nudges,expire-commands' } }));
     const apiUrl = `http://127.0.0.1:${port}`;
-    for (let up = false, deadline = Date.now() + 30_000; !up; await sleep(100)) {
-      if (Date.now() > deadline || !children[0]!.running) throw new Error('the API did not start');
-      up = await fetch(`${apiUrl}/healthz`).then((r) => r.ok, () => false);
-    }
+    await api.waitForUrl(`${apiUrl}/healthz`);
 
     log(`fleet of ${args.servers} servers × ${args.players} players, heartbeat interval ${INTERVAL_SECONDS} s, early-heartbeat gap ${args.gapMs} ms, booting over one interval`);
     for (let i = 0; i < args.servers; i++) fleet.push(startServer(i, args, apiUrl, key.key, push.subscribe));

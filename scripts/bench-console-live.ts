@@ -13,7 +13,6 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { parseArgs } from 'node:util';
 import { Registry } from 'prom-client';
 import { loadConfig } from '../src/config.js';
 import { createRedis } from '../src/store/redis.js';
@@ -25,11 +24,12 @@ import { createConsoleServices } from '../src/console/console-services.js';
 import { LiveHub } from '../src/console/live/live-hub.js';
 import { buildOpenApiDocument } from '../src/openapi/openapi-document.js';
 import { deleteByPattern } from './fixtures.js';
+import { parseCli } from './support/cli-args.js';
 
-const { values } = parseArgs({ options: { consoles: { type: 'string', default: '20' }, changes: { type: 'string', default: '50' }, prefix: { type: 'string', default: 'gisbench-live' } } });
-const consoles = Number(values.consoles);
-const changes = Number(values.changes);
-const prefix = values.prefix;
+const cli = parseCli('usage: npm run bench:console-live -- [--consoles 20] [--changes 50] [--prefix gisbench-live]', { options: { consoles: { type: 'string' }, changes: { type: 'string' }, prefix: { type: 'string', default: 'gisbench-live' } } });
+const consoles = cli.number('consoles', 20, 1, 10_000, { integer: true });
+const changes = cli.number('changes', 50, 1, 1_000_000, { integer: true });
+const prefix = cli.values.prefix;
 if (prefix === 'gis') throw new Error('use a dedicated --prefix: its keys are deleted afterwards');
 
 const TOKEN = 'bench-live-operator-token-0123456789';

@@ -12,12 +12,14 @@
  */
 import { createHash } from 'node:crypto';
 import { percentile } from '@gis/client';
+import { parseCli } from './support/cli-args.js';
 
 const HASHES = 20_000;
 
 function main(): void {
-  const seconds = Number(process.argv[2] ?? 60);
-  if (!(seconds > 0 && seconds <= 3600)) throw new Error('seconds must be a number from 1 to 3600');
+  const cli = parseCli('usage: tsx scripts/bench-cpu-drift.ts [seconds, default 60]', { allowPositionals: true, options: {} });
+  const seconds = Number(cli.positionals[0] ?? 60);
+  if (cli.positionals.length > 1 || !(seconds >= 1 && seconds <= 3600)) cli.fail('seconds must be one number from 1 to 3600');
   const samples: number[] = [];
   for (const end = Date.now() + seconds * 1000; Date.now() < end; ) {
     const start = process.hrtime.bigint();

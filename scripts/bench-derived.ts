@@ -15,7 +15,6 @@
  * afterwards, also on failure. Run it on a quiet machine: other load weighs on every figure.
  */
 import { randomBytes } from 'node:crypto';
-import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config.js';
 import { createDb } from '../src/store/prisma.js';
 import { createRedis } from '../src/store/redis.js';
@@ -25,11 +24,12 @@ import { rebuildDerived } from '../src/derived/rebuild.js';
 import { gameAnalytics } from '../src/derived/analytics.js';
 import { quotaProgress } from '../src/derived/quota-progress.js';
 import { weekContaining } from '../src/workspace/calendar.js';
+import { parseCli } from './support/cli-args.js';
 
 const DAY_MS = 86_400_000;
-const { values } = parseArgs({ options: { members: { type: 'string', default: '500' }, 'sessions-per-member': { type: 'string', default: '50' } } });
-const MEMBERS = Number(values.members);
-const PER_MEMBER = Number(values['sessions-per-member']);
+const cli = parseCli('usage: tsx scripts/bench-derived.ts [--members 500] [--sessions-per-member 50]', { options: { members: { type: 'string' }, 'sessions-per-member': { type: 'string' } } });
+const MEMBERS = cli.number('members', 500, 1, 1_000_000, { integer: true });
+const PER_MEMBER = cli.number('sessions-per-member', 50, 1, 100_000, { integer: true });
 const config = loadConfig();
 const db = createDb(config.databaseUrl, 5);
 const prefix = `gisbenchderived-${randomBytes(3).toString('hex')}`;

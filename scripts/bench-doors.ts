@@ -32,7 +32,6 @@
  * `.data/bench-profiles/` (Chrome DevTools › Performance). Everything it created is removed afterwards
  * (also on failure or Ctrl-C).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -48,6 +47,7 @@ import { incrementDoorsVersion, raiseDoorsVersion } from '../src/doors/doors-ver
 import { parseConditions } from '../src/doors/policy-conditions.js';
 import type { AppRedis } from '../src/store/redis.js';
 import { freePort } from './support/free-port.js';
+import { startNodeScript, type ManagedChild } from './support/child-process.js';
 import { autocannon, type AcInstance } from './support/autocannon.js';
 import { pacedLoad } from './support/paced-load.js';
 import { percentile } from '@gis/client';
@@ -102,37 +102,13 @@ function parseArgs(argv: string[]) {
 }
 
 // ── children ──────────────────────────────────────────────────────────────────────────────────────────
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const log = (line: string) => process.stdout.write(`${line}\n`);
 
-function nodeBinary(): string {
-  const local = path.join(ROOT, 'node_modules/.bin/node');
-  return fs.existsSync(local) ? local : process.execPath;
-}
-
-
-/** `<node> --import tsx <script>` listening on `port`; resolves once /healthz answers. */
-async function startChild(name: string, script: string, port: number, env: Record<string, string>, nodeArgs: string[] = []): Promise<ChildProcess> {
-  const child = spawn(nodeBinary(), [...nodeArgs, '--import', 'tsx', script], { cwd: ROOT, env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' }, stdio: ['ignore', 'pipe', 'pipe'] });
-  const echo = (chunk: Buffer) => {
-    for (const line of chunk.toString('utf8').split('\n')) if (/"level":"(warn|error)"|Error/.test(line)) process.stderr.write(`[${name}] ${line}\n`);
-  };
-  child.stdout.on('data', echo);
-  child.stderr.on('data', echo);
-  for (const until = Date.now() + 30_000; Date.now() < until; await sleep(100)) {
-    if (child.exitCode !== null) throw new Error(`${name} exited during start-up`);
-    if (await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false)) return child;
-  }
-  throw new Error(`${name} did not become healthy`);
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const done = new Promise<void>((r) => child.once('exit', () => r()));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 8000);
-  await done;
-  clearTimeout(timer);
+/** `<node> --import tsx <script>` listening on `port` (scripts/support/child-process.ts); resolves once /healthz answers. */
+async function startChild(name: string, script: string, port: number, env: Record<string, string>, nodeArgs: string[] = []): Promise<ManagedChild> {
+  const child = startNodeScript(name, script, { env: { ...env, PORT: String(port), HOST: '127.0.0.1' }, nodeArgs });
+  await child.waitForUrl(`http://127.0.0.1:${port}/healthz`);
+  return child;
 }
 
 // ── fixtures: org, members, doors and policies ────────────────────────────────────────────────────────
@@ -356,13 +332,13 @@ async function main(): Promise<void> {
   const config = loadConfig({ ...process.env, REDIS_PREFIX: args.prefix });
   const redis = createRedis(config.redisUrl, { name: 'bench-doors' });
   const db = createDb(config.databaseUrl, 2);
-  const children: ChildProcess[] = [];
+  const children: ManagedChild[] = [];
   let cleaned = false;
   const cleanup = async () => {
     if (cleaned) return;
     cleaned = true;
     current?.stop();
-    await Promise.allSettled(children.map(stopChild));
+    await Promise.allSettled(children.map((c) => c.stop(8000)));
     const r = await cleanFixtures({ prefix: args.prefix }).catch((err: unknown) => (process.stderr.write(`cleanup failed: ${String(err)}\n`), null));
     const keys = await deleteByPattern(redis, `${args.prefix}:*`);
     log(`cleaned: ${r?.workspaces ?? 0} workspace(s), ${(r?.redisKeys ?? 0) + keys} Redis key(s)`);
@@ -385,7 +361,7 @@ async function main(): Promise<void> {
     const apiEnv = { REDIS_PREFIX: args.prefix, LOG_LEVEL: 'warn', DOOR_CACHE_TTL_SECONDS: '600', CONSOLE_PORT: String(await freePort()) };
     children.push(await startChild('api', 'src/server.ts', apiPort, apiEnv, profArgs));
     children.push(await startChild('baseline', 'scripts/bench/baseline-server.ts', basePort, { BENCH_SECRET: game.secret }));
-    const [api, baseline] = children as [ChildProcess, ChildProcess];
+    const [api, baseline] = children as [ManagedChild, ManagedChild];
     const full = { connections: args.connections, duration: args.duration };
     const checkOf = (user: string, door: string) => ({ path: '/api/v1/game/doors/check', body: `{"doorKey":"${door}","externalId":"${user}","externalServerId":"bench-s"}` });
     const bulkOf = (user: string) => ({ path: '/api/v1/game/doors/bulk', body: `{"externalId":"${user}","externalServerId":"bench-s"}` });
@@ -399,15 +375,15 @@ async function main(): Promise<void> {
      * exceed what the machine serves by the time the latency run starts. Per fraction the round with the median p99 is reported,
      * with the range. Then one run at --light-rate.
      */
-    const measure = async (loads: { label: string; child: ChildProcess; port: number; next: () => BenchRequest }[]) => {
-      for (const l of loads) if (args.warmup) await drive(l.port, l.child.pid, game, l.next, { ...full, duration: args.warmup });
+    const measure = async (loads: { label: string; child: ManagedChild; port: number; next: () => BenchRequest }[]) => {
+      for (const l of loads) if (args.warmup) await drive(l.port, l.child.proc.pid, game, l.next, { ...full, duration: args.warmup });
       const runs = loads.map(() => [] as Stats[]);
       const latency = args.rateFractions.map(() => [] as Stats[]);
       const l = loads[0]!;
       for (let r = 0; r < args.rounds; r++) {
-        for (const [i, x] of loads.entries()) runs[i]!.push(await drive(x.port, x.child.pid, game, x.next, full));
+        for (const [i, x] of loads.entries()) runs[i]!.push(await drive(x.port, x.child.proc.pid, game, x.next, full));
         for (const [i, f] of args.rateFractions.entries()) {
-          latency[i]!.push(await drive(l.port, l.child.pid, game, l.next, { ...full, overallRate: Math.max(1, Math.round(runs[0]![r]!.rps * f)) }));
+          latency[i]!.push(await drive(l.port, l.child.proc.pid, game, l.next, { ...full, overallRate: Math.max(1, Math.round(runs[0]![r]!.rps * f)) }));
         }
       }
       const max = runs.map((r) => median(r));
@@ -415,7 +391,7 @@ async function main(): Promise<void> {
         const p99s = rounds.map((x) => x.p99);
         return { ...median(rounds, (x) => x.p99), fraction: args.rateFractions[i]!, p99Min: Math.min(...p99s), p99Max: Math.max(...p99s) };
       });
-      const light = await drive(l.port, l.child.pid, game, l.next, { ...full, overallRate: args.lightRate });
+      const light = await drive(l.port, l.child.proc.pid, game, l.next, { ...full, overallRate: args.lightRate });
       for (const [i, m] of max.entries()) report(loads[i]!.label, m, i === 0 ? ats : [], i === 0 ? light : null);
       return { max: max[0]!, others: max.slice(1), ats, light };
     };
@@ -452,7 +428,7 @@ async function main(): Promise<void> {
       log(`cached single check: ${fmt(100 * ratio, 0)}% of the heartbeat ceiling by throughput, ${fmt(100 * cpuRatio, 0)}% by CPU per request (target ≥ 80%); ${latencyText(cached)} (target ≤ 5 ms)`);
       line.push(`ceiling_rps=${fmt(ceiling.rps, 0)} ceiling_cpu_us=${fmt(ceiling.cpuUs, 0)} cached_rps=${fmt(cached.max.rps, 0)} cached_cpu_us=${fmt(cached.max.cpuUs, 0)} cached_ratio=${fmt(ratio, 3)} cached_cpu_ratio=${fmt(cpuRatio, 3)} cached_hit=${fmt(cached.max.cachedShare, 3)} ${latencyFields('cached', cached)}`);
     }
-    await stopChild(baseline);
+    await baseline.stop(8000);
 
     if (args.only.has('cold')) {
       // pairs never checked before: each cold user × every door, in order

@@ -48,7 +48,7 @@
  * it avoids coordinated omission). `--cpu-prof` writes V8 CPU profiles of the API,
  * baseline and worker children to `.data/bench-profiles/` (open them in Chrome DevTools › Performance).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -62,6 +62,7 @@ import { GameKeys } from '../src/store/keys.js';
 import { sign } from '../src/auth/signature.js';
 import type { PlayerEntry } from '../src/schemas/heartbeat.js';
 import { freePort } from './support/free-port.js';
+import { nodeBinary, startNodeScript, type ManagedChild } from './support/child-process.js';
 import { autocannon, type AcInstance } from './support/autocannon.js';
 import { pacedLoad } from './support/paced-load.js';
 import { percentile } from '@gis/client';
@@ -149,65 +150,10 @@ function parseArgs(argv: string[]): Args {
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-function nodeBinary(): string {
-  const local = path.join(ROOT, 'node_modules/.bin/node');
-  return fs.existsSync(local) ? local : process.execPath;
-}
-
-
-class Child {
-  readonly proc: ChildProcess;
-  private readonly tail: string[] = [];
-  exited = false;
-  expectedExit = false;
-
-  constructor(readonly name: string, script: string, env: Record<string, string | undefined>, nodeArgs: string[] = []) {
-    checkAborted();
-    this.proc = spawn(nodeBinary(), [...nodeArgs, '--import', 'tsx', script], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    const onData = (chunk: Buffer) => {
-      for (const line of chunk.toString('utf8').split('\n')) {
-        if (!line.trim()) continue;
-        this.tail.push(line);
-        if (this.tail.length > 40) this.tail.shift();
-        if (/"level":"(warn|error)"|Error|error/.test(line)) process.stderr.write(`[${name}] ${line}\n`);
-      }
-    };
-    this.proc.stdout!.on('data', onData);
-    this.proc.stderr!.on('data', onData);
-    this.proc.on('exit', (code, signal) => {
-      this.exited = true;
-      if (!this.expectedExit) {
-        process.stderr.write(`[bench] child ${name} exited unexpectedly (code ${code}, signal ${signal}); last output:\n${this.tail.join('\n')}\n`);
-      }
-    });
-  }
-
-  /** SIGTERM (graceful), then SIGKILL after `graceMs`. */
-  async stop(graceMs = 8000): Promise<void> {
-    this.expectedExit = true;
-    if (this.exited || this.proc.pid === undefined) return;
-    const done = new Promise<void>((r) => this.proc.once('exit', () => r()));
-    this.proc.kill('SIGTERM');
-    const timer = setTimeout(() => this.proc.kill('SIGKILL'), graceMs);
-    await done;
-    clearTimeout(timer);
-  }
-}
-
-async function waitHealthy(child: Child, port: number, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    checkAborted();
-    if (child.exited) throw new Error(`${child.name} exited during start-up`);
-    try {
-      const res = await fetch(`http://127.0.0.1:${port}/healthz`);
-      if (res.ok) return;
-    } catch {
-      /* not listening yet */
-    }
-    await sleep(100);
-  }
-  throw new Error(`${child.name} did not become healthy within ${timeoutMs} ms`);
+/** `<node> [nodeArgs] --import tsx <script>` (scripts/support/child-process.ts); its output's last lines are printed if it exits unexpectedly. */
+function startBenchChild(name: string, script: string, env: Record<string, string | undefined>, nodeArgs: string[] = []): ManagedChild {
+  checkAborted();
+  return startNodeScript(name, script, { env, nodeArgs, echo: /"level":"(warn|error)"|Error|error/, reportUnexpectedExit: true });
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -558,7 +504,7 @@ async function main(): Promise<number> {
   const args = parseArgs(process.argv.slice(2));
   if (args.prefix === 'gis') throw new Error('--prefix gis is the application prefix; the bench wipes its prefix afterwards, use a dedicated one');
   const runId = `b${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
-  const children: Child[] = [];
+  const children: ManagedChild[] = [];
   let fx: Fixtures | null = null;
   const redis = createRedis(loadConfig({ ...process.env, REDIS_PREFIX: args.prefix }).redisUrl, { name: 'bench' });
   let db: Db | null = null;
@@ -568,7 +514,7 @@ async function main(): Promise<number> {
   const cleanup = (): Promise<void> => (cleaning ??= doCleanup());
   const doCleanup = async () => {
     for (const instance of running) instance.stop();
-    await Promise.allSettled(children.map((c) => c.stop()));
+    await Promise.allSettled(children.map((c) => c.stop(8000)));
     try {
       const r = await cleanFixtures({ prefix: args.prefix });
       const leftovers = await deleteByPattern(redis, `${args.prefix}:*`);
@@ -585,7 +531,7 @@ async function main(): Promise<number> {
     aborted = true;
     process.stderr.write(`[bench] ${sig}: stopping and cleaning up\n`);
     for (const instance of running) instance.stop();
-    for (const c of children) void c.stop();
+    for (const c of children) void c.stop(8000);
     setTimeout(() => void cleanup().finally(() => process.exit(130)), 20_000).unref();
   };
   process.once('SIGINT', () => onSignal('SIGINT'));
@@ -632,19 +578,19 @@ async function main(): Promise<number> {
     const apiPort = await freePort();
     const profDir = path.join(ROOT, '.data', 'bench-profiles');
     const apiNodeArgs = args.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`, `--cpu-prof-name=api-${runId}.cpuprofile`] : [];
-    const api = new Child('api', 'src/server.ts', childEnv('api', apiPort), apiNodeArgs);
+    const api = startBenchChild('api', 'src/server.ts', childEnv('api', apiPort), apiNodeArgs);
     children.push(api);
     const basePort = await freePort();
     const baselineNodeArgs = args.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`, `--cpu-prof-name=baseline-${runId}.cpuprofile`] : [];
-    const baseline = new Child('baseline', 'scripts/bench/baseline-server.ts', { ...childEnv('baseline', basePort), BENCH_SECRET: fx.games[0]!.secret }, baselineNodeArgs);
+    const baseline = startBenchChild('baseline', 'scripts/bench/baseline-server.ts', { ...childEnv('baseline', basePort), BENCH_SECRET: fx.games[0]!.secret }, baselineNodeArgs);
     children.push(baseline);
-    await Promise.all([waitHealthy(api, apiPort), waitHealthy(baseline, basePort)]);
+    await Promise.all([api.waitForUrl(`http://127.0.0.1:${apiPort}/healthz`), baseline.waitForUrl(`http://127.0.0.1:${basePort}/healthz`)]);
     const redisPid = Number(/process_id:(\d+)/.exec(await redis.info('server'))?.[1] ?? 0);
-    let workers: Child | null = null;
+    let workers: ManagedChild | null = null;
     const meter = new CpuMeter(
       () => ({
         api: api.proc.pid,
-        baseline: baseline.exited ? undefined : baseline.proc.pid,
+        baseline: baseline.hasStopped ? undefined : baseline.proc.pid,
         workers: workers?.proc.pid,
         redis: fs.existsSync(`/proc/${redisPid}`) ? redisPid : undefined,
       }),
@@ -719,7 +665,7 @@ async function main(): Promise<number> {
     if (!args.skipRate) {
       // Workers on: first drain what the max-rate run left in the stream (flush throughput).
       const workerNodeArgs = args.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`, `--cpu-prof-name=workers-${runId}.cpuprofile`] : [];
-      workers = new Child('workers', 'workers/index.ts', { ...childEnv('workers', 0), WORKER_ROLES: args.workerRoles }, workerNodeArgs);
+      workers = startBenchChild('workers', 'workers/index.ts', { ...childEnv('workers', 0), WORKER_ROLES: args.workerRoles }, workerNodeArgs);
       children.push(workers);
       // Rate measured from the first entry the workers take (their start-up excluded), for at most
       // DRAIN_CAP_MS; whatever is left then is trimmed so the fixed-rate run starts from an empty stream.
@@ -729,7 +675,7 @@ async function main(): Promise<number> {
       let backlog = backlog0;
       while (backlog > 0 && Date.now() - (from?.at ?? startedAt) < DRAIN_CAP_MS) {
         checkAborted();
-        if (workers.exited) throw new Error('workers exited');
+        if (workers.hasStopped) throw new Error('workers exited');
         await sleep(200);
         backlog = await streamBacklog(redis, args.prefix, fx);
         if (!from && backlog < backlog0) from = { at: Date.now(), rows: await rowCount(db, fx), cpu: await meter.snap() };

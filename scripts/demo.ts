@@ -1,6 +1,6 @@
 /**
  * The main job on real input, for the README quick start (`npm run demo`): makes Redis and Postgres
- * reachable (scripts/services.ts), starts one API process and one worker process, waits for /readyz,
+ * reachable (scripts/services/), starts one API process and one worker process, waits for /readyz,
  * prints the Redis persistence mode the API read (what a 200 survives, README "Durability"), runs the
  * simulated fleet against them (scripts/simulate.ts) and stops everything. Exit code is the simulator's
  * (non-zero when events sent and rows in Postgres differ).
@@ -9,12 +9,12 @@
  * Flags: --servers N (default 10) --players M (default 12) --duration S (default 30)
  * --allow-volatile-redis (passed to services:up: use a Redis without persistence, saying so).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { parseArgs } from 'node:util';
 import { freePort } from './support/free-port.js';
+import { ROOT, runInherited, startChild, type ManagedChild } from './support/child-process.js';
+import { parseCli } from './support/cli-args.js';
 import { GUARANTEES, type PersistenceMode } from '../src/store/redis-persistence.js';
 
-const { values } = parseArgs({
+const { values } = parseCli('usage: npm run demo -- [--servers 10] [--players 12] [--duration 30] [--allow-volatile-redis]', {
   options: {
     servers: { type: 'string', default: '10' },
     players: { type: 'string', default: '12' },
@@ -23,70 +23,37 @@ const { values } = parseArgs({
   },
 });
 
-const tsx = new URL('../node_modules/.bin/tsx', import.meta.url).pathname;
+const tsx = `${ROOT}/node_modules/.bin/tsx`;
 /** Written by services:up; `--env-file-if-exists` lets a variable set in the shell win over it. */
-const ENV_FILE = `--env-file-if-exists=${new URL('../.data/services.env', import.meta.url).pathname}`;
+const ENV_FILE = `--env-file-if-exists=${ROOT}/.data/services.env`;
 
-
-function run(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
-  return new Promise((resolve) => {
-    spawn(tsx, args, { stdio: 'inherit', env }).on('exit', (code) => resolve(code ?? 1));
-  });
-}
-
-/** Starts a long-running child whose log lines are prefixed with `label`. */
-function start(label: string, args: string[], env: NodeJS.ProcessEnv): ChildProcess {
-  const child = spawn(tsx, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  const prefix = (chunk: Buffer) => {
-    for (const line of chunk.toString().split('\n')) if (line.trim()) process.stderr.write(`[${label}] ${line}\n`);
-  };
-  child.stdout.on('data', prefix);
-  child.stderr.on('data', prefix);
-  return child;
-}
-
-async function waitReady(url: string, api: ChildProcess, timeoutMs = 30_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (Date.now() < until) {
-    if (api.exitCode !== null) throw new Error(`the API exited with ${api.exitCode} before it was ready (its log is above)`);
-    const ok = await fetch(`${url}/readyz`).then((r) => r.ok, () => false);
-    if (ok) return;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`API not ready at ${url} after ${timeoutMs} ms`);
-}
-
-function stop(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null) return resolve();
-    child.once('exit', () => resolve());
-    child.kill('SIGTERM');
-    setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
-  });
+/** A long-running `tsx` child whose every output line is echoed prefixed with `label`. */
+function start(label: string, args: string[], env: Record<string, string>): ManagedChild {
+  return startChild({ name: label, command: tsx, args, env, echo: 'all' });
 }
 
 async function main(): Promise<number> {
   console.log('== 1/4 services: Redis and PostgreSQL, migrations');
-  if ((await run(['scripts/services.ts', 'up', ...(values['allow-volatile-redis'] ? ['--allow-volatile-redis'] : [])])) !== 0) return 1;
+  if ((await runInherited(tsx, ['scripts/services/index.ts', 'up', ...(values['allow-volatile-redis'] ? ['--allow-volatile-redis'] : [])])) !== 0) return 1;
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const env = { ...process.env, PORT: String(port), LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' };
+  const env = { PORT: String(port), LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' };
   console.log(`== 2/4 starting the API on ${url} and the workers`);
   const api = start('api', [ENV_FILE, 'src/server.ts'], env);
   const workers = start('workers', [ENV_FILE, 'workers/index.ts'], env);
   try {
-    await waitReady(url, api);
+    await api.waitForUrl(`${url}/readyz`);
     const ready = (await fetch(`${url}/readyz`).then((r) => r.json())) as { redisPersistence?: { mode: PersistenceMode; durable: boolean; durability: string } };
     const p = ready.redisPersistence ?? { mode: 'unknown', durable: false, durability: '?' };
     console.log(`   Redis persistence ${p.mode}${p.durable ? '' : ' (NOT durable)'}, REDIS_DURABILITY=${p.durability}: ${GUARANTEES[p.mode]}`);
     console.log(`== 3/4 simulated fleet: ${values.servers} servers × ~${values.players} players for ${values.duration} s`);
     // A short demo: servers boot over 5 s and fill with players over 10 s (the simulator's defaults, 10 and
     // 30 s, model a real restart and would leave a 30 s demo half empty).
-    const code = await run([ENV_FILE, 'scripts/simulate.ts', '--url', url, '--servers', values.servers, '--players', values.players, '--duration', values.duration, '--ramp', '5', '--fill', '10'], env);
+    const code = await runInherited(tsx, [ENV_FILE, 'scripts/simulate.ts', '--url', url, '--servers', values.servers, '--players', values.players, '--duration', values.duration, '--ramp', '5', '--fill', '10'], { env });
     console.log(code === 0 ? '== 4/4 done: every event sent is in Postgres' : `== 4/4 simulator exited with ${code}`);
     return code;
   } finally {
-    await Promise.all([stop(api), stop(workers)]);
+    await Promise.all([api.stop(), workers.stop()]);
   }
 }
 

@@ -29,6 +29,7 @@ import { SCOPES, type Scope } from '../src/auth/scopes.js';
 import { GameKeys, GlobalKeys } from '../src/store/keys.js';
 import { HeartbeatService } from '../src/presence/heartbeat-service.js';
 import type { HeartbeatRequest, PlayerEntry } from '../src/schemas/heartbeat.js';
+import { parseCli } from './support/cli-args.js';
 
 export const DEFAULT_BENCH_PREFIX = 'gisbench';
 export const ROSTER_SIZE = 30;
@@ -222,31 +223,24 @@ async function cleanWith(db: Db, redis: AppRedis, prefix: string, workspaceIds: 
   return { workspaces: count, games: gameIds.length, redisKeys };
 }
 
-function parseArgs(argv: string[]): { cmd: string | undefined; flags: Record<string, string> } {
-  const flags: Record<string, string> = {};
-  let cmd: string | undefined;
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    if (a.startsWith('--')) {
-      const [name, inline] = a.slice(2).split('=', 2);
-      flags[name!] = inline ?? argv[++i] ?? '';
-    } else if (!cmd) cmd = a;
-  }
-  return { cmd, flags };
-}
+const USAGE = 'usage: tsx scripts/fixtures.ts seed [--games N] [--servers N] [--prefix P] | clean [--prefix P] [--workspace ID]';
 
 async function cli(): Promise<void> {
-  const { cmd, flags } = parseArgs(process.argv.slice(2));
-  const prefix = flags.prefix ?? DEFAULT_BENCH_PREFIX;
+  const args = parseCli(USAGE, {
+    allowPositionals: true,
+    options: { games: { type: 'string' }, servers: { type: 'string' }, prefix: { type: 'string', default: DEFAULT_BENCH_PREFIX }, workspace: { type: 'string' } },
+  });
+  const [cmd, ...rest] = args.positionals;
+  if (rest.length) args.fail(`unexpected argument ${rest[0]}`);
+  const prefix = args.values.prefix;
   if (cmd === 'seed') {
-    const fx = await seedFixtures({ prefix, games: Number(flags.games ?? 1), servers: Number(flags.servers ?? 2000) });
+    const fx = await seedFixtures({ prefix, games: args.number('games', 1, 1, 100, { integer: true }), servers: args.number('servers', 2000, 1, 100_000, { integer: true }) });
     console.log(JSON.stringify(fx, null, 2));
   } else if (cmd === 'clean') {
-    const r = await cleanFixtures({ prefix, workspaceId: flags.workspace });
+    const r = await cleanFixtures({ prefix, workspaceId: args.values.workspace });
     console.log(JSON.stringify(r));
   } else {
-    console.error('usage: tsx scripts/fixtures.ts seed [--games N] [--servers N] [--prefix P] | clean [--prefix P] [--workspace ID]');
-    process.exit(2);
+    args.fail(cmd ? `unknown command ${cmd}` : 'expected a command');
   }
 }
 

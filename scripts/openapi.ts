@@ -7,6 +7,9 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { buildOpenApiDocument } from '../src/openapi/openapi-document.js';
 import { buildConsoleOpenApiDocument } from '../src/openapi/console-openapi-document.js';
+import { parseCli } from './support/cli-args.js';
+
+const { check } = parseCli('usage: tsx scripts/openapi.ts [--check]', { options: { check: { type: 'boolean', default: false } } }).values;
 
 const documents = [
   { target: new URL('../openapi.json', import.meta.url), build: buildOpenApiDocument, from: 'src/schemas' },
@@ -17,7 +20,7 @@ let stale = false;
 for (const { target, build, from } of documents) {
   const text = `${JSON.stringify(build(), null, 2)}\n`;
   const name = target.pathname.split('/').pop();
-  if (process.argv.includes('--check')) {
+  if (check) {
     let current = '';
     try {
       current = readFileSync(target, 'utf8');

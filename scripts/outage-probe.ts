@@ -3,7 +3,7 @@
  * (p50/max over sequential heartbeats, ms) and recovery time (dependency back → first 200, ms). The
  * outage is a TCP proxy (scripts/support/tcp-proxy.ts) in front of the configured Redis and Postgres,
  * cut and restored, so the real services keep running. Uses DATABASE_URL/REDIS_URL (migrated database),
- * a random Redis prefix, and deletes what it created. Usage: `npx tsx scripts/outage-probe.ts [samples]`.
+ * a random Redis prefix, and deletes what it created. Usage: `npx tsx scripts/outage-probe.ts [samples, default 30]`.
  */
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
@@ -19,8 +19,11 @@ import { createKey } from '../src/auth/key-service.js';
 import { sign } from '../src/auth/signature.js';
 import { percentile } from '@gis/client';
 import { TcpProxy } from './support/tcp-proxy.js';
+import { parseCli } from './support/cli-args.js';
 
-const SAMPLES = Number(process.argv[2] ?? 30);
+const cli = parseCli('usage: tsx scripts/outage-probe.ts [samples, default 30]', { allowPositionals: true, options: {} });
+const SAMPLES = Number(cli.positionals[0] ?? 30);
+if (cli.positionals.length > 1 || !(Number.isInteger(SAMPLES) && SAMPLES >= 1 && SAMPLES <= 10_000)) cli.fail('samples must be one integer from 1 to 10000');
 const base = loadConfig({ ...process.env, LOG_LEVEL: 'error', REDIS_PREFIX: `outage-probe-${randomBytes(4).toString('hex')}` });
 setLogLevel('error');
 const redisProxy = new TcpProxy(new URL(base.redisUrl).hostname, Number(new URL(base.redisUrl).port || 6379));

@@ -1,11 +1,13 @@
 /**
- * Issue #22, default stack (scripts/services.ts `up`): a Redis without durable persistence is never
+ * Issue #22, default stack (scripts/services/ `up`): a Redis without durable persistence is never
  * adopted silently. Runs against private redis-servers given as an explicit REDIS_URL, the path that
  * starts nothing and writes nothing under .data/ (the default-URL path, which starts the project-local
  * AOF Redis beside a volatile one, is exercised by `npm run demo` on this machine).
  */
 import { expect } from 'chai';
-import { describePersistence, ensureRedis, ServiceError, type Targets } from '../../scripts/services.js';
+import { ServiceError } from '../../scripts/services/common.js';
+import { describePersistence, ensureRedis } from '../../scripts/services/redis.js';
+import type { Targets } from '../../scripts/services/targets.js';
 import { PrivateRedis } from '../support/private-redis.js';
 
 function targets(redisUrl: string): Targets {
