@@ -10,10 +10,15 @@
  * | `gis_commands` | gauge | status | Command rows by status (pending … expired; ≈ 1 s behind Redis) |
  * | `gis_events_flushed_total` | counter | — | rows inserted into PlayerEvent (Postgres statistics, cluster-wide) |
  * | `gis_dead_letters_total` | counter | stream | rows Postgres refused that the flushers set aside, every game (src/store/dead-letters.ts) |
+ * | `gis_dependency_up` | gauge | dependency | 1 when `redis` answered PING / `postgres` answered `SELECT 1` within {@link PROBE_TIMEOUT_MS} during the scrape, else 0 |
+ * | `gis_ingest_warnings_open` | gauge | kind | unresolved ingest health warnings (IngestHealthWarning rows), e.g. `persistent_throttling`: games persistently throttled |
  * | `gis_scrape_errors_total` | counter | source | a source that could not be read during a scrape |
  *
- * A source that fails is skipped for that scrape (its gauges keep their last values) and counted in
- * `gis_scrape_errors_total`, so one unreachable dependency never turns /metrics into a 500.
+ * A source that fails or does not answer within {@link SOURCE_TIMEOUT_MS} is skipped for that scrape (its
+ * gauges keep their last values) and counted in `gis_scrape_errors_total` (rendered from the next scrape
+ * on), so one unreachable dependency never turns /metrics into a 500 or a timeout.
+ * `gis_dependency_up` is the exception: a failed probe is its answer (0), not a scrape error, so the
+ * alert on a Redis or Postgres node down (ops/prometheus/alerts.yml) reads one series per process.
  */
 import { absorbSharedConnectionErrors } from '../store/connection-state.js';
 import { Queue } from 'bullmq';
@@ -24,11 +29,50 @@ import { GlobalKeys } from '../store/keys.js';
 import { streamBacklogs, FLUSHED_STREAMS, type StreamName } from '../ops/stream-backlog.js';
 import { log } from '../log.js';
 import { DEAD_LETTER_SOURCES, DeadLetters } from '../store/dead-letters.js';
+import { THROTTLING_WARNING } from '../limits/ingest-health.js';
 
 /** BullMQ job states reported per queue. */
 const JOB_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'failed'] as const;
 /** Games whose streams a scrape reads: those marked active in the last ten minutes (the flushers' own list). */
 const ACTIVE_WINDOW_MS = 10 * 60_000;
+/**
+ * Longest wait (ms) for one dependency probe of `gis_dependency_up`: a node that does not answer within
+ * it counts as down.
+ */
+export const PROBE_TIMEOUT_MS = 1_000;
+/**
+ * Longest wait (ms) for any other source of one scrape; past it the source counts as a scrape error and
+ * its gauges keep their last values. Without it a scrape during a Redis outage waited for the BullMQ
+ * queues to reconnect, Prometheus timed the scrape out, and `gis_dependency_up` never reported the outage.
+ * Sources are read concurrently, so a scrape takes at most about this long (Prometheus's default scrape
+ * timeout is 10 s).
+ */
+export const SOURCE_TIMEOUT_MS = 3_000;
+
+/** Thrown into {@link within}'s caller when `ms` passed first. */
+class SourceTimeout extends Error {}
+
+/**
+ * `work`'s result, or a {@link SourceTimeout} rejection after `ms` (ms). `work` itself is not cancelled
+ * (an ioredis or pg call cannot be); its late result or error is dropped.
+ */
+async function within<T>(ms: number, work: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new SourceTimeout(`no answer within ${ms} ms`)), ms);
+  });
+  work.catch(() => undefined);
+  try {
+    return await Promise.race([work, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Resolves true when `probe` succeeds within {@link PROBE_TIMEOUT_MS}, false otherwise (never rejects). */
+function answers(probe: Promise<unknown>): Promise<boolean> {
+  return within(PROBE_TIMEOUT_MS, probe).then(() => true, () => false);
+}
 
 export interface ScrapeSources {
   db: Db;
@@ -46,7 +90,7 @@ export function registerScrapeMetrics(registry: Registry, src: ScrapeSources): (
   const errors = new Counter({ name: 'gis_scrape_errors_total', help: 'Metric sources that could not be read during a scrape', labelNames: ['source'] as const, registers: [registry] });
   const guarded = async (source: string, read: () => Promise<void>) => {
     try {
-      await read();
+      await within(SOURCE_TIMEOUT_MS, read());
     } catch (err) {
       errors.inc({ source });
       log.warn('metrics source unavailable', { source, err: String(err) });
@@ -148,6 +192,34 @@ export function registerScrapeMetrics(registry: Registry, src: ScrapeSources): (
         const totals = await deadLetters.totals();
         this.reset();
         for (const stream of DEAD_LETTER_SOURCES) this.inc({ stream }, totals[stream]);
+      });
+    },
+  });
+
+  new Gauge({
+    name: 'gis_dependency_up',
+    help: 'Whether a dependency answered a probe during this scrape: redis (PING) or postgres (SELECT 1), 1 up, 0 down',
+    labelNames: ['dependency'] as const,
+    registers: [registry],
+    async collect() {
+      const [redis, postgres] = await Promise.all([answers(src.redis.ping()), answers(src.db.$queryRaw`SELECT 1`)]);
+      this.set({ dependency: 'redis' }, redis ? 1 : 0);
+      this.set({ dependency: 'postgres' }, postgres ? 1 : 0);
+    },
+  });
+
+  new Gauge({
+    name: 'gis_ingest_warnings_open',
+    help: 'Unresolved ingest health warnings by kind (persistent_throttling: games throttled in 5 of the last 10 minutes)',
+    labelNames: ['kind'] as const,
+    registers: [registry],
+    async collect() {
+      await guarded('ingest_warnings', async () => {
+        const rows = await src.db.ingestHealthWarning.groupBy({ by: ['kind'], where: { resolvedAt: null }, _count: { _all: true } });
+        this.reset();
+        // The throttling kind is always present, so an alert on it has a series to compare (0) when none is open.
+        this.set({ kind: THROTTLING_WARNING }, 0);
+        for (const r of rows) this.set({ kind: r.kind }, r._count._all);
       });
     },
   });
