@@ -5,13 +5,17 @@
  * family, and the INFO used_memory delta. Streams (sessions, events, access log) are reported but not
  * counted: the issue excludes the streams backlog, which the flushers drain.
  *
- * Steady state of one server, within one replay window (600 s): one heartbeat every `--interval` s
- * (600 / interval heartbeats), and for each of its players one ban check and one bulk door check at
- * join plus `--doors` door checks, each decision cached (the door endpoints' normal path). Every request
- * carries its own signature, so each one leaves a replay entry, and every rate-limit subject is counted.
+ * State of one server, within one replay window (600 s): one heartbeat every `--interval` s (600 /
+ * interval heartbeats); `--joined` of its players (a share, 0–1) joined recently enough that their
+ * join-time ban check and bulk door check are still counted (the counters live up to two windows), and
+ * every player made `--doors` door checks in the door-cache TTL, each decision cached (the door
+ * endpoints' normal path). Every request carries its own signature, so each one leaves a replay entry,
+ * and every rate-limit subject is counted. The defaults (`--joined 1 --doors 2`: every player just
+ * joined and opened two doors) are a join burst, the worst case; `--joined 0.1 --doors 1` is ongoing play
+ * (sessions of ~20 min, one door a minute).
  *
  * Usage: npm run bench:memory -- [--servers 100,1000] [--players 30] [--servers-per-game 100]
- *   [--interval 30] [--doors 2] [--redis-url URL] [--json]
+ *   [--interval 30] [--joined 1] [--doors 2] [--redis-url URL] [--json]
  * Figures depend on the Redis's encoding limits (hash-max-listpack-*): run it against a Redis with the
  * defaults (e.g. a private `redis-server --port 4101 --save ''`) for comparable figures.
  */
@@ -29,6 +33,8 @@ export interface FleetShape {
   players: number;
   serversPerGame: number;
   intervalSeconds: number;
+  /** Share (0–1) of the players whose join-time ban check and bulk door check are still counted. */
+  joinedShare: number;
   doorChecksPerPlayer: number;
 }
 
@@ -127,9 +133,12 @@ export async function buildFleet(redis: AppRedis, prefix: string, shape: FleetSh
     for (let b = 0; b < beats; b++) {
       await run(heartbeats.record({ gameId, keyId, signature: signature(), heartbeatIntervalSeconds: shape.intervalSeconds, deliverCommands: true, body, nowMs: Date.now() }));
     }
-    for (const p of players) {
-      await run(bans.claim(signed(gameId, keyId), p.externalId, Date.now()));
-      await run(lookupAndStore(doors, { gameId, keyId, mode: 'all', externalId: p.externalId, externalServerId }, []));
+    const joined = Math.round(players.length * shape.joinedShare);
+    for (const [i, p] of players.entries()) {
+      if (i < joined) {
+        await run(bans.claim(signed(gameId, keyId), p.externalId, Date.now()));
+        await run(lookupAndStore(doors, { gameId, keyId, mode: 'all', externalId: p.externalId, externalServerId }, []));
+      }
       for (let d = 0; d < shape.doorChecksPerPlayer; d++) {
         await run(lookupAndStore(doors, { gameId, keyId, mode: 'one', externalId: p.externalId, doorKey: `door-${d}`, externalServerId }, [`door-${d}`]));
       }
@@ -185,7 +194,7 @@ export async function measure(redis: AppRedis, shape: FleetShape): Promise<Measu
 function report(m: Measurement): string {
   const s = m.shape;
   const lines = [
-    `${s.servers} servers × ${s.players} players (${s.serversPerGame} servers per game, heartbeat every ${s.intervalSeconds} s, ${s.doorChecksPerPlayer} door checks per player)`,
+    `${s.servers} servers × ${s.players} players (${s.serversPerGame} servers per game, heartbeat every ${s.intervalSeconds} s, ${s.joinedShare * 100} % joined recently, ${s.doorChecksPerPlayer} door checks per player)`,
     `  per live server: ${m.perServer.bytes} B by MEMORY USAGE (${m.census.keys - m.census.streams.keys} keys in all), ${m.perServer.usedMemory} B by used_memory delta (includes streams)`,
     `  streams (excluded): ${m.census.streams.keys} keys, ${m.census.streams.bytes} B`,
     '  family                 keys    bytes/server',
@@ -201,6 +210,7 @@ async function main(): Promise<void> {
       players: { type: 'string', default: '30' },
       'servers-per-game': { type: 'string', default: '100' },
       interval: { type: 'string', default: '30' },
+      joined: { type: 'string', default: '1' },
       doors: { type: 'string', default: '2' },
       'redis-url': { type: 'string', default: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379' },
       json: { type: 'boolean', default: false },
@@ -210,7 +220,7 @@ async function main(): Promise<void> {
   try {
     const results: Measurement[] = [];
     for (const servers of values.servers.split(',').map(Number)) {
-      const shape: FleetShape = { servers, players: Number(values.players), serversPerGame: Number(values['servers-per-game']), intervalSeconds: Number(values.interval), doorChecksPerPlayer: Number(values.doors) };
+      const shape: FleetShape = { servers, players: Number(values.players), serversPerGame: Number(values['servers-per-game']), intervalSeconds: Number(values.interval), joinedShare: Number(values.joined), doorChecksPerPlayer: Number(values.doors) };
       const m = await measure(redis, shape);
       results.push(m);
       if (!values.json) console.log(report(m));

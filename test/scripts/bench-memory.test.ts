@@ -19,7 +19,7 @@ describe('bench:memory census', () => {
 
   it('counts a fleet of 3 servers × 4 players: no key per player', async () => {
     const prefix = `${h.config.redisPrefix}:census`;
-    await buildFleet(h.redis, prefix, { servers: 3, players: 4, serversPerGame: 3, intervalSeconds: 60, doorChecksPerPlayer: 2 });
+    await buildFleet(h.redis, prefix, { servers: 3, players: 4, serversPerGame: 3, intervalSeconds: 60, joinedShare: 1, doorChecksPerPlayer: 2 });
     const c = await census(h.redis, prefix);
     expect(c.byFamily.server?.keys).to.equal(3);
     expect(c.byFamily.roster?.keys).to.equal(3);
