@@ -24,7 +24,7 @@ import { DurabilityRefusedError, PersistenceMonitor } from './store/redis-persis
 async function main(): Promise<void> {
   const config = loadConfig();
   setLogLevel(config.logLevel);
-  const redis = createRedis(config.redisUrl, { name: 'api', coalesceWrites: true });
+  const redis = createRedis(config.redisUrl, { name: 'api', autoPipelining: true });
   const subscriber = createRedis(config.redisUrl, { name: 'api-sub', forWorker: true });
   const db = createDb(config.databaseUrl, config.dbPoolSize);
   const metrics = new ApiMetrics();

@@ -84,7 +84,7 @@ export class Blocklist {
   async lookup(workspaceId: string, externalId: string): Promise<BlocklistEntry[]> {
     const keys = new WorkspaceKeys(this.redisPrefix, workspaceId);
     for (let attempt = 0; ; attempt++) {
-      const [built, stored] = (await this.redis.runScript('banLookup', [keys.banMeta(), keys.banList()], [externalId])) as [number, string | null];
+      const [built, stored] = (await this.redis.runScript('banLookup', [keys.banMeta(), keys.banList()], { u: externalId })) as [number, string | null];
       if (built === 1) return parseStored(stored);
       // A flush right after our rebuild could loop forever; one rebuild per lookup is enough.
       if (attempt > 0) return this.fromDb(workspaceId, externalId);
@@ -100,7 +100,7 @@ export class Blocklist {
     const keys = new WorkspaceKeys(this.redisPrefix, workspaceId);
     const ticket = await this.redis.hincrby(keys.banMeta(), 'seq', 1);
     const rows = await this.activeRows(workspaceId, externalId);
-    await this.redis.runScript('banSync', [keys.banMeta(), keys.banList()], [ticket, '0', externalId, rows.length ? JSON.stringify(rows.map(toEntry)) : '']);
+    await this.redis.runScript('banSync', [keys.banMeta(), keys.banList()], { t: String(ticket), m: false, e: [externalId, rows.length ? JSON.stringify(rows.map(toEntry)) : ''] });
   }
 
   /** Makes the next lookup rebuild the workspace's blocklist from Postgres (after a failed sync). */
@@ -152,7 +152,7 @@ export class Blocklist {
     const chunk = REBUILD_CHUNK * 2;
     for (let i = 0; i < pairs.length || i === 0; i += chunk) {
       const last = i + chunk >= pairs.length;
-      await this.redis.runScript('banSync', [keys.banMeta(), keys.banList()], [ticket, last ? '1' : '0', ...pairs.slice(i, i + chunk)]);
+      await this.redis.runScript('banSync', [keys.banMeta(), keys.banList()], { t: String(ticket), m: last, e: pairs.slice(i, i + chunk) });
     }
     // A workspace's first check builds an empty blocklist: routine. A rebuild with bans in it follows a flush: worth a line.
     log.log(byUser.size ? 'info' : 'debug', 'blocklist rebuilt', { workspaceId, users: byUser.size, bans: rows.length });

@@ -42,13 +42,13 @@ export const DEFAULT_WRITE_LIMITS: Readonly<PlatformWriteLimits> = Object.freeze
  */
 export async function reserveWriteSlot(redis: AppRedis, redisPrefix: string, gameId: string, externalId: string, member: string, limits: PlatformWriteLimits): Promise<number> {
   const keys = new GameKeys(redisPrefix, gameId);
-  const wait = await redis.runScript('banWriteSlot', [keys.banWriteSlots(), keys.banWriteUserSlots(externalId), keys.banWritePause()], [
-    member,
-    limits.universeWindowMs,
-    limits.universeMax,
-    limits.userWindowMs,
-    limits.userMax,
-  ]);
+  const wait = await redis.runScript('banWriteSlot', [keys.banWriteSlots(), keys.banWriteUserSlots(externalId), keys.banWritePause()], {
+    id: member,
+    uw: limits.universeWindowMs,
+    um: limits.universeMax,
+    sw: limits.userWindowMs,
+    sm: limits.userMax,
+  });
   return Number(wait);
 }
 

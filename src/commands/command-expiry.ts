@@ -34,7 +34,7 @@ export async function expireGame(redis: AppRedis, redisPrefix: string, gameId: s
   const keys = new GameKeys(redisPrefix, gameId);
   let expired = 0;
   for (let more = 1; more; ) {
-    const [n, m] = (await redis.runScript('expireCommands', [keys.commandExpiry()], [keys.base, nowMs, BATCH])) as [number, number];
+    const [n, m] = (await redis.runScript('expireCommands', [keys.commandExpiry(), keys.commandLog()], { b: keys.base, now: nowMs, n: BATCH })) as [number, number];
     expired += n;
     more = m;
   }

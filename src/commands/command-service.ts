@@ -193,18 +193,18 @@ export async function issueCommand(deps: CommandServiceDeps, input: IssueCommand
   const keys = new GameKeys(deps.redisPrefix, game.id);
   // Key order matters: the heartbeat script appends `"target"` by replacing the closing brace.
   const entry = JSON.stringify({ id, type, payload, issuedAt: issuedAt.toISOString(), expiresAt: expiresAt.toISOString() });
-  const result = (await deps.redis.runScript('issueCommand', [keys.command(id)], [
-    keys.base,
+  const result = (await deps.redis.runScript('issueCommand', [keys.command(id), keys.servers(), keys.where(), keys.commandExpiry(), keys.commandLog()], {
+    b: keys.base,
     id,
-    entry,
-    nowMs,
-    expiresAt.getTime(),
-    server,
-    user,
-    SERVER_QUEUE_CAP,
-    USER_QUEUE_CAP,
-    expiresIn + COMMAND_HASH_GRACE_SECONDS,
-  ])) as [string, (string | number)?, string?];
+    json: entry,
+    iat: String(nowMs),
+    exp: String(expiresAt.getTime()),
+    ts: server,
+    u: user,
+    sc: SERVER_QUEUE_CAP,
+    uc: USER_QUEUE_CAP,
+    ttl: expiresIn + COMMAND_HASH_GRACE_SECONDS,
+  })) as [string, (string | number)?, string?];
   if (result[0] !== 'ok') {
     // The attempt is already in the audit chain, which only grows: record why it was refused.
     await deps.db.$transaction(async (tx) => {

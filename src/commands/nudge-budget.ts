@@ -39,15 +39,14 @@ export type Admission =
 /** Takes one publish from `gameId`'s budget at `nowMs` (ms), or says when there will be room. */
 export async function admitNudge(redis: AppRedis, redisPrefix: string, gameId: string, nowMs: number): Promise<Admission> {
   const keys = new GameKeys(redisPrefix, gameId);
-  const [ok, value, servers] = (await redis.runScript('nudgeAdmit', [keys.nudgeLog()], [
-    keys.base,
-    nowMs,
-    NUDGE_WINDOW_MS,
-    NUDGE_BUDGET_BASE,
-    NUDGE_BUDGET_PER_SERVER,
-    NUDGE_BUDGET_SAFETY,
-    randomUUID(),
-  ])) as [number, number, number];
+  const [ok, value, servers] = (await redis.runScript('nudgeAdmit', [keys.nudgeLog(), keys.servers()], {
+    now: nowMs,
+    w: NUDGE_WINDOW_MS,
+    bb: NUDGE_BUDGET_BASE,
+    bs: NUDGE_BUDGET_PER_SERVER,
+    sf: NUDGE_BUDGET_SAFETY,
+    id: randomUUID(),
+  })) as [number, number, number];
   if (ok === -1) return { kind: 'no_servers' };
   if (ok === 1) return { kind: 'admitted', budget: value, servers };
   return { kind: 'wait', retryAfterMs: value, servers };

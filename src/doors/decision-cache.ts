@@ -3,17 +3,23 @@
  * round trip (`door-lookup.lua`), and fresh decisions written back together with their access-log entry
  * without the request waiting for it.
  *
- * Cache key: `{g}:doors:dec:<doorsVersion>:<workspaceVersion>.<userVersion>:<externalId>`, a hash
- * doorKey → `<expiresAtMs>\n<decision JSON>`. The doors version changes with any door, policy or forced
- * state (doors-version.ts); the subject versions change with the member's positions, records and
- * clock-in, and with the workspace's schedule and org tree (subject-invalidation.ts). A change therefore
- * moves readers to a new key; decisions under the old one are never read again and expire with the
- * hash. A decision computed from data loaded *after* the versions were read can only be newer than its
+ * Cache: `{g}:doors:dec:<doorsVersion>:<window>`, one hash per game, doors version and door-cache window
+ * (floor(now / TTL)), field externalId → the user's decisions with the subject version
+ * `<workspaceVersion>.<userVersion>` they were made under (src/store/keys.ts `doorDecisions`; one field
+ * per user instead of one key per user, issue #15 item 5). A lookup reads the current and the previous
+ * window (a decision lives at most one TTL); a store moves the user's field into the current window.
+ * The doors version changes with any door, policy or forced state (doors-version.ts); the subject
+ * versions change with the member's positions, records and clock-in, and with the workspace's schedule
+ * and org tree (subject-invalidation.ts). A change therefore moves readers to a new hash or makes the
+ * field's subject version stale; decisions under the old versions are never read again and expire with
+ * the hash. A decision computed from data loaded *after* the versions were read can only be newer than its
  * key, never older. Each entry also carries its own expiry (time windows, operations, records and
  * tenure thresholds end a decision early; see evaluate.ts), checked by the script.
  */
 import type { AppRedis } from '../store/redis.js';
-import { DOOR_DECISIONS_TTL_MARGIN_SECONDS, GameKeys, GlobalKeys, REPLAY_TTL_SECONDS, THROTTLE_COUNT_TTL_SECONDS } from '../store/keys.js';
+import { DOOR_DECISIONS_TTL_MARGIN_SECONDS, GameKeys, GlobalKeys } from '../store/keys.js';
+import { replayClaim } from '../auth/replay-tags.js';
+import { quotaScriptArgs } from '../limits/quota-script-args.js';
 import { ReplayError } from '../errors.js';
 import { log } from '../log.js';
 import { doorQuota } from '../limits/quotas.js';
@@ -91,31 +97,26 @@ export class DecisionCache {
   /**
    * Claims the request signature and reads the versions and cached decisions (one round trip).
    * @throws {ReplayError} 409 `replayed_signature` when the signature was used in the last
-   *   {@link REPLAY_TTL_SECONDS} s.
+   *   600 s (src/auth/replay-tags.ts).
    * @throws {QuotaExceededError} 429 with Retry-After when the request's subject is over its quota
    *   (src/limits/quotas.ts `doorQuota`); nothing is looked up or logged.
    */
   async lookup(input: LookupInput): Promise<Lookup> {
     const keys = new GameKeys(this.redisPrefix, input.gameId);
     const q = doorQuota(input.mode, { keyId: input.keyId, externalId: input.externalId, doorKey: input.doorKey, doorCacheTtlSeconds: this.doorCacheTtlSeconds });
-    const out = (await this.redis.runScript('doorLookup', [keys.doorsVersion()], [
-      keys.base,
-      input.keyId,
-      input.signature,
-      REPLAY_TTL_SECONDS,
-      input.mode,
-      input.externalId ?? '',
-      input.doorKey ?? '',
-      input.nowMs,
-      input.externalServerId ?? '',
-      q.tag,
-      q.subject,
-      q.quota,
-      q.perServer,
-      q.windowSeconds,
-      THROTTLE_COUNT_TTL_SECONDS,
-      q.who,
-    ])) as string[];
+    const replay = replayClaim(keys, input.keyId, input.signature, input.nowMs);
+    const quota = quotaScriptArgs(keys, input.keyId, q, input.nowMs);
+    const out = (await this.redis.runScript('doorLookup', [keys.doorsVersion(), keys.doorSubjects(), keys.servers(), keys.accessStream(), ...quota.keys, ...replay.keys], {
+      b: keys.base,
+      m: input.mode,
+      u: input.externalId ?? '',
+      d: input.doorKey ?? '',
+      t: String(input.nowMs),
+      s: input.externalServerId ?? '',
+      w: this.window(input.nowMs),
+      ...replay.args,
+      ...quota.args,
+    })) as string[];
     if (out[0] === 'replay') throw new ReplayError('replayed_signature', 'this signature was already used; re-sign with a fresh timestamp');
     if (out[0] === 'limited') {
       this.throttled.mark(input.gameId, input.nowMs);
@@ -129,25 +130,34 @@ export class DecisionCache {
   }
 
   /**
-   * Caches fresh decisions and appends the access-log entry. The commands are issued in one tick and go
-   * back to back on the one connection (an explicit ioredis pipeline costs more CPU to build than these
-   * commands take). Resolves when Redis has them; callers do not wait for it before answering
-   * (a failure is logged: the decision was already answered, and the next request simply evaluates again).
+   * Caches fresh decisions and appends the access-log entry, in one script (`door-store.lua`). Resolves
+   * when Redis has them; callers do not wait for it before answering (a failure is logged: the decision
+   * was already answered, and the next request simply evaluates again).
    */
   async store(input: StoreInput): Promise<void> {
+    if (!input.fresh.length && !input.logged.length) return;
     const keys = new GameKeys(this.redisPrefix, input.gameId);
-    const writes: Promise<unknown>[] = [];
-    if (input.fresh.length) {
-      const key = keys.doorDecisions(String(input.doorsVersion), input.subjectVersion, input.externalId);
-      const flat: string[] = [];
-      for (const f of input.fresh) flat.push(f.doorKey, `${f.decision.expiresAtMs}\n${f.decision.json}`);
-      writes.push(this.redis.hset(key, ...flat), this.redis.expire(key, this.doorCacheTtlSeconds + DOOR_DECISIONS_TTL_MARGIN_SECONDS));
-    }
-    if (input.logged.length) {
-      writes.push(this.redis.xadd(keys.accessStream(), '*', 'u', input.externalId, 's', input.externalServerId ?? '', 'at', String(input.nowMs), 'v', `[${input.logged.join(',')}]`));
-      this.markActive(input.gameId, input.nowMs);
-    }
-    await Promise.all(writes);
+    const window = this.window(input.nowMs);
+    const windowMs = this.doorCacheTtlSeconds * 1000;
+    const entries: string[] = [];
+    for (const f of input.fresh) entries.push(f.doorKey, String(f.decision.expiresAtMs), f.decision.json);
+    const dv = String(input.doorsVersion);
+    await this.redis.runScript('doorStore', [keys.doorDecisions(dv, window), keys.doorDecisions(dv, window - 1), keys.accessStream()], {
+      u: input.externalId,
+      sv: input.subjectVersion,
+      t: String(input.nowMs),
+      e: entries,
+      // the window's hash outlives every decision written in it: each lives at most one TTL
+      x: (window + 2) * windowMs + DOOR_DECISIONS_TTL_MARGIN_SECONDS * 1000 - input.nowMs,
+      s: input.externalServerId ?? '',
+      l: input.logged.length ? `[${input.logged.join(',')}]` : '',
+    });
+    if (input.logged.length) this.markActive(input.gameId, input.nowMs);
+  }
+
+  /** The door-cache window of `nowMs` (ms): floor(now / door cache TTL). */
+  private window(nowMs: number): number {
+    return Math.floor(nowMs / (this.doorCacheTtlSeconds * 1000));
   }
 
   /** Flushers look at games marked active (at most one mark per game per second per process). */

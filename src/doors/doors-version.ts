@@ -24,7 +24,7 @@ export async function incrementDoorsVersion(tx: Prisma.TransactionClient, gameId
 /** Raises the Redis copy to `version` (no-op when it is already there or above); returns the stored version. */
 export async function raiseDoorsVersion(redis: AppRedis, redisPrefix: string, gameId: string, version: number): Promise<number> {
   const key = new GameKeys(redisPrefix, gameId).doorsVersion();
-  return Number(await redis.runScript('raiseDoorsVersion', [key], [version]));
+  return Number(await redis.runScript('raiseDoorsVersion', [key], { v: version }));
 }
 
 /**

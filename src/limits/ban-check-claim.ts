@@ -4,10 +4,12 @@
  * user, {@link BAN_CHECK_QUOTA} per (key, user) per minute (src/limits/quotas.ts).
  */
 import type { AppRedis } from '../store/redis.js';
-import { GameKeys, REPLAY_TTL_SECONDS, THROTTLE_COUNT_TTL_SECONDS } from '../store/keys.js';
+import { GameKeys } from '../store/keys.js';
+import { replayClaim } from '../auth/replay-tags.js';
 import { ReplayError } from '../errors.js';
 import type { SignedRequest } from '../auth/signed-request.js';
-import { BAN_CHECK_QUOTA, MINUTE_WINDOW_SECONDS } from './quotas.js';
+import { BAN_CHECK_QUOTA, KIND_TAGS, MINUTE_WINDOW_SECONDS } from './quotas.js';
+import { quotaScriptArgs } from './quota-script-args.js';
 import { QuotaExceededError } from './quota-error.js';
 import { ThrottleMarks } from './throttle-marks.js';
 
@@ -25,16 +27,9 @@ export class BanCheckClaim {
    */
   async claim(signed: SignedRequest, externalId: string, nowMs: number): Promise<void> {
     const keys = new GameKeys(this.redisPrefix, signed.key.gameId);
-    const [outcome, retryAfter] = (await this.redis.runScript('banCheckClaim', [keys.replay(signed.key.keyId, signed.signature)], [
-      keys.base,
-      REPLAY_TTL_SECONDS,
-      `${signed.key.keyId}:${externalId}`,
-      BAN_CHECK_QUOTA,
-      MINUTE_WINDOW_SECONDS,
-      THROTTLE_COUNT_TTL_SECONDS,
-      externalId,
-      nowMs,
-    ])) as [string, string?];
+    const replay = replayClaim(keys, signed.key.keyId, signed.signature, nowMs);
+    const quota = quotaScriptArgs(keys, signed.key.keyId, { kind: 'ban_check', tag: KIND_TAGS.ban_check, field: externalId, quota: BAN_CHECK_QUOTA, perServer: 0, windowSeconds: MINUTE_WINDOW_SECONDS, who: externalId }, nowMs);
+    const [outcome, retryAfter] = (await this.redis.runScript('banCheckClaim', [...quota.keys, ...replay.keys], { ...replay.args, ...quota.args })) as [string, string?];
     if (outcome === 'replay') throw new ReplayError('replayed_signature', 'this signature was already used; re-sign with a fresh timestamp');
     if (outcome === 'limited') {
       this.throttled.mark(signed.key.gameId, nowMs);

@@ -79,8 +79,8 @@ export interface QuotaArgs {
   kind: QuotaKind;
   /** {@link KIND_TAGS} of the kind: part of the counter key and of the throttle-history field. */
   tag: string;
-  /** Who is counted (key id plus server, user, door). */
-  subject: string;
+  /** Who is counted within the key's counter hash (server, user, door; `-` for the key itself). */
+  field: string;
   /** Requests allowed per window (before the per-server addition). */
   quota: number;
   /** Added to `quota` per live server of the game (read in the script); 0 = none. */
@@ -96,7 +96,7 @@ export interface QuotaArgs {
  */
 export function doorQuota(mode: 'one' | 'all' | 'version', q: { keyId: string; externalId?: string; doorKey?: string; doorCacheTtlSeconds: number }): QuotaArgs {
   const user = q.externalId ?? '';
-  if (mode === 'one') return { kind: 'door_check', tag: KIND_TAGS.door_check, subject: `${q.keyId}:${user}:${q.doorKey ?? ''}`, quota: DOOR_CHECK_QUOTA, perServer: 0, windowSeconds: q.doorCacheTtlSeconds, who: user };
-  if (mode === 'all') return { kind: 'door_bulk', tag: KIND_TAGS.door_bulk, subject: `${q.keyId}:${user}`, quota: DOOR_BULK_QUOTA, perServer: 0, windowSeconds: q.doorCacheTtlSeconds, who: user };
-  return { kind: 'manifest', tag: KIND_TAGS.manifest, subject: q.keyId, quota: RETRY_ALLOWANCE, perServer: MANIFEST_PER_SERVER, windowSeconds: MINUTE_WINDOW_SECONDS, who: q.keyId };
+  if (mode === 'one') return { kind: 'door_check', tag: KIND_TAGS.door_check, field: `${user}:${q.doorKey ?? ''}`, quota: DOOR_CHECK_QUOTA, perServer: 0, windowSeconds: q.doorCacheTtlSeconds, who: user };
+  if (mode === 'all') return { kind: 'door_bulk', tag: KIND_TAGS.door_bulk, field: user, quota: DOOR_BULK_QUOTA, perServer: 0, windowSeconds: q.doorCacheTtlSeconds, who: user };
+  return { kind: 'manifest', tag: KIND_TAGS.manifest, field: '-', quota: RETRY_ALLOWANCE, perServer: MANIFEST_PER_SERVER, windowSeconds: MINUTE_WINDOW_SECONDS, who: q.keyId };
 }

@@ -4,12 +4,15 @@
  * buffering, acks/failures, and command delivery (spec: POST heartbeat, Events, Command lifecycle).
  * When it returns, the request's events and roster are in Redis: the 200 promise of the spec.
  */
+import { createHash } from 'node:crypto';
 import type { AppRedis } from '../store/redis.js';
-import { GameKeys, GlobalKeys, REPLAY_TTL_SECONDS, SERVER_TTL_SECONDS, THROTTLE_COUNT_TTL_SECONDS } from '../store/keys.js';
+import { GameKeys, GlobalKeys, SERVER_TTL_SECONDS } from '../store/keys.js';
+import { replayClaim } from '../auth/replay-tags.js';
 import { ReplayError } from '../errors.js';
 import type { HeartbeatRequest } from '../schemas/heartbeat.js';
 import { log } from '../log.js';
-import { heartbeatQuota, MINUTE_WINDOW_SECONDS } from '../limits/quotas.js';
+import { heartbeatQuota, KIND_TAGS, MINUTE_WINDOW_SECONDS } from '../limits/quotas.js';
+import { quotaScriptArgs } from '../limits/quota-script-args.js';
 import { QuotaExceededError } from '../limits/quota-error.js';
 import { ThrottleMarks } from '../limits/throttle-marks.js';
 
@@ -47,22 +50,22 @@ export class HeartbeatService {
    * Records the heartbeat. Returns the command entries to deliver, each already a JSON string (shape:
    * `commandEntrySchema` in src/schemas/heartbeat.ts), oldest first, and the game's doors version as Redis
    * holds it (null when Redis has none yet: see src/doors/doors-version.ts).
-   * @throws {ReplayError} 409 when the signature was seen in the last {@link REPLAY_TTL_SECONDS} s.
+   * @throws {ReplayError} 409 when the signature was seen in the last 600 s (src/auth/replay-tags.ts).
    * @throws {QuotaExceededError} 429 with Retry-After when this (key, server) is over its heartbeat quota
    *   (src/limits/quotas.ts); nothing of the request is stored.
    */
   async record(input: HeartbeatInput): Promise<RecordedHeartbeat> {
     const { body } = input;
     const keys = new GameKeys(this.redisPrefix, input.gameId);
-    const meta = JSON.stringify({
-      scope: body.externalScopeId ?? null,
+    const meta = {
+      sc: body.externalScopeId ?? '',
       pc: body.playerCount,
       mp: body.maxPlayers,
       sdk: body.sdkVersion,
       up: body.uptimeSeconds,
-      region: body.region ?? null,
+      rg: body.region ?? '',
       iv: input.heartbeatIntervalSeconds,
-    });
+    };
     const rows: [string, string, string | null][] = [];
     const userIds = new Set<string>();
     for (const p of body.players) {
@@ -70,25 +73,42 @@ export class HeartbeatService {
       userIds.add(p.externalId);
     }
     const roster = JSON.stringify(rows);
-    const result = (await this.redis.runScript('heartbeat', [keys.server(body.externalServerId)], [
-      keys.base,
-      input.keyId,
-      input.signature,
-      REPLAY_TTL_SECONDS,
-      body.externalServerId,
-      input.nowMs,
-      meta,
-      roster,
-      body.events.length ? JSON.stringify(body.events) : '',
-      JSON.stringify(body.acks),
-      JSON.stringify(body.failures ?? []),
-      SERVER_TTL_SECONDS,
-      input.deliverCommands ? '1' : '0',
-      heartbeatQuota(input.heartbeatIntervalSeconds),
-      MINUTE_WINDOW_SECONDS,
-      THROTTLE_COUNT_TTL_SECONDS,
-      ...userIds,
-    ])) as string[];
+    const sid = body.externalServerId;
+    const replay = replayClaim(keys, input.keyId, input.signature, input.nowMs);
+    const quota = quotaScriptArgs(keys, input.keyId, { kind: 'heartbeat', tag: KIND_TAGS.heartbeat, field: sid, quota: heartbeatQuota(input.heartbeatIntervalSeconds), perServer: 0, windowSeconds: MINUTE_WINDOW_SECONDS, who: sid }, input.nowMs);
+    const scriptKeys = [
+      keys.server(sid),
+      keys.servers(),
+      keys.roster(sid),
+      keys.where(),
+      keys.sessionStream(),
+      keys.keysUsed(),
+      keys.eventStream(),
+      keys.commandLog(),
+      keys.pendingCommands(sid),
+      keys.dispatchedCommands(sid),
+      keys.doorsVersion(),
+      ...quota.keys,
+      ...replay.keys,
+    ];
+    const result = (await this.redis.runScript('heartbeat', scriptKeys, {
+      b: keys.base,
+      sid,
+      t: String(input.nowMs),
+      m: meta,
+      rj: roster,
+      // the server hash keeps this digest, not the roster bytes, to recognise an unchanged roster
+      rd: createHash('sha1').update(roster).digest('base64'),
+      u: [...userIds],
+      ev: body.events.length ? JSON.stringify(body.events) : '',
+      ak: body.acks,
+      fl: body.failures ?? [],
+      st: SERVER_TTL_SECONDS,
+      dc: input.deliverCommands,
+      keyId: input.keyId,
+      ...replay.args,
+      ...quota.args,
+    })) as string[];
     if (result[0] === 'replay') throw new ReplayError('replayed_signature', 'this signature was already used; re-sign with a fresh timestamp');
     if (result[0] === 'limited') {
       this.throttled.mark(input.gameId, input.nowMs);

@@ -24,7 +24,7 @@ export async function sweepGame(redis: AppRedis, db: Db, redisPrefix: string, ga
   for (const sid of candidates) {
     const iv = Number((await redis.hget(keys.server(sid), 'iv')) ?? 20) || 20;
     const cutoff = nowMs - goneAfterMissedIntervals * iv * 1000;
-    const closed = Number(await redis.runScript('sweepServer', [keys.server(sid)], [keys.base, sid, cutoff]));
+    const closed = Number(await redis.runScript('sweepServer', [keys.server(sid), keys.servers(), keys.roster(sid), keys.where(), keys.sessionStream(), keys.pendingCommands(sid), keys.dispatchedCommands(sid)], { b: keys.base, sid, cutoff }));
     if (closed >= 0) {
       result.gone.push(sid);
       result.sessionsClosed += closed;

@@ -3,13 +3,22 @@
  *
  * Every key of one game starts with `<prefix>:{g:<gameId>}` so the whole game lives in one Redis Cluster
  * hash slot: the heartbeat Lua script touches many of these keys atomically, which Cluster only allows
- * within one slot. Workspace-wide keys use `{w:<workspaceId>}` the same way. The Lua scripts in
- * `src/store/lua/` receive {@link GameKeys.base} and append the same suffixes; keep both in step
- * (test/store/keys.test.ts checks the names).
+ * within one slot. Workspace-wide keys use `{w:<workspaceId>}` the same way. Every game-key suffix is
+ * spelled once, in src/store/keyspace/suffixes.ts; the Lua scripts receive their keys as KEYS, and the
+ * few keys a script derives from data it reads it builds from {@link GameKeys.base} and the same suffix
+ * table (test/store/keys.test.ts checks the names, test/store/script-slots.test.ts the slots).
  */
+import { GAME_SUFFIXES as S } from './keyspace/suffixes.js';
 
-/** Seconds a replay-cache entry lives: twice the ±300 s acceptance window (spec: Authentication, rule 3). */
+/** Seconds a replay-cache entry lives at least: twice the ±300 s acceptance window (spec: Authentication, rule 3). */
 export const REPLAY_TTL_SECONDS = 600;
+/**
+ * Seconds of server time one replay bucket hash covers (src/auth/replay-tags.ts): a claim checks the
+ * {@link REPLAY_BUCKETS_CHECKED} newest buckets, which cover the last {@link REPLAY_TTL_SECONDS} s.
+ */
+export const REPLAY_BUCKET_SECONDS = 120;
+/** Buckets a replay claim reads: ⌈600 / 120⌉ + 1 (the window's start need not fall on a bucket edge). */
+export const REPLAY_BUCKETS_CHECKED = Math.ceil(REPLAY_TTL_SECONDS / REPLAY_BUCKET_SECONDS) + 1;
 /** Seconds an idle server hash survives if the liveness sweep never ran (safety net, not the gone rule). */
 export const SERVER_TTL_SECONDS = 24 * 3600;
 /** Ms the blocklist rebuild lock lives: one process rebuilds a workspace's blocklist, the others wait (src/bans/blocklist.ts). */
@@ -51,127 +60,135 @@ export class GameKeys {
     this.base = `${prefix}:{g:${gameId}}`;
   }
 
-  /** string, TTL {@link REPLAY_TTL_SECONDS}: a signature seen for a key id. */
-  replay(keyId: string, signature: string): string {
-    return `${this.base}:replay:${keyId}:${signature}`;
+  /**
+   * hash shard → concatenated 6-byte replay tags, PEXPIRE {@link REPLAY_TTL_SECONDS} s after the bucket's
+   * end: the signatures claimed in one {@link REPLAY_BUCKET_SECONDS}-s bucket of server time
+   * (`bucket` = floor(ms / 120 000); src/auth/replay-tags.ts).
+   */
+  replayBucket(bucket: number): string {
+    return `${this.base}${S.replay}${bucket}`;
   }
   /** hash: the live view of one server (fields in presence/server-view.ts). */
   server(externalServerId: string): string {
-    return `${this.base}:server:${externalServerId}`;
+    return `${this.base}${S.server}${externalServerId}`;
   }
   /** zset member externalServerId, score = last heartbeat in ms. */
   servers(): string {
-    return `${this.base}:servers`;
+    return `${this.base}${S.servers}`;
   }
   /** hash externalId → `<openedAtMs>\n<json [username, team]>`: the roster of one server. */
   roster(externalServerId: string): string {
-    return `${this.base}:roster:${externalServerId}`;
+    return `${this.base}${S.roster}${externalServerId}`;
   }
   /** hash externalId → externalServerId: where each online user is (command routing). */
   where(): string {
-    return `${this.base}:where`;
+    return `${this.base}${S.where}`;
   }
   /** stream of event batches, one entry per accepted heartbeat with events. */
   eventStream(): string {
-    return `${this.base}:events`;
+    return `${this.base}${S.events}`;
   }
   /** stream of server up/gone and session open/close transitions, in order. */
   sessionStream(): string {
-    return `${this.base}:sessions`;
+    return `${this.base}${S.sessions}`;
   }
   /** stream of command transitions (pending at issue, dispatched, acked, failed, expired); also read by the console live feed. */
   commandLog(): string {
-    return `${this.base}:cmdlog`;
+    return `${this.base}${S.cmdlog}`;
   }
   /** hash: one command's state, its JSON entry and its transitions (`t:<status>` = `<ms>|<server>|<reason>`). */
   command(commandId: string): string {
-    return `${this.base}:cmd:${commandId}`;
+    return `${this.base}${S.command}${commandId}`;
   }
   /** list of command ids waiting for delivery to a server. */
   pendingCommands(externalServerId: string): string {
-    return `${this.base}:cmd:pending:${externalServerId}`;
+    return `${this.base}${S.pending}${externalServerId}`;
   }
   /** zset of command ids delivered to a server and not yet acked, score = issuedAt ms. */
   dispatchedCommands(externalServerId: string): string {
-    return `${this.base}:cmd:dispatched:${externalServerId}`;
+    return `${this.base}${S.dispatched}${externalServerId}`;
   }
   /** hash keyId → last use ms, copied to ApiKey.lastUsedAt by the liveness sweep. */
   keysUsed(): string {
-    return `${this.base}:keys-used`;
+    return `${this.base}${S.keysUsed}`;
   }
   /** list of command ids for a user who is not online yet. */
   userCommands(externalId: string): string {
-    return `${this.base}:cmd:user:${externalId}`;
+    return `${this.base}${S.userCommands}${externalId}`;
   }
   /** zset command id → expiresAt ms of every command issued in the game (src/commands/command-expiry.ts). */
   commandExpiry(): string {
-    return `${this.base}:cmd:expiry`;
+    return `${this.base}${S.commandExpiry}`;
   }
   /** zset publish id → publish time ms, TTL {@link NUDGE_WINDOW_MS}: nudges sent on the game's topic. */
   nudgeLog(): string {
-    return `${this.base}:nudge:sent`;
+    return `${this.base}${S.nudgeLog}`;
   }
   /** zset write id → send time ms (Redis clock): platform ban writes of the game's universe in the last window (src/bans/platform-write-limits.ts). */
   banWriteSlots(): string {
-    return `${this.base}:banw:slots`;
+    return `${this.base}${S.banWriteSlots}`;
   }
   /** zset write id → send time ms: platform ban writes for one user in the last window. */
   banWriteUserSlots(externalId: string): string {
-    return `${this.base}:banw:slots:u:${externalId}`;
+    return `${this.base}${S.banWriteUserSlots}${externalId}`;
   }
   /** string, TTL = the platform's Retry-After: no ban write for the game's universe until it expires. */
   banWritePause(): string {
-    return `${this.base}:banw:pause`;
+    return `${this.base}${S.banWritePause}`;
   }
   /** string, no TTL: the game's doors version (= Game.doorsVersion, only ever raised; src/doors/doors-version.ts). */
   doorsVersion(): string {
-    return `${this.base}:doors:ver`;
+    return `${this.base}${S.doorsVersion}`;
   }
   /**
    * hash, no TTL: door subject versions, `w` → the workspace's (schedule, org tree), `u:<externalId>` →
    * the member's (positions, records, clock-in); raised by src/doors/subject-invalidation.ts.
    */
   doorSubjects(): string {
-    return `${this.base}:doors:subjects`;
+    return `${this.base}${S.doorSubjects}`;
   }
   /**
-   * hash doorKey → `<expiresAtMs>\n<decision JSON>`, TTL = door cache TTL + {@link DOOR_DECISIONS_TTL_MARGIN_SECONDS}: one
-   * user's cached decisions under one doors version and subject version `<workspace>.<user>`.
+   * hash externalId → msgpack `[subjectVersion, doorKey, expiresAtMs, decision JSON, ...]`: every user's
+   * cached decisions under one doors version, written in one door-cache window (`window` = floor(ms / TTL
+   * ms) of the door cache TTL `DOOR_CACHE_TTL_SECONDS`). Lives until two windows after the window's start
+   * plus {@link DOOR_DECISIONS_TTL_MARGIN_SECONDS} s. Written and read by door-store.lua / door-lookup.lua,
+   * which derive it from the doors version they read (src/doors/decision-cache.ts).
    */
-  doorDecisions(doorsVersion: string, subjectVersion: string, externalId: string): string {
-    return `${this.base}:doors:dec:${doorsVersion}:${subjectVersion}:${externalId}`;
+  doorDecisions(doorsVersion: string, window: number): string {
+    return `${this.base}${S.doorDecisions}${doorsVersion}:${window}`;
   }
   /** stream of door decisions answered, for the access-log flusher (src/doors/access-log-flusher.ts). */
   accessStream(): string {
-    return `${this.base}:access`;
+    return `${this.base}${S.access}`;
   }
   /**
    * stream, MAXLEN ~{@link DEAD_LETTER_MAXLEN}, no TTL: rows of this game's streams that Postgres refused,
    * each with its source stream, entry id, reason and row (src/store/dead-letters.ts).
    */
   deadLetters(): string {
-    return `${this.base}:dead-letters`;
+    return `${this.base}${S.deadLetters}`;
   }
   /** hash source stream → rows dead-lettered in this game ever (not trimmed), written with {@link deadLetters}. */
   deadLetterCounts(): string {
-    return `${this.base}:dead-letters:count`;
+    return `${this.base}${S.deadLetterCounts}`;
   }
   /**
-   * string counter, TTL = twice the window: requests of one quota subject in one fixed window
-   * (src/limits/quotas.ts). `kind` is `hb` (subject `<keyId>:<externalServerId>`), `door`
-   * (`<keyId>:<externalId>:<doorKey>:<doorsVersion>:<subjectVersion>`), `bulk`
-   * (`<keyId>:<externalId>:<doorsVersion>:<subjectVersion>`), `ban` (`<keyId>:<externalId>`) or `manifest`
-   * (`<keyId>`); `window` = floor(now ms / window length ms). Built in the Lua scripts that count.
+   * hash subject → count, PEXPIRE to the end of the window after this one: the requests of one key in one
+   * fixed window of one quota kind, one field per subject (src/limits/quotas.ts): `hb` field
+   * `<externalServerId>`, `door` `<externalId>:<doorKey>:<doorsVersion>:<subjectVersion>`, `bulk`
+   * `<externalId>:<doorsVersion>:<subjectVersion>`, `ban` `<externalId>`, `manifest` `-`;
+   * `window` = floor(now ms / window length ms). One hash per key instead of one key per subject: a
+   * field costs a few bytes, a key ~150.
    */
-  rateWindow(kind: string, window: number, subject: string): string {
-    return `${this.base}:rl:${kind}:${window}:${subject}`;
+  rateWindow(kind: string, window: number, keyId: string): string {
+    return `${this.base}${S.rateWindow}${kind}:${window}:${keyId}`;
   }
   /**
    * hash `<kind>:<who>` → count, TTL {@link THROTTLE_COUNT_TTL_SECONDS}: requests of the game answered 429 in
    * one minute (`floor(ms / 60000)`), by quota kind and server or user (who is being throttled).
    */
   throttledInMinute(minute: number): string {
-    return `${this.base}:rl:429:${minute}`;
+    return `${this.base}${S.throttled}${minute}`;
   }
 }
 

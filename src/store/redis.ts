@@ -1,26 +1,45 @@
 /**
- * Redis connections. One client per role per process, never per request. The heartbeat and sweep Lua
- * scripts are registered once with `defineCommand` (EVALSHA after the first call).
+ * Redis connections. One client per role per process, never per request. The Lua scripts are registered
+ * once with `defineCommand` (EVALSHA after the first call). Each script is the file `lua/<name>.lua`
+ * preceded by the generated suffix table (src/store/keyspace/suffixes.ts) and `lua/lib/common.lua`; it
+ * receives its keys as KEYS and its arguments as one msgpack-packed table (issue #18).
  */
 import { readFileSync } from 'node:fs';
+import { Packr } from 'msgpackr';
 import { Redis, type RedisOptions } from 'ioredis';
-import type { Socket } from 'node:net';
 import { watchConnection } from './connection-state.js';
+import { luaSuffixPreamble } from './keyspace/suffixes.js';
 
 const luaDir = new URL('./lua/', import.meta.url);
 
-/** Lua scripts by command name: file `<name>.lua`, number of KEYS. */
-const SCRIPTS = { heartbeat: 1, sweepServer: 1, issueCommand: 1, expireCommands: 1, nudgeAdmit: 1, banLookup: 2, banSync: 2, banWriteSlot: 3, doorLookup: 1, raiseDoorsVersion: 1, banCheckClaim: 1 } as const;
+/** The project's Lua scripts, by command name (file `<kebab-case name>.lua`). */
+const SCRIPTS = ['heartbeat', 'sweepServer', 'issueCommand', 'expireCommands', 'nudgeAdmit', 'banLookup', 'banSync', 'banWriteSlot', 'doorLookup', 'doorStore', 'raiseDoorsVersion', 'banCheckClaim'] as const;
 
-export type ScriptName = keyof typeof SCRIPTS;
+export type ScriptName = (typeof SCRIPTS)[number];
+
+/** A script's named arguments: strings, numbers, booleans and arrays or maps of them (no null: Lua tables drop nil; no Buffer: Redis's cmsgpack rejects msgpack bin). */
+export type ScriptArgs = Record<string, unknown>;
 
 /** A Redis client with the project's Lua commands available as `runScript`. */
 export interface AppRedis extends Redis {
-  runScript(name: ScriptName, keys: string[], args: (string | number)[]): Promise<unknown>;
+  /**
+   * Runs script `name` with `keys` as KEYS (all in one Cluster slot) and `args` packed once with msgpack
+   * as ARGV[1] (the script reads it as the table `A`). Resolves to the script's reply.
+   */
+  runScript(name: ScriptName, keys: string[], args: ScriptArgs): Promise<unknown>;
 }
+
+// Plain msgpack maps and arrays (no msgpackr record extension): Redis's cmsgpack decodes them into tables.
+const packr = new Packr({ useRecords: false });
 
 function fileName(name: string): string {
   return name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+}
+
+/** The source Redis runs for script `name`: suffix table, shared library, the script itself. */
+export function scriptSource(name: ScriptName): string {
+  const lib = readFileSync(new URL('lib/common.lua', luaDir), 'utf8');
+  return luaSuffixPreamble() + lib + readFileSync(new URL(`${fileName(name)}.lua`, luaDir), 'utf8');
 }
 
 /**
@@ -35,78 +54,31 @@ export const COMMAND_TIMEOUT_MS = 800;
 /**
  * Connects to `url`. `forWorker` sets `maxRetriesPerRequest: null` as BullMQ requires for blocking
  * connections (no command timeout either: blocking reads wait by design); API clients fail fast instead
- * so a request never hangs on a dead Redis. `coalesceWrites` (the API's client): see {@link coalesceWrites}.
- * Connection state changes are logged once each (store/connection-state.ts).
+ * so a request never hangs on a dead Redis. `autoPipelining` (the API's client) turns on ioredis's public
+ * `enableAutoPipelining`: the commands sent in one event-loop tick go out in one write. Connection state
+ * changes are logged once each (store/connection-state.ts).
  */
-export function createRedis(url: string, opts: { forWorker?: boolean; name?: string; coalesceWrites?: boolean } = {}): AppRedis {
+export function createRedis(url: string, opts: { forWorker?: boolean; name?: string; autoPipelining?: boolean } = {}): AppRedis {
   const options: RedisOptions = {
     connectionName: opts.name,
     maxRetriesPerRequest: opts.forWorker ? null : 1,
     ...(opts.forWorker ? {} : { commandTimeout: COMMAND_TIMEOUT_MS }),
     // Reconnect quickly (ioredis's default backs off to 2 s): recovery is prompt once Redis returns.
     retryStrategy: (attempt: number) => Math.min(attempt * 100, RECONNECT_MAX_DELAY_MS),
-    // Off: with it, a tick's commands wait for each other in one pipeline (and ioredis builds a Pipeline
-    // object per tick), so the API and Redis took turns idling; the heartbeat bench ran ~15% faster
-    // without it (scripts/bench-heartbeat.ts, README "Benchmarks").
-    enableAutoPipelining: false,
+    // Replaces a patch of ioredis internals that corked the socket (issue #18: no patching of library
+    // internals); heartbeat throughput before/after: docs/benchmarks.md "One key space".
+    enableAutoPipelining: opts.autoPipelining ?? false,
     lazyConnect: false,
   };
   const client = new Redis(url, options) as AppRedis;
   watchConnection(client, { name: opts.name ?? 'redis' });
-  for (const [name, numberOfKeys] of Object.entries(SCRIPTS)) {
-    client.defineCommand(name, {
-      numberOfKeys,
-      lua: readFileSync(new URL(`${fileName(name)}.lua`, luaDir), 'utf8'),
-    });
+  for (const name of SCRIPTS) {
+    client.defineCommand(name, { lua: scriptSource(name) });
   }
   client.runScript = function runScript(name, keys, args) {
-    const fn = (this as unknown as Record<string, (...a: (string | number)[]) => Promise<unknown>>)[name]!;
-    return fn.call(this, ...keys, ...args);
+    const fn = (this as unknown as Record<string, (...a: (string | number | Buffer)[]) => Promise<unknown>>)[name]!;
+    // no numberOfKeys at definition: ioredis then takes the key count as the first argument
+    return fn.call(this, keys.length, ...keys, packr.pack(args));
   };
-  if (opts.coalesceWrites) coalesceWrites(client);
   return client;
-}
-
-/**
- * Most commands one coalesced write carries. The first cut sent a whole turn's commands at once, and
- * then the API and Redis took turns: Redis idled while the API parsed the turn's requests, the API
- * idled while Redis ran the batch (the machine sat ~15 % idle at the heartbeat maximum). Batches of 8
- * keep both busy: heartbeat/ceiling 0.52–0.57 over eight rounds, against 0.46–0.50 uncapped, 0.52–0.54
- * at 16 and 0.47–0.51 at 4 (scripts/bench-heartbeat.ts).
- */
-export const MAX_COALESCED_COMMANDS = 8;
-
-/**
- * Batches commands into one socket write while Redis is busy. A command sent while earlier ones still
- * await their replies corks the socket; it is uncorked after {@link MAX_COALESCED_COMMANDS} commands or
- * by a `setImmediate` once the turn's I/O callbacks have run, whichever comes first: Node hands the
- * kernel one `writev`, and Redis reads, runs and answers the batch in one wake-up. A command sent while
- * nothing is in flight goes out at once, so an idle Redis never waits. Each command keeps its own reply.
- * Why: at thousands of heartbeats a second, one write per request (the send syscall waking Redis, and
- * Redis's own per-read work) cost about as much CPU as the heartbeat script itself; batched, Redis's CPU
- * per heartbeat fell ~15 % and the kernel's ~40 % (scripts/bench-heartbeat.ts). ioredis's own
- * `enableAutoPipelining` flushes on `process.nextTick`, i.e. after each request, and builds a Pipeline
- * object per flush: it batched nothing here.
- */
-function coalesceWrites(client: Redis): void {
-  const send = client.sendCommand.bind(client);
-  let corked: Socket | null = null;
-  let batched = 0;
-  const flush = () => {
-    const socket = corked;
-    corked = null;
-    socket?.uncork();
-  };
-  client.sendCommand = (command, stream) => {
-    const socket = client.stream as Socket | undefined;
-    if (!corked && socket && client.status === 'ready' && client.commandQueue.length > 0) {
-      corked = socket;
-      batched = 0;
-      socket.cork();
-      setImmediate(flush);
-    }
-    const reply = send(command, stream);
-    if (corked && ++batched >= MAX_COALESCED_COMMANDS) flush();
-    return reply;
-  };
 }

@@ -120,7 +120,7 @@ describe('ban blocklist in Redis', () => {
     await bans.lift(ban.id, 't');
     expect(await banned('f-race')).to.equal(false);
     // ...then the slow writer's stale write arrives: it must not resurrect the ban.
-    const written = await h.redis.runScript('banSync', [keys.banMeta(), keys.banList()], [staleTicket, '0', 'f-race', staleState]);
+    const written = await h.redis.runScript('banSync', [keys.banMeta(), keys.banList()], { t: String(staleTicket), m: false, e: ['f-race', staleState] });
     expect(written).to.equal(0);
     expect(await banned('f-race')).to.equal(false);
   });

@@ -6,6 +6,7 @@ import { createRedis } from '../../src/store/redis.js';
 import { revokeKey } from '../../src/auth/key-service.js';
 import { subscribeInvalidations } from '../../src/auth/invalidation.js';
 import { KeyVerifier, MAX_FAILED_VERIFIES } from '../../src/auth/key-verifier.js';
+import { replayClaim } from '../../src/auth/replay-tags.js';
 import { GameKeys } from '../../src/store/keys.js';
 import { sign } from '../../src/auth/signature.js';
 
@@ -125,8 +126,12 @@ describe('authentication', () => {
     expectEnvelope(again, 409, 'replayed_signature');
     const sig = sign(g.secret, String(ts), raw);
     const keyRow = await h.db.apiKey.findUniqueOrThrow({ where: { prefix: g.keyPrefix } });
-    const ttl = await h.redis.ttl(new GameKeys(h.config.redisPrefix, g.gameId).replay(keyRow.id, sig));
-    expect(ttl).to.be.greaterThan(595);
+    // the claim is a tag in one of the game's replay bucket hashes, kept at least 600 s (src/auth/replay-tags.ts)
+    const claim = replayClaim(new GameKeys(h.config.redisPrefix, g.gameId), keyRow.id, sig, Date.now());
+    const holders: string[] = [];
+    for (const k of claim.keys) if ((await h.redis.hget(k, claim.args.rs))?.includes(claim.args.rt)) holders.push(k);
+    expect(holders).to.have.length(1);
+    expect(await h.redis.ttl(holders[0]!)).to.be.greaterThan(595);
   });
 
   it('enforces scopes with 403 scope_missing and stores nothing', async () => {

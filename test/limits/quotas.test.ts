@@ -101,7 +101,7 @@ describe('per-key quotas', () => {
       const window = Math.floor(Date.now() / 60_000);
       const keys = new GameKeys(h.config.redisPrefix, g.gameId);
       // Fill this window and the next, so the answer does not depend on the moment the request lands.
-      for (const w of [window, window + 1]) await h.redis.set(keys.rateWindow('hb', w, `${keyId}:http-busy`), String(heartbeatQuota(20)), 'EX', 180);
+      for (const w of [window, window + 1]) await h.redis.multi().hset(keys.rateWindow('hb', w, keyId), 'http-busy', String(heartbeatQuota(20))).expire(keys.rateWindow('hb', w, keyId), 180).exec();
       const res = await h.heartbeat(g, heartbeatBody(['p1'], { externalServerId: 'http-busy', events: [event('join')] }));
       expect(res.status).to.equal(429);
       expect(res.body.error.code).to.equal('rate_limited');

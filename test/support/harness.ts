@@ -45,7 +45,7 @@ export class Harness {
     this.config = loadConfig({ ...process.env, ...overrides });
     setLogLevel(this.config.logLevel);
     // As the API's own client (src/server.ts): every HTTP test runs through the write coalescing.
-    this.redis = createRedis(this.config.redisUrl, { name: 'test', coalesceWrites: true });
+    this.redis = createRedis(this.config.redisUrl, { name: 'test', autoPipelining: true });
     this.db = createDb(this.config.databaseUrl, 4);
     this.verifier = new KeyVerifier(this.db, new VerifiedDigests(this.redis, this.config.redisPrefix));
     this.app = createApp({ config: this.config, redis: this.redis, db: this.db, verifier: this.verifier });

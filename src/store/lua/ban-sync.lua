@@ -5,23 +5,23 @@
   of the highest ticket per user makes concurrent writers and a concurrent rebuild converge on the
   newest state, whatever order their writes reach Redis in.
   KEYS[1] meta hash, KEYS[2] blocklist hash (same "{w:<workspaceId>}" slot).
-  ARGV: 1 ticket; 2 "1" to mark the blocklist built afterwards (done only while meta still counts this
-  ticket, i.e. Redis was not flushed during the rebuild); then pairs externalId, JSON array of active
-  bans ("" = none: kept as a tombstone so an older ticket cannot resurrect a lifted ban).
+  A: t ticket (string); m true to mark the blocklist built afterwards (done only while meta still counts
+  this ticket, i.e. Redis was not flushed during the rebuild); e flat array of pairs externalId, JSON
+  array of active bans ("" = none: kept as a tombstone so an older ticket cannot resurrect a lifted ban).
   Returns the number of entries written.
 ]]
-local ticket = tonumber(ARGV[1])
+local ticket = tonumber(A.t)
 local written = 0
-for i = 3, #ARGV, 2 do
-  local cur = redis.call('HGET', KEYS[2], ARGV[i])
+for i = 1, #A.e, 2 do
+  local cur = redis.call('HGET', KEYS[2], A.e[i])
   local curTicket = -1
   if cur then curTicket = tonumber(string.match(cur, '^(%d+)|')) or -1 end
   if curTicket < ticket then
-    redis.call('HSET', KEYS[2], ARGV[i], ARGV[1] .. '|' .. ARGV[i + 1])
+    redis.call('HSET', KEYS[2], A.e[i], A.t .. '|' .. A.e[i + 1])
     written = written + 1
   end
 end
-if ARGV[2] == '1' and tonumber(redis.call('HGET', KEYS[1], 'seq') or '0') >= ticket then
-  redis.call('HSET', KEYS[1], 'built', ARGV[1])
+if A.m and tonumber(redis.call('HGET', KEYS[1], 'seq') or '0') >= ticket then
+  redis.call('HSET', KEYS[1], 'built', A.t)
 end
 return written

@@ -1,10 +1,10 @@
 --[[
   Reserves one platform user-restriction write (src/bans/platform-write-limits.ts): a sliding window for
-  the game's universe (at most ARGV[3] writes in any ARGV[2] ms) and one for the user (ARGV[5] in any
-  ARGV[4] ms), after the pause a 429 Retry-After set. Both windows are checked and taken together,
+  the game's universe (at most A.um writes in any A.uw ms) and one for the user (A.sm in any
+  A.sw ms), after the pause a 429 Retry-After set. Both windows are checked and taken together,
   atomically, on Redis's clock (TIME), so every worker process shares one budget whatever its own clock.
   KEYS[1] universe window zset, KEYS[2] user window zset, KEYS[3] pause key (same "{g:<gameId>}" slot).
-  ARGV[1] a member unique to this attempt.
+  A.id a member unique to this attempt.
   Returns 0 when the write may go now (both windows took it), else the ms to wait before asking again.
 ]]
 local t = redis.call('TIME')
@@ -22,12 +22,12 @@ local function waitFor(key, windowMs, max)
   return math.max(1, tonumber(blocking[2]) + windowMs - now)
 end
 
-local uniWindow, uniMax = tonumber(ARGV[2]), tonumber(ARGV[3])
-local userWindow, userMax = tonumber(ARGV[4]), tonumber(ARGV[5])
+local uniWindow, uniMax = A.uw, A.um
+local userWindow, userMax = A.sw, A.sm
 local wait = math.max(waitFor(KEYS[1], uniWindow, uniMax), waitFor(KEYS[2], userWindow, userMax))
 if wait > 0 then return wait end
-redis.call('ZADD', KEYS[1], now, ARGV[1])
+redis.call('ZADD', KEYS[1], now, A.id)
 redis.call('PEXPIRE', KEYS[1], uniWindow)
-redis.call('ZADD', KEYS[2], now, ARGV[1])
+redis.call('ZADD', KEYS[2], now, A.id)
 redis.call('PEXPIRE', KEYS[2], userWindow)
 return 0

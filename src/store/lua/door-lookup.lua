@@ -1,13 +1,15 @@
 --[[
   The read side of a door request in one round trip (src/doors/decision-cache.ts; spec: Authentication
-  rule 3, doors/check, doors/bulk, doors/manifest). Every key is derived from ARGV[1] =
-  "<prefix>:{g:<gameId>}" (one Cluster slot); suffixes must match src/store/keys.ts. KEYS[1] is the doors
-  version key (declared for Cluster routing).
+  rule 3, doors/check, doors/bulk, doors/manifest).
+  KEYS (one Cluster slot): 1 doors version, 2 door subject versions, 3 live-server zset, 4 access stream,
+  5 the key's quota hash of this window (`door`, `bulk` or `manifest`), 6 the minute's throttle hash,
+  7.. the replay buckets (lib/common.lua). The decision hashes are derived from the doors version read
+  here: A.b .. SFX.doorDecisions .. <doors version> .. ':' .. <window>.
 
-  ARGV: 1 base, 2 keyId, 3 signature, 4 replay TTL s, 5 mode ("one" | "all" | "version"),
-        6 externalId, 7 doorKey (mode "one"), 8 now ms, 9 externalServerId ("" when none),
-        quota (src/limits/quotas.ts): 10 kind tag (door | bulk | manifest), 11 subject, 12 quota,
-        13 quota added per live server (0 = none), 14 window s, 15 throttle-count TTL s, 16 who (for the count)
+  A: b base, m mode ("one" | "all" | "version"), u externalId, d doorKey (mode "one"), t now ms (string),
+     s externalServerId ("" when none), w the door-cache window (floor(now / TTL ms)),
+     rs/rt/rx (replay), qf quota field (versions are appended for "one" and "all"), q quota, qs quota added
+     per live server (0 = none), qx/qr/tf/tt (quota)
   Returns {"replay"} when the signature was already used; {"limited", <seconds to the window's end>} when
   the subject is over its quota (nothing else happens: no lookup, no access-log entry); otherwise
     {"ok", doorsVersion or "", subjectVersion "<workspace>.<user>", ...} followed by
@@ -15,65 +17,58 @@
                 hit costs nothing more than this script;
     mode "all": doorKey, value pairs of every fresh cached decision (the caller logs them);
     mode "version": nothing.
-  A cached value is "<expiresAtMs>\n<decision JSON>".
+  A returned value is "<expiresAtMs>\n<decision JSON>"; a decision hash field is the user's msgpack array
+  {subjectVersion, doorKey, expiresAtMs, decision JSON, ...} (door-store.lua writes it).
 ]]
-local base, mode = ARGV[1], ARGV[5]
-local now = tonumber(ARGV[8])
+local mode, now = A.m, tonumber(A.t)
 
-if not redis.call('SET', base .. ':replay:' .. ARGV[2] .. ':' .. ARGV[3], '1', 'NX', 'EX', tonumber(ARGV[4])) then
-  return {'replay'}
-end
+if not claimReplay(7, #KEYS - 6) then return {'replay'} end
 
 -- Per-subject quota in fixed windows (src/limits/quotas.ts). Door checks and bulk checks are counted per
 -- doors version and subject version too: a change of either invalidates what the client cached, so the
--- re-checks it makes then start a fresh count. A 429 is counted per minute for the ingest health check.
-local function overQuota(versions)
-  local windowS = tonumber(ARGV[14])
-  local quota = tonumber(ARGV[12])
-  if tonumber(ARGV[13]) > 0 then quota = quota + tonumber(ARGV[13]) * math.max(1, redis.call('ZCARD', base .. ':servers')) end
-  local window = math.floor(now / (windowS * 1000))
-  local quotaKey = base .. ':rl:' .. ARGV[10] .. ':' .. window .. ':' .. ARGV[11] .. versions
-  local used = redis.call('INCR', quotaKey)
-  if used == 1 then redis.call('EXPIRE', quotaKey, 2 * windowS) end
-  if used <= quota then return nil end
-  local throttled = base .. ':rl:429:' .. math.floor(now / 60000)
-  redis.call('HINCRBY', throttled, ARGV[10] .. ':' .. ARGV[16], 1)
-  redis.call('EXPIRE', throttled, tonumber(ARGV[15]))
-  return {'limited', tostring(math.ceil(((window + 1) * windowS * 1000 - now) / 1000))}
+-- re-checks it makes then start a fresh count.
+local function limitedBy(versions)
+  local quota = A.q
+  if A.qs > 0 then quota = quota + A.qs * math.max(1, redis.call('ZCARD', KEYS[3])) end
+  return overQuota(5, 6, A.qf .. versions, quota)
 end
 
 local dv = redis.call('GET', KEYS[1]) or ''
-if mode == 'version' then return overQuota('') or {'ok', dv, ''} end
+if mode == 'version' then return limitedBy('') or {'ok', dv, ''} end
 
-local user = ARGV[6]
+local user = A.u
 -- fields as in src/doors/subject-invalidation.ts: 'w' = workspace, 'u:<externalId>' = member
-local sv = redis.call('HMGET', base .. ':doors:subjects', 'w', 'u:' .. user)
+local sv = redis.call('HMGET', KEYS[2], 'w', 'u:' .. user)
 local subject = (sv[1] or '0') .. '.' .. (sv[2] or '0')
-local limited = overQuota(':' .. dv .. ':' .. subject)
+local limited = limitedBy(':' .. dv .. ':' .. subject)
 if limited then return limited end
 local out = {'ok', dv, subject}
 if dv == '' then return out end
 
-local function fresh(v)
-  local nl = string.find(v, '\n', 1, true)
-  return nl and tonumber(string.sub(v, 1, nl - 1)) > now
+-- the user's fresh decisions cached in window w under this doors version and subject version, into `into`
+local function collect(w, into)
+  local packed = redis.call('HGET', A.b .. SFX.doorDecisions .. dv .. ':' .. w, user)
+  if not packed then return end
+  local t = cmsgpack.unpack(packed)
+  if t[1] ~= subject then return end
+  for i = 2, #t, 3 do
+    if tonumber(t[i + 1]) > now then into[t[i]] = t[i + 1] .. '\n' .. t[i + 2] end
+  end
 end
-
-local decisions = base .. ':doors:dec:' .. dv .. ':' .. subject .. ':' .. user
+local found = {}
+collect(A.w - 1, found)
+collect(A.w, found)
 if mode == 'one' then
-  local v = redis.call('HGET', decisions, ARGV[7])
-  if v and fresh(v) then
+  local v = found[A.d]
+  if v then
     local json = string.sub(v, string.find(v, '\n', 1, true) + 1)
-    redis.call('XADD', base .. ':access', '*', 'u', user, 's', ARGV[9], 'at', ARGV[8], 'v', '[' .. json .. ']')
+    redis.call('XADD', KEYS[4], '*', 'u', user, 's', A.s, 'at', A.t, 'v', '[' .. json .. ']')
     out[4] = v
   end
   return out
 end
-local flat = redis.call('HGETALL', decisions)
-for i = 1, #flat, 2 do
-  if fresh(flat[i + 1]) then
-    out[#out + 1] = flat[i]
-    out[#out + 1] = flat[i + 1]
-  end
+for doorKey, v in pairs(found) do
+  out[#out + 1] = doorKey
+  out[#out + 1] = v
 end
 return out

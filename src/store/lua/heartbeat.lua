@@ -1,75 +1,60 @@
 --[[
   One heartbeat, atomically, in one round trip (spec: POST /api/v1/game/heartbeat).
-  Every key is derived from ARGV[1] = "<prefix>:{g:<gameId>}" (one Cluster slot); suffixes must match
-  src/store/keys.ts. KEYS[1] is the server hash (declared for Cluster routing).
+  KEYS (one Cluster slot, built in src/presence/heartbeat-service.ts): 1 server hash, 2 live-server zset,
+  3 roster, 4 where, 5 sessions stream, 6 keys-used, 7 events stream, 8 cmdlog stream, 9 pending list,
+  10 dispatched zset, 11 doors version, 12 the key's `hb` quota hash of this window, 13 the minute's
+  throttle hash, 14.. the replay buckets (lib/common.lua). Command hashes, user queues and another
+  server's pending list are derived from the ids and names found: A.b .. SFX.<family> .. <name>.
 
-  ARGV: 1 base, 2 keyId, 3 signature, 4 replay TTL s, 5 externalServerId, 6 now ms,
-        7 server meta JSON {scope,pc,mp,sdk,up,region,iv}, 8 roster JSON [[externalId,username,team],...],
-        9 events JSON array or "", 10 acks JSON array, 11 failures JSON array [{id,reason}], 12 server TTL s,
-        13 "1" when the key has the commands scope (deliver commands), else "0",
-        14 heartbeat quota per (key, server) per window, 15 quota window s, 16 throttle-count TTL s,
-        17.. the roster's distinct externalIds in roster order (so an unchanged roster is never decoded:
-        cjson.decode of 30 players costs more than the rest of the script)
+  A: b base "<prefix>:{g:<gameId>}", sid externalServerId, t now ms (string), m server meta
+     {sc, pc, mp, sdk, up, rg, iv} (sc, rg "" when none), rj roster JSON [[externalId,username,team],...],
+     rd roster digest (the server hash keeps it to skip the diff of an unchanged roster), u the roster's
+     distinct externalIds in roster order (so an unchanged roster is never decoded: cjson.decode of 30
+     players costs more than the rest of the script), ev events JSON array or "", ak acks, fl failures
+     [{id, reason}], st server TTL s, dc true to deliver commands (the key has the commands scope),
+     keyId, rs/rt/rx (replay), q quota, qx/qr/tf/tt (quota, lib/common.lua)
   Returns {"replay"} when the signature was already used, {"limited", <seconds to the window's end>}
   when the server is over its quota (src/limits/quotas.ts; nothing else is written), else
   {"ok", <doors version or "">, <command entry JSON>...}: the doors version (src/doors/doors-version.ts)
   rides along so the heartbeat's `config` costs no second command.
 ]]
-local base, keyId, sig = ARGV[1], ARGV[2], ARGV[3]
-local sid, now = ARGV[5], tonumber(ARGV[6])
-local nowS = ARGV[6]
+local base, sid, nowS = A.b, A.sid, A.t
+local now = tonumber(nowS)
 
--- 1. replay cache (spec: Authentication rule 3)
-if not redis.call('SET', base .. ':replay:' .. keyId .. ':' .. sig, '1', 'NX', 'EX', tonumber(ARGV[4])) then
-  return {'replay'}
-end
-
--- 1b. per-(key, server) quota in fixed windows; a 429 is counted per minute for the ingest health check
-local windowS = tonumber(ARGV[15])
-local window = math.floor(now / (windowS * 1000))
-local quotaKey = base .. ':rl:hb:' .. window .. ':' .. keyId .. ':' .. sid
-local used = redis.call('INCR', quotaKey)
-if used == 1 then redis.call('EXPIRE', quotaKey, 2 * windowS) end
-if used > tonumber(ARGV[14]) then
-  local throttled = base .. ':rl:429:' .. math.floor(now / 60000)
-  redis.call('HINCRBY', throttled, 'hb:' .. sid, 1)
-  redis.call('EXPIRE', throttled, tonumber(ARGV[16]))
-  return {'limited', tostring(math.ceil(((window + 1) * windowS * 1000 - now) / 1000))}
-end
-redis.call('HSET', base .. ':keys-used', keyId, nowS)
+-- 1. replay cache (spec: Authentication rule 3), then the per-(key, server) quota in fixed windows; a
+--    429 is counted per minute for the ingest health check
+if not claimReplay(14, #KEYS - 13) then return {'replay'} end
+local limited = overQuota(12, 13, sid, A.q)
+if limited then return limited end
+redis.call('HSET', KEYS[6], A.keyId, nowS)
 
 -- 2. server registration / refresh
 local serverKey = KEYS[1]
-local meta = cjson.decode(ARGV[7])
-local rosterJson = ARGV[8]
-local prev = redis.call('HMGET', serverKey, 'last', 'rj')
+local meta = A.m
+local prev = redis.call('HMGET', serverKey, 'last', 'rd')
 local prevLast = prev[1]
-local sessions = base .. ':sessions'
-local scope = meta.scope
-if scope == cjson.null or scope == nil then scope = '' end
-local region = meta.region
-if region == cjson.null or region == nil then region = '' end
+local sessions = KEYS[5]
+local scope, region = meta.sc, meta.rg
 if not prevLast then
   redis.call('HSET', serverKey, 'first', nowS)
   redis.call('XADD', sessions, '*', 'k', 'up', 's', sid, 'at', nowS, 'sc', scope, 'rg', region,
     'sdk', meta.sdk, 'mp', tostring(meta.mp))
   prevLast = nowS
 end
--- `rj` keeps the last roster bytes: most heartbeats repeat them, and then the diff below is skipped
+-- `rd` keeps a digest of the last roster bytes: most heartbeats repeat them, and then the diff below is
+-- skipped (a digest, not the bytes: ~1.5 KB less per live server of 30 players)
 redis.call('HSET', serverKey, 'last', nowS, 'scope', scope, 'region', region, 'pc', tostring(meta.pc),
-  'mp', tostring(meta.mp), 'sdk', meta.sdk, 'up', tostring(meta.up), 'iv', tostring(meta.iv), 'rj', rosterJson)
-redis.call('EXPIRE', serverKey, tonumber(ARGV[12]))
-redis.call('ZADD', base .. ':servers', now, sid)
+  'mp', tostring(meta.mp), 'sdk', meta.sdk, 'up', tostring(meta.up), 'iv', tostring(meta.iv), 'rd', A.rd)
+redis.call('EXPIRE', serverKey, A.st)
+redis.call('ZADD', KEYS[2], now, sid)
 
 -- 3. roster reconciliation: joins open sessions now, leaves close at the previous heartbeat
-local rosterKey = base .. ':roster:' .. sid
-local whereKey = base .. ':where'
-local pendingKey = base .. ':cmd:pending:' .. sid
-local FIRST_UID = 17
-if prev[2] ~= rosterJson then
-  local players = cjson.decode(rosterJson)
+local rosterKey, whereKey, pendingKey = KEYS[3], KEYS[4], KEYS[9]
+local uids = A.u
+if prev[2] ~= A.rd then
+  local players = cjson.decode(A.rj)
   local seen = {}
-  for i = FIRST_UID, #ARGV do seen[ARGV[i]] = true end
+  for _, uid in ipairs(uids) do seen[uid] = true end
   local old = {}
   local flat = redis.call('HGETALL', rosterKey)
   for i = 1, #flat, 2 do old[flat[i]] = flat[i + 1] end
@@ -84,7 +69,7 @@ if prev[2] ~= rosterJson then
         redis.call('HSET', rosterKey, uid, nowS .. '\n' .. info)
         redis.call('XADD', sessions, '*', 'k', 'o', 's', sid, 'u', uid, 'n', tostring(p[2]), 'at', nowS, 'sc', scope)
         -- commands that waited for this user now go to this server
-        local userQueue = base .. ':cmd:user:' .. uid
+        local userQueue = base .. SFX.userCommands .. uid
         local waiting = redis.call('LRANGE', userQueue, 0, -1)
         if #waiting > 0 then
           for _, id in ipairs(waiting) do redis.call('RPUSH', pendingKey, id) end
@@ -110,31 +95,30 @@ if prev[2] ~= rosterJson then
 end
 -- every listed user is located here (one read, one write at most), also when the roster is unchanged:
 -- another server may have claimed or released the user meanwhile
-if #ARGV >= FIRST_UID then
-  local located = redis.call('HMGET', whereKey, unpack(ARGV, FIRST_UID))
+if #uids > 0 then
+  local located = redis.call('HMGET', whereKey, unpack(uids))
   local fix = {}
-  for i = FIRST_UID, #ARGV do
-    if located[i - FIRST_UID + 1] ~= sid then
-      fix[#fix + 1] = ARGV[i]
+  for i, uid in ipairs(uids) do
+    if located[i] ~= sid then
+      fix[#fix + 1] = uid
       fix[#fix + 1] = sid
     end
   end
   if #fix > 0 then redis.call('HSET', whereKey, unpack(fix)) end
 end
-redis.call('EXPIRE', rosterKey, tonumber(ARGV[12]))
+redis.call('EXPIRE', rosterKey, A.st)
 
 -- 4. events, buffered for the flusher (spec: Events, upsert by eventId happens in Postgres)
-if ARGV[9] ~= '' then
-  redis.call('XADD', base .. ':events', '*', 's', sid, 'r', nowS, 'e', ARGV[9])
+if A.ev ~= '' then
+  redis.call('XADD', KEYS[7], '*', 's', sid, 'r', nowS, 'e', A.ev)
 end
 
 -- 5. acks and failure reports (spec: Command lifecycle); unknown or foreign ids are ignored.
 --    Every status change also writes its transition into the command hash as 't:<status>' =
 --    "<ms>|<server>|<reason>" (src/commands/command-query.ts reads status and transitions together).
-local cmdlog = base .. ':cmdlog'
-local dispatchedKey = base .. ':cmd:dispatched:' .. sid
+local cmdlog, dispatchedKey = KEYS[8], KEYS[10]
 local function finish(id, status, reason)
-  local h = base .. ':cmd:' .. id
+  local h = base .. SFX.command .. id
   local st = redis.call('HMGET', h, 'status', 'server', 'exp')
   -- an ack or failure after expiresAt is too late: the delivery step below marks the command expired
   if st[1] == 'dispatched' and st[2] == sid and tonumber(st[3]) > now then
@@ -143,8 +127,8 @@ local function finish(id, status, reason)
     redis.call('XADD', cmdlog, '*', 'id', id, 'st', status, 's', sid, 'at', nowS, 'why', reason)
   end
 end
-for _, id in ipairs(cjson.decode(ARGV[10])) do finish(id, 'acked', '') end
-for _, f in ipairs(cjson.decode(ARGV[11])) do finish(f.id, 'failed', tostring(f.reason)) end
+for _, id in ipairs(A.ak) do finish(id, 'acked', '') end
+for _, f in ipairs(A.fl) do finish(f.id, 'failed', tostring(f.reason)) end
 
 -- 6. delivery: pending -> dispatched, then every dispatched-unacked command (at-least-once)
 local function expire(h, id)
@@ -152,13 +136,13 @@ local function expire(h, id)
   redis.call('ZREM', dispatchedKey, id)
   redis.call('XADD', cmdlog, '*', 'id', id, 'st', 'expired', 's', sid, 'at', nowS, 'why', '')
 end
-local out = {'ok', redis.call('GET', base .. ':doors:ver') or ''}
-if ARGV[13] ~= '1' then return out end
+local out = {'ok', redis.call('GET', KEYS[11]) or ''}
+if not A.dc then return out end
 local pending = redis.call('LRANGE', pendingKey, 0, -1)
 if #pending > 0 then
   redis.call('DEL', pendingKey)
   for _, id in ipairs(pending) do
-    local h = base .. ':cmd:' .. id
+    local h = base .. SFX.command .. id
     local c = redis.call('HMGET', h, 'status', 'exp', 'iat', 'user')
     if c[1] == 'pending' then
       local user = c[4] or ''
@@ -168,10 +152,10 @@ if #pending > 0 then
       elseif user ~= '' and at ~= sid then
         -- the user left before delivery: the command follows them (to their server now, or their queue)
         if at then
-          redis.call('RPUSH', base .. ':cmd:pending:' .. at, id)
+          redis.call('RPUSH', base .. SFX.pending .. at, id)
           redis.call('HSET', h, 'server', at)
         else
-          redis.call('RPUSH', base .. ':cmd:user:' .. user, id)
+          redis.call('RPUSH', base .. SFX.userCommands .. user, id)
           redis.call('HSET', h, 'server', '')
         end
       else
@@ -185,7 +169,7 @@ if #pending > 0 then
   end
 end
 for _, id in ipairs(redis.call('ZRANGE', dispatchedKey, 0, -1)) do
-  local h = base .. ':cmd:' .. id
+  local h = base .. SFX.command .. id
   local c = redis.call('HMGET', h, 'status', 'exp', 'json', 'user', 'server')
   if c[1] ~= 'dispatched' or c[5] ~= sid then
     redis.call('ZREM', dispatchedKey, id)

@@ -1,30 +1,31 @@
 --[[
   Creates one command's hot state and routes it, atomically (spec: Command lifecycle, (new) -> pending).
-  Every key is derived from ARGV[1] = "<prefix>:{g:<gameId>}" (one Cluster slot); suffixes must match
-  src/store/keys.ts. KEYS[1] is the command hash (declared for Cluster routing).
+  KEYS: 1 the command hash, 2 live-server zset, 3 where, 4 the game's expiry zset, 5 `cmdlog` stream.
+  The destination server's queues and other commands' hashes are derived from the server and ids found:
+  A.b .. SFX.<family> .. <name> (one Cluster slot).
 
   Routing (src/commands/command-service.ts documents it for operators):
     - server target: the server's pending list, only while the server is live (in the `servers` zset);
     - user target: the pending list of the server whose roster holds the user (`where`), else the user's
       waiting list, which the heartbeat script moves to a server's pending list when the user joins it.
-  The destination queue is capped: a server holds at most ARGV[8] open commands (pending + dispatched),
-  a waiting user at most ARGV[9]. Ids whose command is no longer open are pruned before refusing.
+  The destination queue is capped: a server holds at most A.sc open commands (pending + dispatched),
+  a waiting user at most A.uc. Ids whose command is no longer open are pruned before refusing.
 
-  ARGV: 1 base, 2 command id, 3 entry JSON {"id","type","payload","issuedAt","expiresAt"}, 4 issuedAt ms,
-        5 expiresAt ms, 6 target externalServerId or "", 7 target externalId or "", 8 server queue cap,
-        9 user queue cap, 10 hash TTL s
+  A: b base, id command id, json entry JSON {"id","type","payload","issuedAt","expiresAt"}, iat issuedAt
+     ms (string), exp expiresAt ms (string), ts target externalServerId or "", u target externalId or "",
+     sc server queue cap, uc user queue cap, ttl hash TTL s
   Appends a `pending` entry to the game's `cmdlog` stream (only when the command is stored).
   Returns {"ok", <server it was routed to, or "" while waiting>}, {"server_not_live"} or
   {"full", <open commands in the destination queue>, <that server, or "" for the user's queue>}.
 ]]
-local base, id = ARGV[1], ARGV[2]
-local targetServer, user = ARGV[6], ARGV[7]
-local serverCap, userCap = tonumber(ARGV[8]), tonumber(ARGV[9])
+local base, id = A.b, A.id
+local targetServer, user = A.ts, A.u
+local serverCap, userCap = A.sc, A.uc
 
 -- Drops ids of commands that are no longer open from a pending list; returns the remaining length.
 local function prunePending(listKey)
   for _, cid in ipairs(redis.call('LRANGE', listKey, 0, -1)) do
-    if redis.call('HGET', base .. ':cmd:' .. cid, 'status') ~= 'pending' then
+    if redis.call('HGET', base .. SFX.command .. cid, 'status') ~= 'pending' then
       redis.call('LREM', listKey, 0, cid)
     end
   end
@@ -33,12 +34,12 @@ end
 
 -- Open commands queued for server `sid` (pending + dispatched-unacked), pruned when at the cap.
 local function serverLoad(sid)
-  local pendingKey = base .. ':cmd:pending:' .. sid
-  local dispatchedKey = base .. ':cmd:dispatched:' .. sid
+  local pendingKey = base .. SFX.pending .. sid
+  local dispatchedKey = base .. SFX.dispatched .. sid
   local n = redis.call('LLEN', pendingKey) + redis.call('ZCARD', dispatchedKey)
   if n < serverCap then return n end
   for _, cid in ipairs(redis.call('ZRANGE', dispatchedKey, 0, -1)) do
-    local c = redis.call('HMGET', base .. ':cmd:' .. cid, 'status', 'server')
+    local c = redis.call('HMGET', base .. SFX.command .. cid, 'status', 'server')
     if c[1] ~= 'dispatched' or c[2] ~= sid then redis.call('ZREM', dispatchedKey, cid) end
   end
   return prunePending(pendingKey) + redis.call('ZCARD', dispatchedKey)
@@ -46,19 +47,19 @@ end
 
 local dest = ''
 if targetServer ~= '' then
-  if not redis.call('ZSCORE', base .. ':servers', targetServer) then return {'server_not_live'} end
+  if not redis.call('ZSCORE', KEYS[2], targetServer) then return {'server_not_live'} end
   dest = targetServer
 else
-  dest = redis.call('HGET', base .. ':where', user) or ''
+  dest = redis.call('HGET', KEYS[3], user) or ''
 end
 
 local queueKey
 if dest ~= '' then
   local n = serverLoad(dest)
   if n >= serverCap then return {'full', n, dest} end
-  queueKey = base .. ':cmd:pending:' .. dest
+  queueKey = base .. SFX.pending .. dest
 else
-  queueKey = base .. ':cmd:user:' .. user
+  queueKey = base .. SFX.userCommands .. user
   local n = redis.call('LLEN', queueKey)
   if n >= userCap then n = prunePending(queueKey) end
   if n >= userCap then return {'full', n, ''} end
@@ -66,12 +67,12 @@ end
 
 -- 't:<status>' = "<ms>|<server>|<reason>": each transition beside the status it sets, so a reader of this
 -- one hash never sees a status without the transition that set it (src/commands/command-query.ts)
-redis.call('HSET', KEYS[1], 'status', 'pending', 'iat', ARGV[4], 'exp', ARGV[5], 'json', ARGV[3],
-  'user', user, 'server', dest, 't:pending', ARGV[4] .. '||')
-redis.call('EXPIRE', KEYS[1], tonumber(ARGV[10]))
+redis.call('HSET', KEYS[1], 'status', 'pending', 'iat', A.iat, 'exp', A.exp, 'json', A.json,
+  'user', user, 'server', dest, 't:pending', A.iat .. '||')
+redis.call('EXPIRE', KEYS[1], A.ttl)
 redis.call('RPUSH', queueKey, id)
-redis.call('ZADD', base .. ':cmd:expiry', tonumber(ARGV[5]), id)
+redis.call('ZADD', KEYS[4], A.exp, id)
 -- the issue joins the transition stream too: the console's live feed reads it (src/console/live/); the
 -- flusher's insert of this `pending` transition is a no-op (the issuer wrote it with the row)
-redis.call('XADD', base .. ':cmdlog', '*', 'id', id, 'st', 'pending', 's', '', 'at', ARGV[4], 'why', '')
+redis.call('XADD', KEYS[5], '*', 'id', id, 'st', 'pending', 's', '', 'at', A.iat, 'why', '')
 return {'ok', dest}

@@ -6,17 +6,18 @@
   from the game's `servers` zset; `safety` < 1 leaves room for servers that subscribed before their first
   heartbeat. Publishes are paced evenly, at least window / budget ms apart, so a steady stream of
   commands gets a nudge about every second instead of a burst that spends the minute's budget and then
-  nothing; the sliding window (KEYS[1], zset publish id -> ms of the last ARGV[3] ms) is the hard limit.
+  nothing; the sliding window (KEYS[1], zset publish id -> ms of the last A.w ms) is the hard limit.
 
-  ARGV: 1 base, 2 now ms, 3 window ms, 4 budget base (40), 5 budget per server (80), 6 safety (0..1),
-        7 publish id (unique)
+  KEYS: 1 the nudge log zset, 2 the game's live-server zset.
+  A: now ms, w window ms, bb budget base (40), bs budget per server (80), sf safety (0..1),
+     id publish id (unique)
   Returns {1, budget, servers} when admitted (the publish is recorded), {0, retry after ms, servers} when
   it is too soon, or {-1, 0, 0} when no server is live (nobody to nudge).
 ]]
-local base, now, window = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
-local servers = redis.call('ZCARD', base .. ':servers')
+local now, window = A.now, A.w
+local servers = redis.call('ZCARD', KEYS[2])
 if servers == 0 then return {-1, 0, 0} end
-local budget = math.floor(tonumber(ARGV[6]) * (tonumber(ARGV[4]) + tonumber(ARGV[5]) * servers) / servers)
+local budget = math.floor(A.sf * (A.bb + A.bs * servers) / servers)
 if budget < 1 then budget = 1 end
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
 local sent = redis.call('ZCARD', KEYS[1])
@@ -31,6 +32,6 @@ if sent >= budget then
   retry = math.max(retry, tonumber(nth[2]) + window - now)
 end
 if retry > 0 then return {0, retry, servers} end
-redis.call('ZADD', KEYS[1], now, ARGV[7])
+redis.call('ZADD', KEYS[1], now, A.id)
 redis.call('PEXPIRE', KEYS[1], window)
 return {1, budget, servers}

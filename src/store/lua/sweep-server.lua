@@ -2,17 +2,18 @@
   Declares one server gone if it is still stale (spec: States › Other states: sessions of a server that
   stops reporting close at the last heartbeat in which each user appeared, i.e. the server's last
   heartbeat, not when the absence is noticed). Idempotent; a heartbeat that arrived meanwhile wins.
-  KEYS[1] server hash. ARGV: 1 base, 2 externalServerId, 3 cutoff ms (stale when last <= cutoff).
+  KEYS: 1 server hash, 2 live-server zset, 3 roster, 4 where, 5 sessions stream, 6 pending list,
+  7 dispatched zset (of this server). Command hashes and user queues are derived from the ids and users
+  found: A.b .. SFX.<family> .. <id>.
+  A: b base "<prefix>:{g:<gameId>}", sid externalServerId, cutoff ms (stale when last <= cutoff).
   Returns the number of sessions closed, or -1 when the server is not stale (or already gone).
 ]]
-local base, sid, cutoff = ARGV[1], ARGV[2], tonumber(ARGV[3])
-local serversKey = base .. ':servers'
+local base, sid, cutoff = A.b, A.sid, A.cutoff
+local serversKey = KEYS[2]
 local score = redis.call('ZSCORE', serversKey, sid)
 if not score or tonumber(score) > cutoff then return -1 end
 local last = redis.call('HGET', KEYS[1], 'last') or score
-local rosterKey = base .. ':roster:' .. sid
-local whereKey = base .. ':where'
-local sessions = base .. ':sessions'
+local rosterKey, whereKey, sessions = KEYS[3], KEYS[4], KEYS[5]
 local flat = redis.call('HGETALL', rosterKey)
 local closed = 0
 for i = 1, #flat, 2 do
@@ -24,16 +25,16 @@ for i = 1, #flat, 2 do
   closed = closed + 1
 end
 -- user commands that never reached an ack go back to their user's queue, to follow them elsewhere
-for _, listKey in ipairs({base .. ':cmd:pending:' .. sid, base .. ':cmd:dispatched:' .. sid}) do
+for i, listKey in ipairs({KEYS[6], KEYS[7]}) do
   local ids
-  if string.find(listKey, ':pending:', 1, true) then ids = redis.call('LRANGE', listKey, 0, -1)
+  if i == 1 then ids = redis.call('LRANGE', listKey, 0, -1)
   else ids = redis.call('ZRANGE', listKey, 0, -1) end
   for _, id in ipairs(ids) do
-    local h = base .. ':cmd:' .. id
+    local h = base .. SFX.command .. id
     local c = redis.call('HMGET', h, 'status', 'user')
     if (c[1] == 'pending' or c[1] == 'dispatched') and c[2] and c[2] ~= '' then
       redis.call('HSET', h, 'status', 'pending', 'server', '')
-      redis.call('RPUSH', base .. ':cmd:user:' .. c[2], id)
+      redis.call('RPUSH', base .. SFX.userCommands .. c[2], id)
     end
   end
   redis.call('DEL', listKey)

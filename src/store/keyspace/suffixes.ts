@@ -1,0 +1,49 @@
+/**
+ * The one table of Redis key suffixes (issue #18, "a key suffix is spelled in exactly one file").
+ *
+ * A key is `<base><suffix>[<variable part>]`, where `<base>` is `<prefix>:{g:<gameId>}` for a game's keys
+ * (src/store/keys.ts). TypeScript builds keys from this table; the Lua scripts get the same table as a
+ * generated preamble (`local SFX = {...}`, see {@link luaSuffixPreamble}), so a script that must derive a
+ * key from data it reads (a server it finds, a command id in a queue) writes `base .. SFX.roster .. sid`
+ * and never spells a suffix itself. Suffixes that end in `:` take a variable part.
+ */
+export const GAME_SUFFIXES = {
+  /** hash per 120 s bucket: replay tags (see src/auth/replay-tags.ts). */
+  replay: ':rp:',
+  server: ':server:',
+  servers: ':servers',
+  roster: ':roster:',
+  where: ':where',
+  events: ':events',
+  sessions: ':sessions',
+  cmdlog: ':cmdlog',
+  command: ':cmd:',
+  pending: ':cmd:pending:',
+  dispatched: ':cmd:dispatched:',
+  userCommands: ':cmd:user:',
+  commandExpiry: ':cmd:expiry',
+  keysUsed: ':keys-used',
+  nudgeLog: ':nudge:sent',
+  banWriteSlots: ':banw:slots',
+  banWriteUserSlots: ':banw:slots:u:',
+  banWritePause: ':banw:pause',
+  doorsVersion: ':doors:ver',
+  doorSubjects: ':doors:subjects',
+  doorDecisions: ':doors:dec:',
+  access: ':access',
+  deadLetters: ':dead-letters',
+  deadLetterCounts: ':dead-letters:count',
+  rateWindow: ':rl:',
+  throttled: ':rl:429:',
+} as const;
+
+export type GameSuffix = keyof typeof GAME_SUFFIXES;
+
+/**
+ * `local SFX = {name = 'suffix', ...}`: the table above as Lua source, prepended to every script by
+ * src/store/redis.ts. Suffixes are plain ASCII without quotes, so `%q` quoting is not needed.
+ */
+export function luaSuffixPreamble(): string {
+  const fields = Object.entries(GAME_SUFFIXES).map(([name, sfx]) => `${name} = '${sfx}'`);
+  return `local SFX = {${fields.join(', ')}}\n`;
+}

@@ -1,0 +1,33 @@
+/**
+ * Issue #15 item 5: the memory census of `npm run bench:memory` on a small fleet. Asserts what exists,
+ * not sizes: per-game hashes instead of per-player keys for rate limits, decisions and replay entries.
+ */
+import { expect } from 'chai';
+import { Harness } from '../support/harness.js';
+import { buildFleet, census, familyOf } from '../../scripts/bench-memory.js';
+
+describe('bench:memory census', () => {
+  const h = new Harness();
+  after(() => h.close());
+
+  it('names key families after the hash tag', () => {
+    expect(familyOf('p:{g:G1}:server:s1', 'p')).to.equal('server');
+    expect(familyOf('p:{g:G1}:rl:ban:123:k', 'p')).to.equal('rl:ban');
+    expect(familyOf('p:{g:G1}:doors:dec:1:99', 'p')).to.equal('doors:dec');
+    expect(familyOf('p:active-games', 'p')).to.equal('active-games');
+  });
+
+  it('counts a fleet of 3 servers × 4 players: no key per player', async () => {
+    const prefix = `${h.config.redisPrefix}:census`;
+    await buildFleet(h.redis, prefix, { servers: 3, players: 4, serversPerGame: 3, intervalSeconds: 60, joinedShare: 1, doorChecksPerPlayer: 2 });
+    const c = await census(h.redis, prefix);
+    expect(c.byFamily.server?.keys).to.equal(3);
+    expect(c.byFamily.roster?.keys).to.equal(3);
+    // one counter hash per (kind, window, key), whatever the number of players; a window may turn mid-run
+    for (const f of ['rl:ban', 'rl:bulk', 'rl:door', 'rl:hb']) expect(c.byFamily[f]?.keys).to.be.within(1, 2, f);
+    expect(c.byFamily['doors:dec']?.keys).to.be.within(1, 2);
+    expect(c.byFamily.rp?.keys).to.be.within(1, 2);
+    expect(c.bytes).to.equal(Object.values(c.byFamily).reduce((n, f) => n + f.bytes, 0));
+    expect(c.streams.keys).to.be.greaterThan(0);
+  });
+});
