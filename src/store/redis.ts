@@ -1,9 +1,14 @@
 /**
  * Redis connections. One client per role per process, never per request. The heartbeat and sweep Lua
  * scripts are registered once with `defineCommand` (EVALSHA after the first call).
+ *
+ * One factory, {@link createRedis}, for the API, the workers, pub/sub and BullMQ: a single Redis for
+ * `redis://` / `rediss://` URLs, an ioredis `Cluster` for `redis+cluster://host:port,host:port` (issue
+ * #17; {@link parseRedisUrl}). Every key family carries a hash tag (`{g:<game>}`, `{w:<workspace>}`,
+ * BullMQ queue names `{<queue>}`), so each Lua script and MULTI touches one slot.
  */
 import { readFileSync } from 'node:fs';
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import type { Socket } from 'node:net';
 import { watchConnection } from './connection-state.js';
 
@@ -32,6 +37,42 @@ function fileName(name: string): string {
 export const RECONNECT_MAX_DELAY_MS = 500;
 export const COMMAND_TIMEOUT_MS = 800;
 
+/** Scheme of a Redis Cluster in REDIS_URL: `redis+cluster://[user:password@]host:port,host:port,…`. */
+export const CLUSTER_SCHEME = 'redis+cluster:';
+
+/** Where REDIS_URL points: one Redis (its URL as ioredis takes it) or a Cluster (seed nodes, credentials). */
+export type RedisTarget =
+  | { kind: 'single'; url: string }
+  | { kind: 'cluster'; nodes: { host: string; port: number }[]; username?: string; password?: string };
+
+/**
+ * Parses REDIS_URL. `redis+cluster://[user:password@]host:port[,host:port…]` (any number of seed nodes,
+ * the client discovers the rest; port default 6379; user and password percent-encoded as in a URL) is
+ * a Cluster; anything else is one Redis.
+ * @throws Error when a cluster URL names no node or a node is not host:port.
+ */
+export function parseRedisUrl(url: string): RedisTarget {
+  if (!url.toLowerCase().startsWith(`${CLUSTER_SCHEME}//`)) return { kind: 'single', url };
+  let rest = url.slice(CLUSTER_SCHEME.length + 2).replace(/[/?#].*$/, '');
+  let username: string | undefined;
+  let password: string | undefined;
+  const at = rest.lastIndexOf('@');
+  if (at >= 0) {
+    const auth = rest.slice(0, at);
+    rest = rest.slice(at + 1);
+    const colon = auth.indexOf(':');
+    username = decodeURIComponent(colon >= 0 ? auth.slice(0, colon) : auth) || undefined;
+    password = colon >= 0 ? decodeURIComponent(auth.slice(colon + 1)) : undefined;
+  }
+  const nodes = rest.split(',').filter(Boolean).map((hp) => {
+    const m = /^(\[[^\]]+\]|[^:]+)(?::(\d+))?$/.exec(hp);
+    if (!m) throw new Error(`REDIS_URL: cluster node "${hp}" is not host:port`);
+    return { host: m[1]!.replace(/^\[(.*)\]$/, '$1'), port: m[2] ? Number(m[2]) : 6379 };
+  });
+  if (!nodes.length) throw new Error('REDIS_URL: a redis+cluster:// URL names no node');
+  return { kind: 'cluster', nodes, ...(username ? { username } : {}), ...(password !== undefined ? { password } : {}) };
+}
+
 /**
  * Connects to `url`. `forWorker` sets `maxRetriesPerRequest: null` as BullMQ requires for blocking
  * connections (no command timeout either: blocking reads wait by design); API clients fail fast instead
@@ -39,6 +80,7 @@ export const COMMAND_TIMEOUT_MS = 800;
  * Connection state changes are logged once each (store/connection-state.ts).
  */
 export function createRedis(url: string, opts: { forWorker?: boolean; name?: string; coalesceWrites?: boolean } = {}): AppRedis {
+  const target = parseRedisUrl(url);
   const options: RedisOptions = {
     connectionName: opts.name,
     maxRetriesPerRequest: opts.forWorker ? null : 1,
@@ -51,7 +93,7 @@ export function createRedis(url: string, opts: { forWorker?: boolean; name?: str
     enableAutoPipelining: false,
     lazyConnect: false,
   };
-  const client = new Redis(url, options) as AppRedis;
+  const client = target.kind === 'cluster' ? createCluster(target, options) : (new Redis(url, options) as AppRedis);
   watchConnection(client, { name: opts.name ?? 'redis' });
   for (const [name, numberOfKeys] of Object.entries(SCRIPTS)) {
     client.defineCommand(name, {
@@ -63,8 +105,41 @@ export function createRedis(url: string, opts: { forWorker?: boolean; name?: str
     const fn = (this as unknown as Record<string, (...a: (string | number)[]) => Promise<unknown>>)[name]!;
     return fn.call(this, ...keys, ...args);
   };
-  if (opts.coalesceWrites) coalesceWrites(client);
+  // Per-node sockets are internal to a Cluster: coalescing is for the single-Redis client only.
+  if (opts.coalesceWrites && target.kind === 'single') coalesceWrites(client);
   return client;
+}
+
+/**
+ * An ioredis Cluster with the options of a single client applied to every node connection, returned as
+ * an {@link AppRedis}: it has the same command API (commands, `defineCommand` scripts routed by their
+ * first key's slot, `multi`/`pipeline` within one slot, pub/sub, `duplicate` for BullMQ). What a Cluster
+ * does not have is given here: `commandQueue` (admission control reads its length) as the sum over the
+ * nodes. Commands without keys (INFO, CONFIG GET, SCAN) go to one node; callers that must see every
+ * master use `clusterMasters`.
+ */
+function createCluster(target: Extract<RedisTarget, { kind: 'cluster' }>, options: RedisOptions): AppRedis {
+  const { retryStrategy, ...nodeOptions } = options;
+  const cluster = new Cluster(target.nodes, {
+    clusterRetryStrategy: retryStrategy,
+    // Reads stay on masters: the hot path reads what it just wrote (rosters, replay keys, commands).
+    scaleReads: 'master',
+    enableReadyCheck: true,
+    redisOptions: {
+      ...nodeOptions,
+      ...(target.username ? { username: target.username } : {}),
+      ...(target.password !== undefined ? { password: target.password } : {}),
+    },
+  });
+  Object.defineProperty(cluster, 'commandQueue', {
+    get: () => ({ length: cluster.nodes('all').reduce((n, node) => n + node.commandQueue.length, 0) }),
+  });
+  return cluster as unknown as AppRedis;
+}
+
+/** The masters of `client` when it is a Cluster, else `[client]`: for keyless commands that must reach every shard (SCAN). */
+export function clusterMasters(client: Redis): Redis[] {
+  return client instanceof Cluster ? (client as Cluster).nodes('master') : [client];
 }
 
 /**
