@@ -93,7 +93,7 @@ export function createRedis(url: string, opts: { forWorker?: boolean; name?: str
     enableAutoPipelining: false,
     lazyConnect: false,
   };
-  const client = target.kind === 'cluster' ? createCluster(target, options) : (new Redis(url, options) as AppRedis);
+  const client = target.kind === 'cluster' ? createCluster(target, options, { spreadPipelines: !opts.forWorker }) : (new Redis(url, options) as AppRedis);
   watchConnection(client, { name: opts.name ?? 'redis' });
   for (const [name, numberOfKeys] of Object.entries(SCRIPTS)) {
     client.defineCommand(name, {
@@ -115,10 +115,11 @@ export function createRedis(url: string, opts: { forWorker?: boolean; name?: str
  * an {@link AppRedis}: it has the same command API (commands, `defineCommand` scripts routed by their
  * first key's slot, `multi`/`pipeline` within one slot, pub/sub, `duplicate` for BullMQ). What a Cluster
  * does not have is given here: `commandQueue` (admission control reads its length) as the sum over the
- * nodes. Commands without keys (INFO, CONFIG GET, SCAN) go to one node; callers that must see every
- * master use `clusterMasters`.
+ * nodes; and, with `spreadPipelines`, a `pipeline()` that may span nodes ({@link spreadPipeline}).
+ * Commands without keys (INFO, CONFIG GET, SCAN) go to one node; callers that must see every master use
+ * `clusterMasters`.
  */
-function createCluster(target: Extract<RedisTarget, { kind: 'cluster' }>, options: RedisOptions): AppRedis {
+function createCluster(target: Extract<RedisTarget, { kind: 'cluster' }>, options: RedisOptions, opts: { spreadPipelines: boolean }): AppRedis {
   const { retryStrategy, ...nodeOptions } = options;
   const cluster = new Cluster(target.nodes, {
     clusterRetryStrategy: retryStrategy,
@@ -134,7 +135,44 @@ function createCluster(target: Extract<RedisTarget, { kind: 'cluster' }>, option
   Object.defineProperty(cluster, 'commandQueue', {
     get: () => ({ length: cluster.nodes('all').reduce((n, node) => n + node.commandQueue.length, 0) }),
   });
+  // Not on BullMQ's connections (forWorker): a queue's keys share its hash tag, so its pipelines stay on one node.
+  if (opts.spreadPipelines) cluster.pipeline = spreadPipeline(cluster);
   return cluster as unknown as AppRedis;
+}
+
+type Queued = [name: string, args: unknown[]];
+
+/**
+ * `pipeline()` of a Cluster client. ioredis refuses a Cluster pipeline whose keys live on more than one
+ * node ("All keys in the pipeline should belong to the same slots allocation group"), and the service
+ * batches reads over many games that way (each game its own slot: ban kicks, stream backlogs, concurrency
+ * samples, expiry). This pipeline queues the same chained calls and, on `exec()`, sends every command at
+ * once as its own request (they are in flight together, so the batch still costs about one round trip
+ * per node) and resolves to what `Pipeline.exec()` resolves to: `[error, result]` per command, in order.
+ * Like a pipeline it is not atomic; MULTI (one slot, by the hash tags) is untouched.
+ */
+function spreadPipeline(cluster: Cluster): Cluster['pipeline'] {
+  const send = cluster as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+  return (() => {
+    const queued: Queued[] = [];
+    const pipe: object = new Proxy(
+      {},
+      {
+        get(_target, prop) {
+          if (prop === 'exec') {
+            return () => Promise.all(queued.map(([name, args]) => send[name]!.apply(cluster, args).then((r) => [null, r], (e: unknown) => [e, null])));
+          }
+          if (prop === 'length') return queued.length;
+          if (typeof prop !== 'string' || prop === 'then') return undefined; // not a thenable
+          return (...args: unknown[]) => {
+            queued.push([prop, args]);
+            return pipe;
+          };
+        },
+      },
+    );
+    return pipe;
+  }) as unknown as Cluster['pipeline'];
 }
 
 /** The masters of `client` when it is a Cluster, else `[client]`: for keyless commands that must reach every shard (SCAN). */
