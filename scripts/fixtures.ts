@@ -195,8 +195,9 @@ export async function deleteByPattern(redis: AppRedis, pattern: string): Promise
   let n = 0;
   // SCAN runs on one node: on a Redis Cluster every master is scanned, and keys are unlinked one by one
   // (a multi-key UNLINK would cross slots).
-  const cluster = clusterMasters(redis).length > 1 || redis !== clusterMasters(redis)[0];
-  for (const node of clusterMasters(redis)) {
+  const nodes = clusterMasters(redis);
+  const cluster = nodes[0] !== redis;
+  for (const node of nodes) {
     let cursor = '0';
     do {
       const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
