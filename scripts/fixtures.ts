@@ -21,7 +21,7 @@
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { loadConfig, type Config } from '../src/config.js';
-import { createRedis, type AppRedis } from '../src/store/redis.js';
+import { clusterMasters, createRedis, type AppRedis } from '../src/store/redis.js';
 import { createDb, type Db } from '../src/store/prisma.js';
 import { createWorkspace, createGame } from '../src/games/game-service.js';
 import { createKey } from '../src/auth/key-service.js';
@@ -191,13 +191,20 @@ export async function cleanFixtures(opts: FixtureOptions & { workspaceId?: strin
 
 /** Deletes every key matching `pattern` (SCAN + UNLINK); returns how many. */
 export async function deleteByPattern(redis: AppRedis, pattern: string): Promise<number> {
-  let cursor = '0';
+  if (redis.status !== 'ready') await new Promise((resolve) => redis.once('ready', resolve));
   let n = 0;
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-    if (keys.length) n += await redis.unlink(...keys);
-    cursor = next;
-  } while (cursor !== '0');
+  // SCAN runs on one node: on a Redis Cluster every master is scanned, and keys are unlinked one by one
+  // (a multi-key UNLINK would cross slots).
+  const nodes = clusterMasters(redis);
+  const cluster = nodes[0] !== redis;
+  for (const node of nodes) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+      if (keys.length) n += cluster ? (await Promise.all(keys.map((k) => redis.unlink(k)))).reduce((a, b) => a + b, 0) : await redis.unlink(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+  }
   return n;
 }
 

@@ -8,7 +8,11 @@ import { Ajv } from 'ajv';
 export interface Config {
   /** PostgreSQL URL of the durable record. */
   databaseUrl: string;
-  /** Redis URL of the hot state (rosters, replay cache, command queues, streams, BullMQ). */
+  /**
+   * Redis of the hot state (rosters, replay cache, command queues, streams, BullMQ): `redis://` or
+   * `rediss://` for one Redis, `redis+cluster://[user:password@]host:port,host:port,…` for a Redis Cluster
+   * (seed nodes; the client discovers the rest; src/store/redis.ts `parseRedisUrl`, issue #17).
+   */
   redisUrl: string;
   /** Prefix of every Redis key this deployment writes; tests use a random one. */
   redisPrefix: string;
@@ -91,7 +95,7 @@ const schema = {
   type: 'object',
   properties: {
     DATABASE_URL: { type: 'string', pattern: '^postgres(ql)?://', default: 'postgresql://postgres@127.0.0.1:5432/gis' },
-    REDIS_URL: { type: 'string', pattern: '^rediss?://', default: 'redis://127.0.0.1:6379' },
+    REDIS_URL: { type: 'string', pattern: '^(rediss?|redis\\+cluster)://', default: 'redis://127.0.0.1:6379' },
     REDIS_PREFIX: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,32}$', default: 'gis' },
     PORT: { type: 'integer', minimum: 0, maximum: 65535, default: 3000 },
     HOST: { type: 'string', minLength: 1, default: '0.0.0.0' },

@@ -8,6 +8,9 @@
  * log line; with REDIS_DURABILITY=required and a Redis below AOF everysec it logs why, naming the setting
  * to change, and exits 1 without listening. The reading is re-read while it runs and shown by /readyz
  * and `gis_redis_persistence` on /metrics.
+ *
+ * `--processes N` (`npm start -- --processes 4`): N such processes behind one pair of ports, forked by a
+ * `node:cluster` primary (src/ops/process-fork.ts).
  */
 import { loadConfig, ConfigError } from './config.js';
 import { log, setLogLevel } from './log.js';
@@ -20,6 +23,7 @@ import { admissionFor, createApp } from './app.js';
 import { ApiMetrics } from './metrics/api-metrics.js';
 import { startConsole } from './console/console-server.js';
 import { DurabilityRefusedError, PersistenceMonitor } from './store/redis-persistence.js';
+import { processCount, runProcesses } from './ops/process-fork.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -72,7 +76,18 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void stop('SIGINT'));
 }
 
-main().catch((err: unknown) => {
+function entry(): Promise<void> {
+  let n: number;
+  try {
+    n = processCount(process.argv.slice(2));
+  } catch (err) {
+    console.error(`${(err as Error).message}\nusage: npm start -- [--processes N]`);
+    process.exit(2);
+  }
+  return runProcesses(n, 'api', main);
+}
+
+entry().catch((err: unknown) => {
   if (err instanceof ConfigError) {
     console.error(err.message);
   } else if (err instanceof DurabilityRefusedError) {

@@ -21,14 +21,11 @@ process.env.REDIS_DURABILITY = 'best-effort';
 
 export const mochaHooks = {
   async afterAll(): Promise<void> {
-    const { Redis } = await import('ioredis');
-    const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${process.env.REDIS_PREFIX}:*`, 'COUNT', 1000);
-      if (keys.length) await redis.del(...keys);
-      cursor = next;
-    } while (cursor !== '0');
+    const { createRedis } = await import('../src/store/redis.js');
+    const { deleteKeys } = await import('./support/redis-keys.js');
+    // REDIS_URL may name a Redis Cluster (redis+cluster://…): deleteKeys scans every master.
+    const redis = createRedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', { name: 'test-cleanup' });
+    await deleteKeys(redis, `${process.env.REDIS_PREFIX}:*`);
     await redis.quit();
   },
 };

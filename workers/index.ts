@@ -5,6 +5,9 @@
  * At boot, before any queue is touched, it reads Redis persistence like the API (src/server.ts): one
  * `redis persistence` log line, and exit 1 under REDIS_DURABILITY=required when Redis is below AOF
  * everysec (src/store/redis-persistence.ts).
+ *
+ * `--processes N` (`npm run workers -- --processes 4`): N such processes, forked by a `node:cluster`
+ * primary (src/ops/process-fork.ts); they share the queues, schedulers and stream consumer groups.
  */
 import { getPriority, hostname, setPriority } from 'node:os';
 import { Queue, Worker, type Job } from 'bullmq';
@@ -28,6 +31,7 @@ import { deriveShiftsJob } from './jobs/derive-shifts.job.js';
 import { sampleConcurrencyJob } from './jobs/sample-concurrency.job.js';
 import { ingestHealthJob } from './jobs/ingest-health.job.js';
 import { pruneAccessLogJob } from './jobs/prune-access-log.job.js';
+import { processCount, runProcesses } from '../src/ops/process-fork.js';
 
 /** Scheduled roles ignore the job; producer-fed roles read its data (and the lock token to delay it). */
 type Processor = (job: Job, token?: string) => Promise<unknown>;
@@ -144,7 +148,18 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void stop('SIGINT'));
 }
 
-main().catch((err: unknown) => {
+function entry(): Promise<void> {
+  let n: number;
+  try {
+    n = processCount(process.argv.slice(2));
+  } catch (err) {
+    console.error(`${(err as Error).message}\nusage: npm run workers -- [--processes N]`);
+    process.exit(2);
+  }
+  return runProcesses(n, 'workers', main);
+}
+
+entry().catch((err: unknown) => {
   if (err instanceof ConfigError) console.error(err.message);
   else if (err instanceof DurabilityRefusedError) log.error(err.message, { process: 'workers', mode: err.report.mode });
   else log.error('workers failed to start', { err: String(err) });

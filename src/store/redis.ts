@@ -3,10 +3,15 @@
  * once with `defineCommand` (EVALSHA after the first call). Each script is the file `lua/<name>.lua`
  * preceded by the generated suffix table (src/store/keyspace/suffixes.ts) and `lua/lib/common.lua`; it
  * receives its keys as KEYS and its arguments as one msgpack-packed table (issue #18).
+ *
+ * One factory, {@link createRedis}, for the API, the workers, pub/sub and BullMQ: a single Redis for
+ * `redis://` / `rediss://` URLs, an ioredis `Cluster` for `redis+cluster://host:port,host:port` (issue
+ * #17; {@link parseRedisUrl}). Every key family carries a hash tag (`{g:<game>}`, `{w:<workspace>}`,
+ * BullMQ queue names `{<queue>}`), so each Lua script and MULTI touches one slot.
  */
 import { readFileSync } from 'node:fs';
 import { Packr } from 'msgpackr';
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { watchConnection } from './connection-state.js';
 import { luaSuffixPreamble } from './keyspace/suffixes.js';
 
@@ -51,6 +56,42 @@ export function scriptSource(name: ScriptName): string {
 export const RECONNECT_MAX_DELAY_MS = 500;
 export const COMMAND_TIMEOUT_MS = 800;
 
+/** Scheme of a Redis Cluster in REDIS_URL: `redis+cluster://[user:password@]host:port,host:port,…`. */
+export const CLUSTER_SCHEME = 'redis+cluster:';
+
+/** Where REDIS_URL points: one Redis (its URL as ioredis takes it) or a Cluster (seed nodes, credentials). */
+export type RedisTarget =
+  | { kind: 'single'; url: string }
+  | { kind: 'cluster'; nodes: { host: string; port: number }[]; username?: string; password?: string };
+
+/**
+ * Parses REDIS_URL. `redis+cluster://[user:password@]host:port[,host:port…]` (any number of seed nodes,
+ * the client discovers the rest; port default 6379; user and password percent-encoded as in a URL) is
+ * a Cluster; anything else is one Redis.
+ * @throws Error when a cluster URL names no node or a node is not host:port.
+ */
+export function parseRedisUrl(url: string): RedisTarget {
+  if (!url.toLowerCase().startsWith(`${CLUSTER_SCHEME}//`)) return { kind: 'single', url };
+  let rest = url.slice(CLUSTER_SCHEME.length + 2).replace(/[/?#].*$/, '');
+  let username: string | undefined;
+  let password: string | undefined;
+  const at = rest.lastIndexOf('@');
+  if (at >= 0) {
+    const auth = rest.slice(0, at);
+    rest = rest.slice(at + 1);
+    const colon = auth.indexOf(':');
+    username = decodeURIComponent(colon >= 0 ? auth.slice(0, colon) : auth) || undefined;
+    password = colon >= 0 ? decodeURIComponent(auth.slice(colon + 1)) : undefined;
+  }
+  const nodes = rest.split(',').filter(Boolean).map((hp) => {
+    const m = /^(\[[^\]]+\]|[^:]+)(?::(\d+))?$/.exec(hp);
+    if (!m) throw new Error(`REDIS_URL: cluster node "${hp}" is not host:port`);
+    return { host: m[1]!.replace(/^\[(.*)\]$/, '$1'), port: m[2] ? Number(m[2]) : 6379 };
+  });
+  if (!nodes.length) throw new Error('REDIS_URL: a redis+cluster:// URL names no node');
+  return { kind: 'cluster', nodes, ...(username ? { username } : {}), ...(password !== undefined ? { password } : {}) };
+}
+
 /**
  * Connects to `url`. `forWorker` sets `maxRetriesPerRequest: null` as BullMQ requires for blocking
  * connections (no command timeout either: blocking reads wait by design); API clients fail fast instead
@@ -59,6 +100,7 @@ export const COMMAND_TIMEOUT_MS = 800;
  * changes are logged once each (store/connection-state.ts).
  */
 export function createRedis(url: string, opts: { forWorker?: boolean; name?: string; autoPipelining?: boolean } = {}): AppRedis {
+  const target = parseRedisUrl(url);
   const options: RedisOptions = {
     connectionName: opts.name,
     maxRetriesPerRequest: opts.forWorker ? null : 1,
@@ -70,7 +112,7 @@ export function createRedis(url: string, opts: { forWorker?: boolean; name?: str
     enableAutoPipelining: opts.autoPipelining ?? false,
     lazyConnect: false,
   };
-  const client = new Redis(url, options) as AppRedis;
+  const client = target.kind === 'cluster' ? createCluster(target, options, { spreadPipelines: !opts.forWorker }) : (new Redis(url, options) as AppRedis);
   watchConnection(client, { name: opts.name ?? 'redis' });
   for (const name of SCRIPTS) {
     client.defineCommand(name, { lua: scriptSource(name) });
@@ -81,4 +123,76 @@ export function createRedis(url: string, opts: { forWorker?: boolean; name?: str
     return fn.call(this, keys.length, ...keys, packr.pack(args));
   };
   return client;
+}
+
+/**
+ * An ioredis Cluster with the options of a single client applied to every node connection, returned as
+ * an {@link AppRedis}: it has the same command API (commands, `defineCommand` scripts routed by their
+ * first key's slot, `multi`/`pipeline` within one slot, pub/sub, `duplicate` for BullMQ). What a Cluster
+ * does not have is given here: `commandQueue` (admission control reads its length) as the sum over the
+ * nodes; and, with `spreadPipelines`, a `pipeline()` that may span nodes ({@link spreadPipeline}).
+ * Commands without keys (INFO, CONFIG GET, SCAN) go to one node; callers that must see every master use
+ * `clusterMasters`.
+ */
+function createCluster(target: Extract<RedisTarget, { kind: 'cluster' }>, options: RedisOptions, opts: { spreadPipelines: boolean }): AppRedis {
+  const { retryStrategy, enableAutoPipelining, ...nodeOptions } = options;
+  const cluster = new Cluster(target.nodes, {
+    clusterRetryStrategy: retryStrategy,
+    // A Cluster pipelines per node itself (one write per node per tick) when asked to.
+    enableAutoPipelining,
+    // Reads stay on masters: the hot path reads what it just wrote (rosters, replay keys, commands).
+    scaleReads: 'master',
+    enableReadyCheck: true,
+    redisOptions: {
+      ...nodeOptions,
+      ...(target.username ? { username: target.username } : {}),
+      ...(target.password !== undefined ? { password: target.password } : {}),
+    },
+  });
+  Object.defineProperty(cluster, 'commandQueue', {
+    get: () => ({ length: cluster.nodes('all').reduce((n, node) => n + node.commandQueue.length, 0) }),
+  });
+  // Not on BullMQ's connections (forWorker): a queue's keys share its hash tag, so its pipelines stay on one node.
+  if (opts.spreadPipelines) cluster.pipeline = spreadPipeline(cluster);
+  return cluster as unknown as AppRedis;
+}
+
+type Queued = [name: string, args: unknown[]];
+
+/**
+ * `pipeline()` of a Cluster client. ioredis refuses a Cluster pipeline whose keys live on more than one
+ * node ("All keys in the pipeline should belong to the same slots allocation group"), and the service
+ * batches reads over many games that way (each game its own slot: ban kicks, stream backlogs, concurrency
+ * samples, expiry). This pipeline queues the same chained calls and, on `exec()`, sends every command at
+ * once as its own request (they are in flight together, so the batch still costs about one round trip
+ * per node) and resolves to what `Pipeline.exec()` resolves to: `[error, result]` per command, in order.
+ * Like a pipeline it is not atomic; MULTI (one slot, by the hash tags) is untouched.
+ */
+function spreadPipeline(cluster: Cluster): Cluster['pipeline'] {
+  const send = cluster as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+  return (() => {
+    const queued: Queued[] = [];
+    const pipe: object = new Proxy(
+      {},
+      {
+        get(_target, prop) {
+          if (prop === 'exec') {
+            return () => Promise.all(queued.map(([name, args]) => send[name]!.apply(cluster, args).then((r) => [null, r], (e: unknown) => [e, null])));
+          }
+          if (prop === 'length') return queued.length;
+          if (typeof prop !== 'string' || prop === 'then') return undefined; // not a thenable
+          return (...args: unknown[]) => {
+            queued.push([prop, args]);
+            return pipe;
+          };
+        },
+      },
+    );
+    return pipe;
+  }) as unknown as Cluster['pipeline'];
+}
+
+/** The masters of `client` when it is a Cluster, else `[client]`: for keyless commands that must reach every shard (SCAN). */
+export function clusterMasters(client: Redis): Redis[] {
+  return client instanceof Cluster ? (client as Cluster).nodes('master') : [client];
 }

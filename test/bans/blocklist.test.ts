@@ -9,6 +9,7 @@ import { BanService } from '../../src/bans/ban-service.js';
 import { GameKeys, WorkspaceKeys } from '../../src/store/keys.js';
 import { setLogLevel } from '../../src/log.js';
 import { banService, check } from './support.js';
+import { deleteKeys, scanKeys } from '../support/redis-keys.js';
 
 describe('ban blocklist in Redis', () => {
   const h = new Harness();
@@ -26,12 +27,7 @@ describe('ban blocklist in Redis', () => {
 
   /** What FLUSHALL does to this suite: every key under its prefix is gone (other suites use other prefixes). */
   async function flushRedis(): Promise<void> {
-    let cursor = '0';
-    do {
-      const [next, found] = await h.redis.scan(cursor, 'MATCH', `${h.config.redisPrefix}:*`, 'COUNT', 1000);
-      cursor = next;
-      if (found.length) await h.redis.del(...found);
-    } while (cursor !== '0');
+    await deleteKeys(h.redis, `${h.config.redisPrefix}:*`);
   }
 
   async function banned(user: string, server = 'server-1'): Promise<boolean> {
@@ -47,13 +43,7 @@ describe('ban blocklist in Redis', () => {
     for (const name of [gk.banWriteSlots(), gk.banWriteUserSlots('u'), gk.banWritePause()]) expect(name.startsWith('p:{g:G1}:')).to.equal(true, name);
     await bans.create({ workspaceId: g.workspaceId, externalId: 'f-keys', scope: 'workspace', reason: 'r', issuedBy: 't' });
     await check(h, g, 'f-keys');
-    const found: string[] = [];
-    let cursor = '0';
-    do {
-      const [next, batch] = await h.redis.scan(cursor, 'MATCH', `${h.config.redisPrefix}:*${g.workspaceId}*`, 'COUNT', 1000);
-      found.push(...batch);
-      cursor = next;
-    } while (cursor !== '0');
+    const found = await scanKeys(h.redis, `${h.config.redisPrefix}:*${g.workspaceId}*`);
     expect(found.sort()).to.deep.equal([keys.banList(), keys.banMeta()].sort());
   });
 

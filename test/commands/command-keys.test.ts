@@ -5,6 +5,7 @@ import { GameKeys, GlobalKeys } from '../../src/store/keys.js';
 import { expireDueCommands } from '../../src/commands/command-expiry.js';
 import { admitNudge } from '../../src/commands/nudge-budget.js';
 import { beat, deleteCommands, issue, ownPrefixHarness, closeOwnPrefix } from './command-fixtures.js';
+import { scanKeys } from '../support/redis-keys.js';
 
 describe('command key families', () => {
   const h = ownPrefixHarness('keys');
@@ -31,13 +32,7 @@ describe('command key families', () => {
     expect(await h.redis.zscore(new GlobalKeys(h.config.redisPrefix).commandExpiryIndex(), `${g.gameId}:${c.id}`)).to.equal(String(c.expiresAt.getTime()));
     expect(await h.redis.zcard(keys.commandExpiry())).to.equal(2);
     await expireDueCommands(h.redis, h.config.redisPrefix, c.expiresAt.getTime() + 1);
-    const found: string[] = [];
-    let cursor = '0';
-    do {
-      const [next, batch] = await h.redis.scan(cursor, 'MATCH', `${h.config.redisPrefix}:*${g.gameId}*`, 'COUNT', 1000);
-      found.push(...batch);
-      cursor = next;
-    } while (cursor !== '0');
+    const found = await scanKeys(h.redis, `${h.config.redisPrefix}:*${g.gameId}*`);
     for (const key of found) expect(key.startsWith(`${keys.base}:`)).to.equal(true, key);
     expect(found).to.include.members([keys.command(c.id), keys.nudgeLog(), keys.commandLog()]);
     expect(await h.redis.ttl(keys.command(c.id))).to.be.greaterThan(3600);

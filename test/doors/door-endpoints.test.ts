@@ -17,6 +17,7 @@ import { addPolicy, forceDoor } from '../../src/doors/door-admin-service.js';
 import { doorBulkResponseSchema, doorCheckResponseSchema, doorManifestResponseSchema } from '../../src/schemas/doors.js';
 import { errorEnvelopeSchema, heartbeatResponseSchema } from '../../src/schemas/heartbeat.js';
 import { bulk, check, doorWith, manifest } from './door-fixtures.js';
+import { scanKeys } from '../support/redis-keys.js';
 
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (a: Ajv) => Ajv;
 const ajv = addFormats(new Ajv({ strict: false }));
@@ -227,13 +228,7 @@ describe('door endpoints', () => {
     await bulk(h, other, 'u');
     await manifest(h, other);
     await h.heartbeat(other, heartbeatBody());
-    const found: string[] = [];
-    let cursor = '0';
-    do {
-      const [next, keys] = await h.redis.scan(cursor, 'MATCH', `${h.config.redisPrefix}:*${other.gameId}*`, 'COUNT', 1000);
-      found.push(...keys);
-      cursor = next;
-    } while (cursor !== '0');
+    const found = await scanKeys(h.redis, `${h.config.redisPrefix}:*${other.gameId}*`);
     const base = new GameKeys(h.config.redisPrefix, other.gameId).base;
     expect(found.some((k) => k.includes(':doors:dec:'))).to.equal(true);
     for (const key of found) expect(key.startsWith(`${base}:`)).to.equal(true, key);

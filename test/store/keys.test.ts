@@ -2,6 +2,7 @@
 import { expect } from 'chai';
 import { Harness, heartbeatBody, event } from '../support/harness.js';
 import { GameKeys, GlobalKeys } from '../../src/store/keys.js';
+import { scanKeys } from '../support/redis-keys.js';
 
 describe('redis key families', () => {
   const h = new Harness();
@@ -19,13 +20,7 @@ describe('redis key families', () => {
     const g = await h.game();
     await h.heartbeat(g, heartbeatBody(['a', 'b'], { events: [event('join')] }));
     await h.heartbeat(g, heartbeatBody(['a']));
-    const found: string[] = [];
-    let cursor = '0';
-    do {
-      const [next, keys] = await h.redis.scan(cursor, 'MATCH', `${h.config.redisPrefix}:*${g.gameId}*`, 'COUNT', 1000);
-      found.push(...keys);
-      cursor = next;
-    } while (cursor !== '0');
+    const found = await scanKeys(h.redis, `${h.config.redisPrefix}:*${g.gameId}*`);
     const base = new GameKeys(h.config.redisPrefix, g.gameId).base;
     expect(found.length).to.be.greaterThan(5);
     for (const key of found) expect(key.startsWith(`${base}:`)).to.equal(true, key);

@@ -12,6 +12,7 @@ describe('redis client auto-pipelining', () => {
     await client.ping();
   });
   after(async () => {
+    if (!client) return;
     await client.del(key);
     await client.quit();
   });
