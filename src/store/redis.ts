@@ -135,11 +135,12 @@ export function createRedis(url: string, opts: { forWorker?: boolean; name?: str
  * `clusterMasters`.
  */
 function createCluster(target: Extract<RedisTarget, { kind: 'cluster' }>, options: RedisOptions, opts: { spreadPipelines: boolean }): AppRedis {
-  const { retryStrategy, enableAutoPipelining, ...nodeOptions } = options;
+  // No auto-pipelining on a Cluster: ioredis builds it on `pipeline()`, which the service's Cluster clients
+  // replace with a node-spanning one ({@link spreadPipeline}); each node connection still writes a tick's
+  // commands together as the socket allows.
+  const { retryStrategy, enableAutoPipelining: _single, ...nodeOptions } = options;
   const cluster = new Cluster(target.nodes, {
     clusterRetryStrategy: retryStrategy,
-    // A Cluster pipelines per node itself (one write per node per tick) when asked to.
-    enableAutoPipelining,
     // Reads stay on masters: the hot path reads what it just wrote (rosters, replay keys, commands).
     scaleReads: 'master',
     enableReadyCheck: true,
