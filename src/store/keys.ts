@@ -61,7 +61,7 @@ export class GameKeys {
   }
 
   /**
-   * hash shard → concatenated 6-byte replay tags, PEXPIRE {@link REPLAY_TTL_SECONDS} s after the bucket's
+   * hash shard → concatenated replay tags (8 base64 characters each), PEXPIRE {@link REPLAY_TTL_SECONDS} s after the bucket's
    * end: the signatures claimed in one {@link REPLAY_BUCKET_SECONDS}-s bucket of server time
    * (`bucket` = floor(ms / 120 000); src/auth/replay-tags.ts).
    */
