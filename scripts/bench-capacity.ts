@@ -24,7 +24,7 @@
  *                     first): the decision comes from the Redis decision cache;
  *        door cold    POST doors/check of pairs never checked: cache miss, evaluation, cache write;
  *        ban check    POST bans/check of users never checked (no bans: the common answer).
- *      Per operation: Redis CPU µs (used_cpu_user + used_cpu_sys of the main thread, which is what
+ *      Per operation: the API process's CPU µs (from /proc), Redis CPU µs (used_cpu_user + used_cpu_sys of the main thread, which is what
  *      saturates a shard), Redis command time µs (sum of commandstats usec) and Redis commands.
  *   5. Events per second per flusher: starts one worker process with WORKER_ROLES=flush-events and times
  *      how fast it moves the heartbeat phase's events into PlayerEvent (from its first row to the last),
@@ -280,6 +280,9 @@ const onSignal = () => {
   void cleanup().then(() => process.exit(130));
 };
 process.once('SIGINT', onSignal);
+// A fire-and-forget write of the service code (e.g. the active-game mark) timing out on a busy machine
+// must not end the run without its clean-up (the private Redis would outlive it).
+process.on('unhandledRejection', (err) => process.stderr.write(`[bench] unhandled rejection (run continues): ${String(err)}\n`));
 process.once('SIGTERM', onSignal);
 
 async function cleanup(): Promise<void> {
@@ -341,14 +344,16 @@ try {
   for (let i = 0; i < apiPorts.length; i++) await cannon([signedPost(game, '/api/v1/game/heartbeat', heartbeatBodies(game, `${runId}-w${i}`))], 200, i);
 
   // 4. phases
-  const phases: Record<string, RedisCost & { rps: number; statuses: Record<string, number> }> = {};
+  const phases: Record<string, RedisCost & { rps: number; apiCpuUsPerOp: number; statuses: Record<string, number> }> = {};
   const phase = async (name: string, requests: AcRequest[], amount: number) => {
     const before = await readRedis(stats);
+    const apiBefore = cpuSecondsOf(apis[0]!.pid!);
     const r = await cannon(requests, amount);
+    const apiAfter = cpuSecondsOf(apis[0]!.pid!);
     const after = await readRedis(stats);
     const ok = okCount(r);
     if (ok < amount * 0.95) process.stderr.write(`[bench] ${name}: only ${ok} of ${amount} answered 200: ${JSON.stringify(statuses(r))}; first: ${unexpected.join(' | ')}\n`);
-    phases[name] = { ...costOf(before, after, Math.max(ok, 1)), rps: Math.round(r.requests.average), statuses: statuses(r) };
+    phases[name] = { ...costOf(before, after, Math.max(ok, 1)), rps: Math.round(r.requests.average), apiCpuUsPerOp: Math.round(((apiAfter - apiBefore) * 1e6) / Math.max(ok, 1)), statuses: statuses(r) };
   };
   const eventsBefore = await db.playerEvent.count({ where: { gameId: game.gameId } });
   await phase('heartbeat', [signedPost(game, '/api/v1/game/heartbeat', heartbeatBodies(game, runId))], args.heartbeats);
@@ -437,10 +442,10 @@ try {
     console.log(JSON.stringify(result, null, 2));
   } else {
     say('');
-    say('| operation | ops | req/s (1 API) | Redis CPU µs/op (main thread) | Redis CPU µs/op (all threads) | Redis commands/op (scripts and the commands they call) | most frequent |');
-    say('| --- | --- | --- | --- | --- | --- | --- |');
+    say('| operation | ops | req/s (1 API) | API CPU µs/op | Redis CPU µs/op (main thread) | Redis CPU µs/op (all threads) | Redis commands/op (scripts and the commands they call) | most frequent |');
+    say('| --- | --- | --- | --- | --- | --- | --- | --- |');
     const f = (x: number) => x.toFixed(1);
-    for (const [name, p] of Object.entries(phases)) say(`| ${name} | ${p.ops} | ${p.rps} | ${f(p.cpuUsPerOp)} | ${f(p.cpuAllUsPerOp)} | ${f(p.commandsPerOp)} | ${Object.entries(p.byCommand).map(([c, n]) => `${c} ${n}`).join(', ')} |`);
+    for (const [name, p] of Object.entries(phases)) say(`| ${name} | ${p.ops} | ${p.rps} | ${p.apiCpuUsPerOp} | ${f(p.cpuUsPerOp)} | ${f(p.cpuAllUsPerOp)} | ${f(p.commandsPerOp)} | ${Object.entries(p.byCommand).map(([c, n]) => `${c} ${n}`).join(', ')} |`);
     say('');
     say(`memory per live server (30 players, ${INTERVAL_SECONDS} s interval): ${memory.bytesPerLiveServer} B (${memory.bytesPerServerState} B state + ${REPLAY_TTL_SECONDS / INTERVAL_SECONDS} × ${memory.replayEntryBytes} B replay entries)`);
     say(`events/s per flusher (one worker process, flush-events only): ${flush.eventsPerSecond} (${flush.events} events in ${flush.seconds.toFixed(1)} s), Redis CPU ${flush.redisCpuUsPerEvent} µs per event flushed`);
