@@ -12,8 +12,10 @@
  *      commands only; `--redis-url` uses an existing Redis instead (then other clients' commands count too).
  *   2. Memory per live server: `INFO memory` used_memory before and after seeding --servers live servers
  *      of 30 players (scripts/fixtures.ts), less the stream entries the seeding left (MEMORY USAGE; they
- *      leave once flushed), plus the replay-cache entries a server keeps at a 20 s interval (600 s / 20 s
- *      = 30 signatures, each measured with MEMORY USAGE): bytes per live server at steady state.
+ *      leave once flushed); plus what a heartbeat leaves outside the streams (its replay-cache entry and
+ *      quota counters: used_memory growth over the heartbeat phase less the streams' growth, per
+ *      heartbeat) times the 600 s / 20 s = 30 heartbeats a server's replay entries span: bytes per live
+ *      server at steady state, whatever the key layout.
  *   3. Starts two API processes (src/server.ts, Node 24 of node_modules/.bin, `--import tsx`) on
  *      --port-base and --port-base + 1 (console listeners on + 2 and + 3), LOG_LEVEL=warn, no workers.
  *   4. Phases against the first API, each a fixed number of freshly signed requests with autocannon in
@@ -317,17 +319,13 @@ try {
   const game = fx.games[0]!;
   const keys = new GameKeys(args.prefix, game.gameId);
   const memAfter = (await readRedis(stats)).usedMemory;
-  let streamBytes = 0;
-  for (const k of [keys.eventStream(), keys.sessionStream(), keys.commandLog(), keys.accessStream()]) streamBytes += Number((await stats.memory('USAGE', k)) ?? 0);
-  const [, replayKeys] = await stats.scan('0', 'MATCH', `${keys.replay('*', '*').replace(/\*:\*$/, '')}*`, 'COUNT', 5000);
-  const sample = replayKeys.slice(0, 50);
-  let replaySampleBytes = 0;
-  for (const k of sample) replaySampleBytes += Number((await stats.memory('USAGE', k)) ?? 0);
-  const replayBytes = sample.length ? replaySampleBytes / sample.length : 0;
-  const perServerSeeded = (memAfter - memBefore - streamBytes - replayBytes * args.servers) / args.servers;
-  const replayPerServer = (REPLAY_TTL_SECONDS / INTERVAL_SECONDS) * replayBytes;
-  const memory = { servers: args.servers, bytesPerServerState: Math.round(perServerSeeded), replayEntryBytes: Math.round(replayBytes), bytesPerLiveServer: Math.round(perServerSeeded + replayPerServer) };
-  say(`memory: ${args.servers} live servers of 30 players took ${memAfter - memBefore} B (streams ${streamBytes} B left out): ${memory.bytesPerServerState} B of state per server + ${REPLAY_TTL_SECONDS / INTERVAL_SECONDS} replay entries × ${memory.replayEntryBytes} B = ${memory.bytesPerLiveServer} B per live server at a ${INTERVAL_SECONDS} s interval`);
+  const streamKeys = [keys.eventStream(), keys.sessionStream(), keys.commandLog(), keys.accessStream()];
+  const streamBytes = async () => {
+    let n = 0;
+    for (const k of streamKeys) n += Number((await stats.memory('USAGE', k)) ?? 0);
+    return n;
+  };
+  const seededStreams = await streamBytes();
 
   // doors: DOORS doors allowing everyone, decided from the policies (no member rows needed)
   for (let d = 0; d < DOORS; d++) await createDoor({ db, redis, redisPrefix: args.prefix }, { gameId: game.gameId, key: `gate-${d}`, name: `Gate ${d}`, kind: 'door', defaultEffect: 'allow' }, 'bench');
@@ -356,7 +354,16 @@ try {
     phases[name] = { ...costOf(before, after, Math.max(ok, 1)), rps: Math.round(r.requests.average), apiCpuUsPerOp: Math.round(((apiAfter - apiBefore) * 1e6) / Math.max(ok, 1)), statuses: statuses(r) };
   };
   const eventsBefore = await db.playerEvent.count({ where: { gameId: game.gameId } });
+  const hbMemBefore = (await readRedis(stats)).usedMemory;
+  const hbStreamsBefore = await streamBytes();
   await phase('heartbeat', [signedPost(game, '/api/v1/game/heartbeat', heartbeatBodies(game, runId))], args.heartbeats);
+  // What a heartbeat leaves in Redis besides its stream entries: its replay-cache entry (and per-window
+  // quota counters), whatever the key layout stores them as.
+  const replayBytes = Math.max(0, ((await readRedis(stats)).usedMemory - hbMemBefore - ((await streamBytes()) - hbStreamsBefore)) / phases.heartbeat!.ops);
+  const perServerSeeded = (memAfter - memBefore - seededStreams) / args.servers - replayBytes;
+  const replayPerServer = (REPLAY_TTL_SECONDS / INTERVAL_SECONDS) * replayBytes;
+  const memory = { servers: args.servers, bytesPerServerState: Math.round(perServerSeeded), replayBytesPerHeartbeat: Math.round(replayBytes), bytesPerLiveServer: Math.round(perServerSeeded + replayPerServer) };
+  say(`memory: ${args.servers} live servers of 30 players took ${memAfter - memBefore} B (streams ${seededStreams} B left out): ${memory.bytesPerServerState} B of state per server + ${REPLAY_TTL_SECONDS / INTERVAL_SECONDS} heartbeats' replay entries × ${memory.replayBytesPerHeartbeat} B = ${memory.bytesPerLiveServer} B per live server at a ${INTERVAL_SECONDS} s interval`);
   const eventsToFlush = (phases.heartbeat!.ops + 400) * EVENTS_PER_HEARTBEAT; // with the warm-up's
 
   const cachedUsers = Math.ceil(args.doorChecks / (DOORS * CACHED_CHECKS_PER_PAIR));
@@ -447,7 +454,7 @@ try {
     const f = (x: number) => x.toFixed(1);
     for (const [name, p] of Object.entries(phases)) say(`| ${name} | ${p.ops} | ${p.rps} | ${p.apiCpuUsPerOp} | ${f(p.cpuUsPerOp)} | ${f(p.cpuAllUsPerOp)} | ${f(p.commandsPerOp)} | ${Object.entries(p.byCommand).map(([c, n]) => `${c} ${n}`).join(', ')} |`);
     say('');
-    say(`memory per live server (30 players, ${INTERVAL_SECONDS} s interval): ${memory.bytesPerLiveServer} B (${memory.bytesPerServerState} B state + ${REPLAY_TTL_SECONDS / INTERVAL_SECONDS} × ${memory.replayEntryBytes} B replay entries)`);
+    say(`memory per live server (30 players, ${INTERVAL_SECONDS} s interval): ${memory.bytesPerLiveServer} B (${memory.bytesPerServerState} B state + ${REPLAY_TTL_SECONDS / INTERVAL_SECONDS} × ${memory.replayBytesPerHeartbeat} B left per heartbeat outside the streams)`);
     say(`events/s per flusher (one worker process, flush-events only): ${flush.eventsPerSecond} (${flush.events} events in ${flush.seconds.toFixed(1)} s), Redis CPU ${flush.redisCpuUsPerEvent} µs per event flushed`);
     if (ratio) say(`1→2 API processes (heartbeats, ${args.connections} connections, ${args.ratioDuration} s each): ${JSON.stringify(ratio)}`);
     say(`machine: ${os.cpus().length} CPUs, load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
