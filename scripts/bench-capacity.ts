@@ -315,7 +315,16 @@ try {
 
   // 2. memory per live server
   const memBefore = (await readRedis(stats)).usedMemory;
-  fx = await seedFixtures({ servers: args.servers, prefix: args.prefix, env });
+  // Seeding sends every server's first heartbeat at once; on a busy machine some exceed the client's
+  // 800 ms command timeout. seedFixtures removes what it made before it throws, so a retry starts clean.
+  for (let attempt = 1; !fx; attempt++) {
+    try {
+      fx = await seedFixtures({ servers: args.servers, prefix: args.prefix, env });
+    } catch (err) {
+      if (attempt === 3) throw err;
+      process.stderr.write(`[bench] seeding failed (${String(err)}); retrying\n`);
+    }
+  }
   const game = fx.games[0]!;
   const keys = new GameKeys(args.prefix, game.gameId);
   const memAfter = (await readRedis(stats)).usedMemory;
