@@ -18,6 +18,8 @@ export interface AcOptions {
   connections: number;
   /** Seconds. */
   duration: number;
+  /** Total requests to send, then stop (instead of running for `duration`). */
+  amount?: number;
   /** Requests per second over all connections (fixed-rate mode). */
   overallRate?: number;
   ignoreCoordinatedOmission?: boolean;
