@@ -4,9 +4,12 @@
  * `up` (server registered), `o` (session opened at a heartbeat), `c` (session closed at the last
  * heartbeat the user appeared in; reason `left` or `server_gone`), `gone` (server declared gone).
  * Every write is idempotent (natural keys, closes only set what the entry says), so a re-run is a no-op.
+ * Opens and closes go in by bulk loading (src/store/bulk-copy.ts): COPY into a staging table, then one
+ * `INSERT … ON CONFLICT DO NOTHING` (opens) or `UPDATE … FROM` (closes) per batch.
  */
 import type { Prisma } from '@prisma/client';
-import type { Db } from '../store/prisma.js';
+import { pgPoolOf, type Db } from '../store/prisma.js';
+import { copyAndApply, copyLine, copyTime } from '../store/bulk-copy.js';
 import type { StreamConsumer, StreamEntry } from '../store/streams.js';
 import { DeadLetters, insertIsolating, isRowRefusal, refusalReason, type DeadLetterInput } from '../store/dead-letters.js';
 import { GameKeys } from '../store/keys.js';
@@ -66,21 +69,40 @@ export async function flushSessions(db: Db, consumer: StreamConsumer, redisPrefi
       setAside(id, err, f);
     }
   }
-  for (const { row, err } of await insertIsolating(opens, (chunk) => db.session.createMany({ data: chunk.map((o) => o.data), skipDuplicates: true }))) {
-    setAside(row.entryId, err, row.data);
-  }
-  for (const { row, err } of await insertIsolating(closes, (chunk) => applyCloses(db, gameId, chunk))) setAside(row.entryId, err, row);
+  for (const { row, err } of await insertIsolating(opens, (chunk) => applyOpens(db, gameId, chunk, hooks))) setAside(row.entryId, err, row.data);
+  for (const { row, err } of await insertIsolating(closes, (chunk) => applyCloses(db, gameId, chunk, hooks))) setAside(row.entryId, err, row);
   await new DeadLetters(consumer.redis, redisPrefix).add(gameId, 'sessions', refused);
   await hooks.afterInsert?.();
   await consumer.done(key, entries.map((e) => e.id));
   return { entries: entries.length, opened: opens.length, closed: closes.length };
 }
 
+/** Opens the sessions of `opens` in their order; an open whose natural key exists is skipped (a re-run). */
+function applyOpens(db: Db, gameId: string, opens: readonly { data: Prisma.SessionCreateManyInput }[], hooks: FlushHooks): Promise<number> {
+  return copyAndApply(pgPoolOf(db), {
+    staging: 'stage_session_open',
+    columns: 'n int, s text, sc text, u text, nm text, op timestamptz',
+    lines: opens.map(({ data: d }, n) => copyLine([String(n), d.externalServerId, d.externalScopeId ?? null, d.externalId, d.username ?? null, copyTime(d.openedAt as Date)])),
+    apply: `
+      INSERT INTO "Session" ("gameId", "externalServerId", "externalScopeId", "externalId", "username", "openedAt")
+      SELECT $1::uuid, v.s, v.sc, v.u, v.nm, v.op FROM stage_session_open AS v ORDER BY v.n
+      ON CONFLICT DO NOTHING`,
+    params: [gameId],
+    beforeCommit: hooks.beforeCommit,
+  });
+}
+
 /** Closes the sessions of `closes` (a close of a session not stored is a no-op). */
-function applyCloses(db: Db, gameId: string, closes: readonly SessionClose[]): Promise<number> {
-  return db.$executeRaw`
+function applyCloses(db: Db, gameId: string, closes: readonly SessionClose[], hooks: FlushHooks): Promise<number> {
+  return copyAndApply(pgPoolOf(db), {
+    staging: 'stage_session_close',
+    columns: 'sid text, uid text, op timestamptz, cl timestamptz, r text',
+    lines: closes.map((c) => copyLine([c.sid, c.uid, copyTime(c.openedAt), copyTime(c.closedAt), c.reason])),
+    apply: `
       UPDATE "Session" AS s SET "closedAt" = v.cl, "closeReason" = v.r
-      FROM unnest(${closes.map((c) => c.sid)}::text[], ${closes.map((c) => c.uid)}::text[], ${closes.map((c) => c.openedAt)}::timestamptz[], ${closes.map((c) => c.closedAt)}::timestamptz[], ${closes.map((c) => c.reason)}::text[])
-        AS v(sid, uid, op, cl, r)
-      WHERE s."gameId" = ${gameId}::uuid AND s."externalServerId" = v.sid AND s."externalId" = v.uid AND s."openedAt" = v.op`;
+      FROM stage_session_close AS v
+      WHERE s."gameId" = $1::uuid AND s."externalServerId" = v.sid AND s."externalId" = v.uid AND s."openedAt" = v.op`,
+    params: [gameId],
+    beforeCommit: hooks.beforeCommit,
+  });
 }
