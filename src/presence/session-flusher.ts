@@ -50,31 +50,57 @@ export async function flushSessions(db: Db, consumer: StreamConsumer, redisPrefi
     }
   }
   const setAside = (entryId: string, err: unknown, row: unknown) => refused.push({ entryId, reason: refusalReason(err), row });
-  // Servers first so a brand-new server's row exists; up/gone are applied in stream order.
-  for (const { id, fields: f } of serverChanges) {
-    const at = new Date(Number(f.at));
-    try {
-      if (f.k === 'up') {
-        const data = { externalScopeId: f.sc || null, region: f.rg || null, sdkVersion: f.sdk ?? '', maxPlayers: Number(f.mp ?? 0), lastSeenAt: at, goneAt: null };
-        await db.gameServer.upsert({
-          where: { gameId_externalServerId: { gameId, externalServerId: f.s! } },
-          create: { gameId, externalServerId: f.s!, firstSeenAt: at, ...data },
-          update: data,
-        });
-      } else if (f.k === 'gone') {
+  // Servers first so a brand-new server's row exists; up/gone are applied in stream order: a run of `up`
+  // entries of distinct servers is one bulk upsert, a `gone` (rare: the liveness sweep) one UPDATE.
+  let ups: StreamEntry[] = [];
+  const applyUpRun = async () => {
+    for (const { row, err } of await insertIsolating(ups, (chunk) => applyUps(db, gameId, chunk, hooks))) setAside(row.id, err, row.fields);
+    ups = [];
+  };
+  for (const entry of serverChanges) {
+    const f = entry.fields;
+    if (f.k === 'up') {
+      // ON CONFLICT DO UPDATE may touch a row once per statement: a server's second `up` starts a new run.
+      if (ups.some((u) => u.fields.s === f.s)) await applyUpRun();
+      ups.push(entry);
+    } else if (f.k === 'gone') {
+      await applyUpRun();
+      const at = new Date(Number(f.at));
+      try {
         await db.gameServer.updateMany({ where: { gameId, externalServerId: f.s! }, data: { goneAt: at, lastSeenAt: at } });
+      } catch (err) {
+        if (!isRowRefusal(err)) throw err;
+        setAside(entry.id, err, f);
       }
-    } catch (err) {
-      if (!isRowRefusal(err)) throw err;
-      setAside(id, err, f);
     }
   }
+  await applyUpRun();
   for (const { row, err } of await insertIsolating(opens, (chunk) => applyOpens(db, gameId, chunk, hooks))) setAside(row.entryId, err, row.data);
   for (const { row, err } of await insertIsolating(closes, (chunk) => applyCloses(db, gameId, chunk, hooks))) setAside(row.entryId, err, row);
   await new DeadLetters(consumer.redis, redisPrefix).add(gameId, 'sessions', refused);
   await hooks.afterInsert?.();
   await consumer.done(key, entries.map((e) => e.id));
   return { entries: entries.length, opened: opens.length, closed: closes.length };
+}
+
+/**
+ * Registers or refreshes the servers of `ups` (distinct servers): a new one gets `firstSeenAt`, every one
+ * its latest scope, region, SDK version, max players and `lastSeenAt`, and is no longer gone.
+ */
+function applyUps(db: Db, gameId: string, ups: readonly StreamEntry[], hooks: FlushHooks): Promise<number> {
+  return copyAndApply(pgPoolOf(db), {
+    staging: 'stage_server_up',
+    columns: 's text, sc text, rg text, sdk text, mp int, at timestamptz',
+    lines: ups.map(({ fields: f }) => copyLine([f.s, f.sc || null, f.rg || null, f.sdk ?? '', f.mp ?? '0', copyTime(new Date(Number(f.at)))])),
+    apply: `
+      INSERT INTO "GameServer" ("gameId", "externalServerId", "externalScopeId", "region", "sdkVersion", "maxPlayers", "firstSeenAt", "lastSeenAt", "goneAt")
+      SELECT $1::uuid, v.s, v.sc, v.rg, v.sdk, v.mp, v.at, v.at, NULL FROM stage_server_up AS v
+      ON CONFLICT ("gameId", "externalServerId") DO UPDATE SET
+        "externalScopeId" = excluded."externalScopeId", "region" = excluded."region", "sdkVersion" = excluded."sdkVersion",
+        "maxPlayers" = excluded."maxPlayers", "lastSeenAt" = excluded."lastSeenAt", "goneAt" = NULL`,
+    params: [gameId],
+    beforeCommit: hooks.beforeCommit,
+  });
 }
 
 /** Opens the sessions of `opens` in their order; an open whose natural key exists is skipped (a re-run). */

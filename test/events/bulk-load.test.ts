@@ -89,6 +89,22 @@ describe('bulk-loading flush (issue #20)', function () {
     expect(sessions.map((s) => [s.externalId, s.closeReason])).to.deep.equal([['a', null], ['b', 'left']]);
   });
 
+  it('servers: up, gone and up again of one server in one batch end in stream order (registered, not gone, first seen kept)', async () => {
+    const up = (sid: string, at: number, sdk: string) => ['k', 'up', 's', sid, 'at', String(at), 'sc', '', 'rg', 'eu', 'sdk', sdk, 'mp', '40'];
+    const t0 = Date.now() - 60_000;
+    await h.redis.xadd(keys().sessionStream(), '*', ...up('srv-1', t0, '1.0'));
+    await h.redis.xadd(keys().sessionStream(), '*', ...up('srv-2', t0, '1.0'));
+    await h.redis.xadd(keys().sessionStream(), '*', 'k', 'gone', 's', 'srv-1', 'at', String(t0 + 1000));
+    await h.redis.xadd(keys().sessionStream(), '*', ...up('srv-1', t0 + 2000, '1.1'));
+    await h.redis.xadd(keys().sessionStream(), '*', ...up('srv-1', t0 + 3000, '1.2'));
+    await drain(() => flushSessions(h.db, new StreamConsumer(h.redis, 'flush-sessions', 'test'), h.config.redisPrefix, g.gameId));
+    const servers = await h.db.gameServer.findMany({ where: { gameId: g.gameId }, orderBy: { externalServerId: 'asc' } });
+    expect(servers.map((s) => [s.externalServerId, s.sdkVersion, s.maxPlayers, s.region, s.goneAt, s.firstSeenAt.getTime(), s.lastSeenAt.getTime()])).to.deep.equal([
+      ['srv-1', '1.2', 40, 'eu', null, t0, t0 + 3000],
+      ['srv-2', '1.0', 40, 'eu', null, t0, t0],
+    ]);
+  });
+
   it('events: a row COPY itself refuses (U+0000 written by an older build) is dead-lettered, the rest of the batch stored', async () => {
     const ok = [event('join'), event('leave')];
     const bad = event('spawn', { eventId: 'bad\u0000id' });
