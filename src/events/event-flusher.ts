@@ -39,13 +39,13 @@ export interface FlushHooks {
 }
 
 /**
- * Stream entries (heartbeats, ~5 events each) per INSERT. Small on purpose: one statement's Postgres
- * work holds a core for its whole length, and on a host shared with the API every heartbeat arriving
- * meanwhile queues behind it. 100 entries (~15 ms of Postgres) instead of 500, together with the
- * workers' lower CPU priority (config `WORKER_NICE`), took the heartbeat p99 at ~3,000/s with the
- * workers on from ~84 ms to ~32 ms; the drain rate stayed at 19–23k rows/s (scripts/bench-heartbeat.ts).
+ * Stream entries (heartbeats, ~5 events each) per bulk load. From `npm run bench:flush` (docs/benchmarks.md
+ * › Flush throughput, 2026-11-25): 500 is the knee — rows/s ×2–3 over 100, the worker's CPU per row a
+ * third, and no clear gain beyond (Postgres 17–20 µs/row from 500 to 5,000). Bounded because one load
+ * holds a Postgres backend (~50 ms at 500) while heartbeats share the cores; the earlier 100 was chosen
+ * for that (heartbeat p99 with the workers on, scripts/bench-heartbeat.ts), when a row cost ~3× more.
  */
-export const EVENT_FLUSH_BATCH = 100;
+export const EVENT_FLUSH_BATCH = 500;
 
 /**
  * Flushes up to `batch` stream entries of `gameId`. Idempotent and safe to kill at any point. A row
