@@ -58,6 +58,7 @@ import { cleanFixtures, deleteByPattern, initialRoster, MAX_PLAYERS, playerOf, s
 import { loadConfig } from '../src/config.js';
 import { createRedis, type AppRedis } from '../src/store/redis.js';
 import { createDb, type Db } from '../src/store/prisma.js';
+import { formatTop, topFunctions } from './bench/cpu-profile-top.js';
 import { GameKeys } from '../src/store/keys.js';
 import { sign } from '../src/auth/signature.js';
 import type { PlayerEntry } from '../src/schemas/heartbeat.js';
@@ -836,7 +837,15 @@ async function main(): Promise<number> {
 
     await api.stop();
     await workers?.stop(30_000); // BullMQ lets the running job finish (up to its 5 s budget)
-    if (args.cpuProf) log(`CPU profiles: ${profDir}/{api,baseline${workers ? ',workers' : ''}}-${runId}.cpuprofile`);
+    if (args.cpuProf) {
+      log(`CPU profiles: ${profDir}/{api,baseline${workers ? ',workers' : ''}}-${runId}.cpuprofile`);
+      // The API's top ten by self time (issue #20: recorded before/after in docs/benchmarks.md).
+      const apiProfile = path.join(profDir, `api-${runId}.cpuprofile`);
+      if (fs.existsSync(apiProfile)) {
+        const top = topFunctions(apiProfile, 10);
+        log(`API profile, top ten by self time (busy ${top.busyMs} ms):\n${formatTop(top.rows)}`);
+      } else log(`API profile ${apiProfile} not written (the API did not exit normally)`);
+    }
     console.log(`BENCH ${Object.entries(figures).map(([k, v]) => `${k}=${v}`).join(' ')}`);
     const pass = ratio >= 0.5 && figures.non200 === 0 && (args.skipRate || (Number(figures.at80_p99_ms) <= 25 && Number(figures.flush_lag_max_s) <= LAG_TARGET_S));
     console.log(`BENCH targets ${pass ? 'met' : 'NOT met'} (ratio ≥ 0.5, non200 = 0${args.skipRate ? '' : ', at80_p99_ms ≤ 25, flush_lag_max_s ≤ 5'})`);
