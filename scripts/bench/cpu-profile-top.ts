@@ -3,7 +3,10 @@
  * written by `node --cpu-prof`), for the benchmarks doc (issue #20: "the profile's top ten before and
  * after").
  *
- * Usage:  npx tsx scripts/bench/cpu-profile-top.ts <file.cpuprofile> [--top 10] [--json]
+ * Usage:  npx tsx scripts/bench/cpu-profile-top.ts <file.cpuprofile> [--top 10] [--skip-ms 0] [--json]
+ *
+ * `--skip-ms` leaves out the first milliseconds of the profile (process start-up: module loading and
+ * compilation, which a load benchmark is not about).
  *
  * Self time of a function = the sampling intervals in which it was on top of the stack, summed over every
  * node of the profile with the same function name, file and line (one function reached by many call
@@ -43,10 +46,11 @@ function shortUrl(url: string): string {
 }
 
 /**
- * The `top` functions of the profile at `file` by self time, and the busy time they are shares of.
+ * The `top` functions of the profile at `file` by self time, and the busy time they are shares of,
+ * leaving out the samples of the profile's first `skipMs` milliseconds.
  * @throws when the file cannot be read or is not a CPU profile.
  */
-export function topFunctions(file: string, top = 10): { busyMs: number; rows: ProfileRow[] } {
+export function topFunctions(file: string, top = 10, skipMs = 0): { busyMs: number; rows: ProfileRow[] } {
   const profile = JSON.parse(fs.readFileSync(file, 'utf8')) as CpuProfile;
   if (!Array.isArray(profile.nodes)) throw new Error(`${file}: not a V8 CPU profile`);
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
@@ -54,7 +58,10 @@ export function topFunctions(file: string, top = 10): { busyMs: number; rows: Pr
   const samples = profile.samples ?? [];
   const deltas = profile.timeDeltas ?? [];
   // timeDeltas[i] is the time before sample i; the time a sample stands for is the gap to the next one.
+  let sinceStartUs = 0;
   for (let i = 0; i < samples.length; i++) {
+    sinceStartUs += deltas[i] ?? 0;
+    if (sinceStartUs < skipMs * 1000) continue;
     const us = deltas[i + 1] ?? 0;
     selfUs.set(samples[i]!, (selfUs.get(samples[i]!) ?? 0) + Math.max(0, us));
   }
@@ -81,11 +88,11 @@ export function formatTop(rows: readonly ProfileRow[]): string {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
-  const { values, positionals } = parseArgs({ allowPositionals: true, options: { top: { type: 'string', default: '10' }, json: { type: 'boolean', default: false } } });
+  const { values, positionals } = parseArgs({ allowPositionals: true, options: { top: { type: 'string', default: '10' }, 'skip-ms': { type: 'string', default: '0' }, json: { type: 'boolean', default: false } } });
   if (!positionals[0]) {
     console.error('usage: cpu-profile-top.ts <file.cpuprofile> [--top 10] [--json]');
     process.exit(2);
   }
-  const result = topFunctions(positionals[0], Number(values.top));
+  const result = topFunctions(positionals[0], Number(values.top), Number(values['skip-ms']));
   console.log(values.json ? JSON.stringify(result, null, 2) : `busy ${result.busyMs} ms\n${formatTop(result.rows)}`);
 }
