@@ -3,7 +3,7 @@
  *
  * Usage:  node_modules/.bin/tsx scripts/bench-doors.ts [--duration 8] [--connections 50] [--warmup 2]
  *             [--rounds 3] [--rate-fractions 0.5,0.8] [--light-rate 200] [--only cached,cold,bulk]
- *             [--prefix gisbenchdoors] [--cpu-prof]
+ *             [--prefix gisbenchdoors] [--cpu-prof] [--json]
  *
  * One run (~8 min, a third of it seeding):
  *   1. Seeds, in the dev database and under a dedicated Redis prefix: a workspace (scripts/fixtures.ts)
@@ -52,6 +52,7 @@ import { incrementDoorsVersion, raiseDoorsVersion } from '../src/doors/doors-ver
 import { parseConditions } from '../src/doors/policy-conditions.js';
 import type { AppRedis } from '../src/store/redis.js';
 import { freePort } from './support/free-port.js';
+import { parseArgs as parseCliArgs } from 'node:util';
 import { autocannon, type AcInstance } from './support/autocannon.js';
 import { pacedLoad } from './support/paced-load.js';
 import { percentile } from '@gis/client';
@@ -70,15 +71,23 @@ const DAY_MS = 86_400_000;
 
 // ── arguments ─────────────────────────────────────────────────────────────────────────────────────────
 function parseArgs(argv: string[]) {
-  const flags = new Map<string, string>();
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    if (!a.startsWith('--')) throw new Error(`unexpected argument ${a}`);
-    const [name, inline] = a.slice(2).split('=', 2);
-    flags.set(name!, name === 'cpu-prof' ? 'true' : (inline ?? argv[++i] ?? ''));
-  }
-  const known = ['duration', 'connections', 'warmup', 'rate-fractions', 'light-rate', 'rounds', 'prefix', 'only', 'cpu-prof'];
-  for (const k of flags.keys()) if (!known.includes(k)) throw new Error(`unknown option --${k} (known: ${known.join(', ')})`);
+  // node:util parseArgs, strict: an unknown option or a missing value throws with its name.
+  const { values } = parseCliArgs({
+    args: argv,
+    options: {
+      duration: { type: 'string' },
+      connections: { type: 'string' },
+      warmup: { type: 'string' },
+      'rate-fractions': { type: 'string' },
+      'light-rate': { type: 'string' },
+      rounds: { type: 'string' },
+      prefix: { type: 'string' },
+      only: { type: 'string' },
+      'cpu-prof': { type: 'boolean' },
+      json: { type: 'boolean' },
+    },
+  });
+  const flags = new Map(Object.entries(values).filter(([, v]) => v !== undefined && v !== false).map(([k, v]) => [k, String(v)]));
   const num = (name: string, dflt: number, min: number, max: number) => {
     const v = flags.has(name) ? Number(flags.get(name)) : dflt;
     if (!Number.isFinite(v) || v < min || v > max) throw new Error(`--${name} must be a number from ${min} to ${max}`);
@@ -102,6 +111,7 @@ function parseArgs(argv: string[]) {
     prefix,
     only,
     cpuProf: flags.has('cpu-prof'),
+    json: flags.has('json'),
   };
 }
 
@@ -491,6 +501,7 @@ async function main(): Promise<void> {
     }
     await stopChild(baseline);
     log(`BENCH doors ${line.join(' ')}`);
+    if (args.json) log(JSON.stringify(Object.fromEntries(line.join(' ').split(' ').filter(Boolean).map((kv) => kv.split('=', 2)))));
     if (args.cpuProf) log(`CPU profile of the API child: ${profDir}/`);
   } finally {
     await cleanup();
