@@ -35,6 +35,8 @@ export const DEFAULT_BENCH_PREFIX = 'gisbench';
 export const ROSTER_SIZE = 30;
 export const MAX_PLAYERS = 50;
 const TEAMS = ['red', 'blue', 'green'] as const;
+/** Seed heartbeats in flight at once. */
+const SEED_SLICE = 100;
 
 export interface FixtureOptions {
   /** Games to create (default 1). */
@@ -131,19 +133,22 @@ export async function seedFixtures(opts: FixtureOptions = {}): Promise<Fixtures>
       const key = await createKey(db, game.id, [...SCOPES] as Scope[], 'bench-fixtures');
       const servers = Array.from({ length: serverCount }, (_, i) => serverIdOf(g, i));
       const nowMs = Date.now();
-      await Promise.all(
-        servers.map((sid) =>
-          heartbeats.record({
-            gameId: game.id,
-            keyId: key.id,
-            signature: randomBytes(32).toString('hex'),
-            heartbeatIntervalSeconds: game.heartbeatIntervalSeconds,
-            deliverCommands: true,
-            body: seedBody(sid, initialRoster(sid)),
-            nowMs,
-          }),
-        ),
-      );
+      // In slices: thousands of scripts queued at once outlast the client's command timeout on a busy Redis.
+      for (let i = 0; i < servers.length; i += SEED_SLICE) {
+        await Promise.all(
+          servers.slice(i, i + SEED_SLICE).map((sid) =>
+            heartbeats.record({
+              gameId: game.id,
+              keyId: key.id,
+              signature: randomBytes(32).toString('hex'),
+              heartbeatIntervalSeconds: game.heartbeatIntervalSeconds,
+              deliverCommands: true,
+              body: seedBody(sid, initialRoster(sid)),
+              nowMs,
+            }),
+          ),
+        );
+      }
       games.push({
         gameId: game.id,
         keyId: key.id,

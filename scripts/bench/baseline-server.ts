@@ -4,8 +4,9 @@
  * body, checks HMAC-SHA256 over `timestamp + raw body` (constant-time compare) and `JSON.parse`s it, then
  * replies with a small JSON. No key lookup, no validation, no Redis.
  *
- * Env: PORT (listen port, 127.0.0.1), BENCH_SECRET (the HMAC key). Started by scripts/bench-heartbeat.ts
- * exactly the way the API child is started (same Node, same tsx loader). Not part of the service.
+ * Answers every POST under /api/v1/game/ that way (the p99 ratios of issue #20 pair each endpoint with
+ * it: scripts/bench/tail-ratio.ts). Env: PORT (listen port, 127.0.0.1), BENCH_SECRET (the HMAC key).
+ * Started by the bench scripts exactly the way the API child is started (same Node, same tsx loader). Not part of the service.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import express from 'express';
@@ -26,7 +27,8 @@ app.get('/healthz', (_req, res) => {
   res.json({ status: 'ok' });
 });
 
-app.post('/api/v1/game/heartbeat', express.raw({ type: () => true, limit: 524288 }), (req, res) => {
+// Every game POST (heartbeat, doors, bans/check): the ceiling is the same work whatever the endpoint.
+app.post('/api/v1/game/*endpoint', express.raw({ type: () => true, limit: 524288 }), (req, res) => {
   const ts = req.get('x-service-timestamp') ?? '';
   const given = Buffer.from(req.get('x-service-signature') ?? '', 'hex');
   const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);

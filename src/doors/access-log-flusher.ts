@@ -6,10 +6,13 @@
  * A stream entry is one answered request: `u` user, `s` server ("" when none), `at` ms, `v` JSON array of
  * decisions `{doorKey, decision, reason, policyId}` (one for a check, every door for a bulk check). Each
  * decision becomes a row with `dedupeKey = <entry id>:<doorKey>`, inserted with skipDuplicates, so a
- * flusher killed between insert and acknowledge re-inserts nothing (src/store/streams.ts).
+ * flusher killed between insert and acknowledge re-inserts nothing (src/store/streams.ts). Rows go in by
+ * bulk loading (src/store/bulk-copy.ts): COPY into a staging table and one `INSERT … ON CONFLICT DO
+ * NOTHING` per batch.
  */
 import type { Prisma } from '@prisma/client';
-import type { Db } from '../store/prisma.js';
+import { pgPoolOf, type Db } from '../store/prisma.js';
+import { copyAndApply, copyLine, copyTime } from '../store/bulk-copy.js';
 import type { StreamConsumer } from '../store/streams.js';
 import { GameKeys } from '../store/keys.js';
 import type { FlushHooks } from '../events/event-flusher.js';
@@ -64,9 +67,24 @@ export async function flushAccessLog(db: Db, consumer: StreamConsumer, redisPref
       });
     }
   }
-  const refused = await insertIsolating(rows, (chunk) => db.accessLog.createMany({ data: chunk.map((r) => r.data), skipDuplicates: true }));
+  const refused = await insertIsolating(rows, (chunk) => applyRows(db, gameId, chunk, hooks));
   await new DeadLetters(consumer.redis, redisPrefix).add(gameId, 'access_log', [...unreadable, ...refused.map(({ row, err }) => ({ entryId: row.entryId, reason: refusalReason(err), row: row.data }))]);
   await hooks.afterInsert?.();
   await consumer.done(key, entries.map((e) => e.id));
   return { entries: entries.length, rows: rows.length };
+}
+
+/** Inserts `rows` in their order; a row whose `dedupeKey` exists is skipped (a re-run). */
+function applyRows(db: Db, gameId: string, rows: readonly { data: Prisma.AccessLogCreateManyInput }[], hooks: FlushHooks): Promise<number> {
+  return copyAndApply(pgPoolOf(db), {
+    staging: 'stage_access_log',
+    columns: 'n int, s text, dk text, u text, d text, rs text, pid uuid, at timestamptz, dd text',
+    lines: rows.map(({ data: d }, n) => copyLine([String(n), d.externalServerId ?? null, d.doorKey, d.externalId, d.decision, d.reason, d.policyId ?? null, copyTime(d.at as Date), d.dedupeKey])),
+    apply: `
+      INSERT INTO "AccessLog" ("gameId", "externalServerId", "doorKey", "externalId", "decision", "reason", "policyId", "at", "dedupeKey")
+      SELECT $1::uuid, v.s, v.dk, v.u, v.d, v.rs, v.pid, v.at, v.dd FROM stage_access_log AS v ORDER BY v.n
+      ON CONFLICT DO NOTHING`,
+    params: [gameId],
+    beforeCommit: hooks.beforeCommit,
+  });
 }

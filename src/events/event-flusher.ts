@@ -4,15 +4,17 @@
  * and a reused eventId with a different body is dropped silently (the first stored wins). Types are
  * stored exactly as given (the five known ones and any custom string), payload as JSONB.
  *
- * Rows go in as `INSERT … SELECT FROM jsonb_to_recordset($1)`: one JSON text parameter per statement in
- * place of Prisma `createMany` (eight parameters per row). Prisma 6.19's query compiler spends CPU per
- * parameter and per byte; measured here, createMany cost the worker ~170 µs of CPU per event row and this
- * ~25 µs (flush throughput ×4–6; scripts/bench-heartbeat.ts prints the figures).
+ * Rows go in by bulk loading (src/store/bulk-copy.ts): `COPY` into a temporary staging table and one
+ * `INSERT … SELECT … ON CONFLICT DO NOTHING` per batch, in one transaction. Before it, one JSON text
+ * parameter per statement went through `jsonb_to_recordset` (and before that Prisma `createMany`, ~170 µs
+ * of worker CPU per row); `npm run bench:flush` measures rows/s and CPU per row of both
+ * (docs/benchmarks.md › Flush throughput).
  *
  * A row Postgres refuses does not hold up the others: the statement is bisected and the refused rows go
  * to the game's dead letters (src/store/dead-letters.ts).
  */
-import type { Db } from '../store/prisma.js';
+import { pgPoolOf, type Db } from '../store/prisma.js';
+import { copyAndApply, copyLine } from '../store/bulk-copy.js';
 import type { StreamConsumer } from '../store/streams.js';
 import { GameKeys } from '../store/keys.js';
 import type { EventEntry } from '../schemas/heartbeat.js';
@@ -28,19 +30,22 @@ export interface FlushResult {
   oldestReceivedMs: number;
 }
 
-/** Test seam: runs after the rows are committed and before the stream entries are acknowledged. */
+/** Test seams of the flushers. */
 export interface FlushHooks {
+  /** Runs after the rows are committed and before the stream entries are acknowledged. */
   afterInsert?: () => Promise<void> | void;
+  /** Runs inside each bulk-load transaction after its rows are written and before COMMIT (a throw: rollback). */
+  beforeCommit?: () => Promise<void> | void;
 }
 
 /**
- * Stream entries (heartbeats, ~5 events each) per INSERT. Small on purpose: one statement's Postgres
- * work holds a core for its whole length, and on a host shared with the API every heartbeat arriving
- * meanwhile queues behind it. 100 entries (~15 ms of Postgres) instead of 500, together with the
- * workers' lower CPU priority (config `WORKER_NICE`), took the heartbeat p99 at ~3,000/s with the
- * workers on from ~84 ms to ~32 ms; the drain rate stayed at 19–23k rows/s (scripts/bench-heartbeat.ts).
+ * Stream entries (heartbeats, ~5 events each) per bulk load. From `npm run bench:flush` (docs/benchmarks.md
+ * › Flush throughput, 2026-11-25): 500 is the knee — rows/s ×2–3 over 100, the worker's CPU per row a
+ * third, and no clear gain beyond (Postgres 17–20 µs/row from 500 to 5,000). Bounded because one load
+ * holds a Postgres backend (~50 ms at 500) while heartbeats share the cores; the earlier 100 was chosen
+ * for that (heartbeat p99 with the workers on, scripts/bench-heartbeat.ts), when a row cost ~3× more.
  */
-export const EVENT_FLUSH_BATCH = 100;
+export const EVENT_FLUSH_BATCH = 500;
 
 /**
  * Flushes up to `batch` stream entries of `gameId`. Idempotent and safe to kill at any point. A row
@@ -79,22 +84,23 @@ export async function flushEvents(db: Db, consumer: StreamConsumer, redisPrefix:
         e: e.eventId,
         t: e.type,
         x: e.externalId ?? null,
-        // The API's own parse (strict RFC 3339, src/schemas/date-time.ts), sent with millisecond precision.
+        // The API's own parse (strict RFC 3339, src/schemas/date-time.ts), with millisecond precision.
         o,
         ...(e.payload === undefined ? {} : { p: [e.payload] }),
         s: fields.s ?? '',
         r: receivedAt,
       };
       try {
-        rows.push({ entryId: id, json: JSON.stringify(row) });
+        // An absent payload is SQL NULL, a JSON null payload is JSONB null.
+        rows.push({ entryId: id, row, line: copyLine([row.e, row.t, row.x, row.o, row.p ? JSON.stringify(row.p[0]) : null, row.s, row.r]) });
       } catch (err) {
         refused.push({ entryId: id, reason: `row cannot be serialised: ${String(err).slice(0, 200)}`, row: { eventId: e.eventId, type: e.type, externalServerId: fields.s ?? '' } });
       }
     }
   }
   if (rows.length) {
-    for (const { row, err } of await insertEvents(db, gameId, rows)) {
-      refused.push({ entryId: row.entryId, reason: refusalReason(err), row: row.json });
+    for (const { row, err } of await insertEvents(db, gameId, rows, hooks)) {
+      refused.push({ entryId: row.entryId, reason: refusalReason(err), row: row.row });
     }
   }
   await new DeadLetters(consumer.redis, redisPrefix).add(gameId, 'events', refused);
@@ -103,16 +109,17 @@ export async function flushEvents(db: Db, consumer: StreamConsumer, redisPrefix:
   return { entries: entries.length, events: rows.length, oldestReceivedMs: oldest };
 }
 
-/** One event row on its way to Postgres: its JSON ({@link EventRow}) and the stream entry it came from. */
+/** One event row on its way to Postgres: its COPY line, the row (for a dead letter) and the stream entry it came from. */
 interface PendingRow {
   entryId: string;
-  json: string;
+  row: EventRow;
+  line: string;
 }
 
 /**
- * One event row as sent to Postgres; short keys keep the parameter small. `p` wraps the payload in a
- * one-element array so that an absent payload (no `p`: SQL NULL) and a JSON `null` payload (`[null]`:
- * JSONB null) stay distinct, as they were with createMany (undefined vs Prisma.JsonNull).
+ * One event row; its short keys are also the shape of an events dead letter's `row`. `p` wraps the payload
+ * in a one-element array so that an absent payload (no `p`: SQL NULL) and a JSON `null` payload (`[null]`:
+ * JSONB null) stay distinct.
  */
 interface EventRow {
   e: string;
@@ -124,37 +131,44 @@ interface EventRow {
   r: string;
 }
 
-/** Most characters of row JSON per statement: bounded memory, and far below JSONB's 255 MB limit. */
-const MAX_STATEMENT_CHARS = 4 * 1024 * 1024;
+/** The staging table's columns: the row's position in the load, then its COPY line's fields. */
+const EVENT_COLUMNS = 'n int, e text, t text, x text, o timestamptz, p jsonb, s text, r timestamptz';
+
+/** Most characters of COPY lines per transaction: bounds the memory of one load. */
+const MAX_LOAD_CHARS = 4 * 1024 * 1024;
 
 /**
- * Inserts `rows` (each an {@link EventRow} as JSON) in order, in as few statements as
- * {@link MAX_STATEMENT_CHARS} allows; a row whose (gameId, eventId) exists — in the table or earlier in
- * the batch — is skipped, as `createMany({ skipDuplicates: true })` did (ON CONFLICT DO NOTHING). A
- * statement the database refuses is bisected until the refused rows stand alone
+ * Inserts `rows` in order, in as few loads as {@link MAX_LOAD_CHARS} allows; a row whose (gameId, eventId)
+ * exists — in the table or earlier in the batch — is skipped (ON CONFLICT DO NOTHING, the first stored
+ * wins). A load the database refuses is bisected until the refused rows stand alone
  * ({@link insertIsolating}); those are returned, everything else is stored.
  * @throws a failure that is not a refusal of rows (e.g. Postgres unreachable).
  */
-async function insertEvents(db: Db, gameId: string, rows: PendingRow[]): Promise<{ row: PendingRow; err: unknown }[]> {
+async function insertEvents(db: Db, gameId: string, rows: PendingRow[], hooks: FlushHooks): Promise<{ row: PendingRow; err: unknown }[]> {
   const refused: { row: PendingRow; err: unknown }[] = [];
   for (let i = 0; i < rows.length; ) {
     let end = i + 1;
-    for (let chars = rows[i]!.json.length; end < rows.length && chars + rows[end]!.json.length < MAX_STATEMENT_CHARS; end++) chars += rows[end]!.json.length + 1;
-    refused.push(...(await insertIsolating(rows.slice(i, end), (chunk) => insertStatement(db, gameId, chunk))));
+    for (let chars = rows[i]!.line.length; end < rows.length && chars + rows[end]!.line.length < MAX_LOAD_CHARS; end++) chars += rows[end]!.line.length;
+    refused.push(...(await insertIsolating(rows.slice(i, end), (chunk) => loadEvents(db, gameId, chunk, hooks))));
     i = end;
   }
   return refused;
 }
 
-/** One INSERT of `rows`, in their order. */
-function insertStatement(db: Db, gameId: string, rows: readonly PendingRow[]): Promise<number> {
-  const json = `[${rows.map((r) => r.json).join(',')}]`;
-  return db.$executeRaw`
+/** One bulk load of `rows`, in their order (`n`, the row's position, orders the INSERT). */
+function loadEvents(db: Db, gameId: string, rows: readonly PendingRow[], hooks: FlushHooks): Promise<number> {
+  return copyAndApply(pgPoolOf(db), {
+    staging: 'stage_player_event',
+    columns: EVENT_COLUMNS,
+    lines: rows.map((r, n) => `${n}\t${r.line}`),
+    apply: `
       INSERT INTO "PlayerEvent" ("gameId", "eventId", "type", "externalId", "occurredAt", "payload", "externalServerId", "receivedAt")
-      SELECT ${gameId}::uuid, v.e, v.t, v.x, v.o, v.p -> 0, v.s, v.r
-      FROM ROWS FROM (jsonb_to_recordset(${json}::jsonb) AS (e text, t text, x text, o timestamptz, p jsonb, s text, r timestamptz))
-        WITH ORDINALITY AS v(e, t, x, o, p, s, r, n)
-      WHERE EXISTS (SELECT 1 FROM "Game" WHERE id = ${gameId}::uuid) -- a deleted game's buffered events are dropped
+      SELECT $1::uuid, v.e, v.t, v.x, v.o, v.p, v.s, v.r
+      FROM stage_player_event AS v
+      WHERE EXISTS (SELECT 1 FROM "Game" WHERE id = $1::uuid) -- a deleted game's buffered events are dropped
       ORDER BY v.n
-      ON CONFLICT DO NOTHING`;
+      ON CONFLICT DO NOTHING`,
+    params: [gameId],
+    beforeCommit: hooks.beforeCommit,
+  });
 }

@@ -89,7 +89,8 @@ export function rawBody(limit: number): RequestHandler {
       settled = true;
       req.off('data', onData);
       if (refused) return next(refused);
-      received.set(req, { bytes: Buffer.concat(chunks, size), encoding, limit });
+      // A heartbeat body mostly arrives as one chunk: no copy then.
+      received.set(req, { bytes: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size), encoding, limit });
       next();
     };
     const onData = (chunk: Buffer) => {

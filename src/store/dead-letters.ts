@@ -4,7 +4,8 @@
  * this is the defence in depth behind it, so that one row the database still refuses never blocks the
  * rows around it (other servers' events in the same batch, the rest of the backlog).
  *
- * - **Isolation.** A flusher inserts a batch as one statement; when the statement fails with a refusal
+ * - **Isolation.** A flusher inserts a batch as one statement (events, sessions and the access log: one
+ *   COPY + INSERT transaction, src/store/bulk-copy.ts); when the statement fails with a refusal
  *   of the data ({@link isRowRefusal}: SQLSTATE class 22 data exception, 23 integrity constraint, 54
  *   program limit, P0 raised by a trigger, or a row Prisma itself refuses), {@link insertIsolating}
  *   bisects the batch, storing every half that goes in, until the refused rows stand alone. A dependency

@@ -1,9 +1,13 @@
 /**
  * The Prisma client over the `pg` driver adapter (engineType "client": no native query engine; see the
  * README on why). Each process creates one, with a bounded pool so API + workers fit Postgres.
+ *
+ * The pool is created here and handed to the adapter, so that the flushers can run `COPY … FROM STDIN`
+ * (src/store/bulk-copy.ts), which Prisma cannot, on the same bounded set of connections: {@link pgPoolOf}.
  */
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '@prisma/client';
+import pg from 'pg';
 
 export type Db = PrismaClient;
 
@@ -13,7 +17,23 @@ export type Db = PrismaClient;
  */
 export const DB_CONNECT_TIMEOUT_MS = 800;
 
+const pools = new WeakMap<Db, pg.Pool>();
+
 /** Creates the process's Prisma client with at most `poolSize` connections. */
 export function createDb(databaseUrl: string, poolSize = 5): Db {
-  return new PrismaClient({ adapter: new PrismaPg({ connectionString: databaseUrl, max: poolSize, connectionTimeoutMillis: DB_CONNECT_TIMEOUT_MS }) });
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: poolSize, connectionTimeoutMillis: DB_CONNECT_TIMEOUT_MS });
+  // disposeExternalPool: $disconnect ends the pool as it did when the adapter created it.
+  const db = new PrismaClient({ adapter: new PrismaPg(pool, { disposeExternalPool: true }) });
+  pools.set(db, pool);
+  return db;
+}
+
+/**
+ * The `pg` pool under `db` (the same connections Prisma queries use).
+ * @throws Error when `db` was not made by {@link createDb}.
+ */
+export function pgPoolOf(db: Db): pg.Pool {
+  const pool = pools.get(db);
+  if (!pool) throw new Error('pgPoolOf: this Prisma client was not created by createDb');
+  return pool;
 }
