@@ -10,9 +10,11 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Redis } from 'ioredis';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { createDb, type Db } from '../../src/store/prisma.js';
 import { GlobalKeys } from '../../src/store/keys.js';
+import { parseRedisUrl } from '../../src/store/redis.js';
+import { deleteKeys } from '../support/redis-keys.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || 'postgresql://postgres@127.0.0.1:5432/gis_test';
@@ -89,7 +91,13 @@ export function createTestDb(): Db {
 
 /** A plain Redis client for seeding and inspecting. */
 export function createTestRedis(): Redis {
-  return new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: 2 });
+  return connectTestRedis({ maxRetriesPerRequest: 2 });
+}
+
+/** A client of TEST_REDIS_URL with `options`: an ioredis Cluster when it is `redis+cluster://…` (issue #17). */
+function connectTestRedis(options: RedisOptions): Redis {
+  const target = parseRedisUrl(TEST_REDIS_URL);
+  return target.kind === 'cluster' ? (new Cluster(target.nodes, { redisOptions: options }) as unknown as Redis) : new Redis(TEST_REDIS_URL, options);
 }
 
 /** Creates a workspace and a game directly in Postgres (no audit rows); returns their ids. */
@@ -113,17 +121,12 @@ export async function deleteWorkspaces(db: Db, workspaceIds: string[]): Promise<
 
 /** Deletes every Redis key under `prefix:`. */
 export async function deleteRedisPrefix(redis: Redis, prefix: string): Promise<void> {
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
-    cursor = next;
-    if (keys.length) await redis.del(...keys);
-  } while (cursor !== '0');
+  await deleteKeys(redis, `${prefix}:*`);
 }
 
 /** Subscribes to the auth invalidation channel of `prefix`; `messages` fills as they arrive. */
 export async function listenInvalidations(prefix: string): Promise<{ messages: string[]; waitFor(message: string, timeoutMs?: number): Promise<void>; close(): Promise<void> }> {
-  const sub = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
+  const sub = connectTestRedis({ maxRetriesPerRequest: null });
   const messages: string[] = [];
   sub.on('message', (_ch: string, m: string) => messages.push(m));
   await sub.subscribe(new GlobalKeys(prefix).authChannel());
