@@ -36,6 +36,9 @@ import { processCount, runProcesses } from '../src/ops/process-fork.js';
 /** Scheduled roles ignore the job; producer-fed roles read its data (and the lock token to delay it). */
 type Processor = (job: Job, token?: string) => Promise<unknown>;
 
+/** How often the job schedulers are upserted again (ms): the longest a lost scheduler iteration stops a role. */
+const SCHEDULER_REFRESH_MS = 30_000;
+
 /** How long SIGTERM waits for running jobs (ms) before abandoning them; below the usual 30 s orchestrator kill. */
 const SHUTDOWN_GRACE_MS = 10_000;
 
@@ -78,17 +81,22 @@ async function main(): Promise<void> {
   const workers: Worker[] = [];
   const schedules: (() => Promise<unknown>)[] = [];
   // BullMQ adds a scheduler's next job when the current one starts. A Redis that comes back from a crash
-  // may have lost its last writes (a host crash under appendfsync everysec: about the last second; README
-  // "Durability"), and when those held a next iteration, that role would never run again until the
-  // workers restart: accepted events would sit in Redis unflushed. Every (re)connect therefore upserts
-  // the schedulers registered so far again (idempotent: the same ids, as at boot).
-  bullConnection.on('ready', () => {
+  // may have lost its last writes (a host crash under appendfsync everysec: about the last second; docs/
+  // architecture.md), and a Cluster master that fails over may lose what its replica had not received;
+  // when those held a next iteration, that role would never run again until the workers restart:
+  // accepted events would sit in Redis unflushed. So the schedulers registered so far are upserted again
+  // on every reconnect of a single Redis and, since a Cluster client does not reconnect as a whole when
+  // one node fails over, every SCHEDULER_REFRESH_MS as well (idempotent: the same ids, as at boot).
+  const upsertAgain = (reason: string) => {
     if (!schedules.length) return;
     void Promise.all(schedules.map((schedule) => schedule())).then(
-      () => log.info('job schedulers upserted again after a Redis reconnect', { schedulers: schedules.length }),
-      (err: unknown) => log.warn('job schedulers not upserted after a Redis reconnect; they will be at the next one or at restart', { err: String(err) }),
+      () => log.log(reason === 'reconnect' ? 'info' : 'debug', 'job schedulers upserted again', { reason, schedulers: schedules.length }),
+      (err: unknown) => log.warn('job schedulers not upserted again; next try at the next reconnect or refresh', { reason, err: String(err) }),
     );
-  });
+  };
+  bullConnection.on('ready', () => upsertAgain('reconnect'));
+  const refresh = setInterval(() => upsertAgain('refresh'), SCHEDULER_REFRESH_MS);
+  refresh.unref();
   for (const role of roles) {
     const spec = ROLES[role];
     const queue = new Queue(spec.queue, { connection: bullConnection, prefix });
@@ -130,6 +138,7 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     log.info('workers shutting down', { signal });
+    clearInterval(refresh);
     // Running jobs get SHUTDOWN_GRACE_MS to finish; a flush stuck behind a slow dependency is then
     // abandoned: every job is idempotent and acknowledges its stream entries only after its commit, so
     // the next worker re-reads what this one left (nothing answered 200 is lost).

@@ -203,7 +203,7 @@ describe('Redis durability: what a 200 survives (issue #22, npm run test:faults)
         stored = await h.db.playerEvent.count({ where: { gameId: g.gameId, eventId: { in: ids } } });
       }
       expect(stored, 'events flushed after the restart').to.equal(ids.length);
-      expect(stack.output.some((l) => l.includes('job schedulers upserted again after a Redis reconnect'))).to.equal(true);
+      expect(stack.output.some((l) => l.includes('job schedulers upserted again') && l.includes('"reason":"reconnect"'))).to.equal(true);
     } finally {
       await queue.close();
     }
