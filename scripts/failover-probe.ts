@@ -2,12 +2,13 @@
  * scripts/failover-probe.ts — what a Redis Cluster master failure does to the heartbeat path (issue #17,
  * "Failover"; not a test).
  *
- * Usage:  npx tsx scripts/failover-probe.ts [--seconds 40] [--kill-at 10] [--rate 20] [--port 4310]
+ * Usage:  npx tsx scripts/failover-probe.ts [--seconds 40] [--kill-at 10] [--rate 20] [--port 4310] [--kill game|flush]
  *
  * Starts a private 3-master + 3-replica cluster (scripts/services/cluster.ts) on 127.0.0.1:7004–7009 in
  * a temporary directory, an API process on --port and a worker process against it (DATABASE_URL, default
  * the dev database), creates a game and key, and sends signed heartbeats, each with one event, at --rate
- * per second for --seconds. At --kill-at seconds it SIGKILLs the master that owns the game's slot; the
+ * per second for --seconds. At --kill-at seconds it SIGKILLs the master that owns the game's slot (or,
+ * with `--kill flush`, the master of the `{flush-events}` queue: its scheduler's next iteration); the
  * replica takes over after the cluster's node timeout (5 s). Prints the statuses per second, the window
  * of non-200 answers, the Retry-After values given, the slowest answer, and — once the workers have
  * flushed — how many events answered 200 are missing from Postgres (the loss a failover costs) and how
@@ -26,8 +27,8 @@ import { parseCli } from './support/cli-args.js';
 import { startNodeScript, waitUntil } from './support/child-process.js';
 import { ensureCluster, stopCluster } from './services/cluster.js';
 
-const cli = parseCli('usage: npx tsx scripts/failover-probe.ts [--seconds 40] [--kill-at 10] [--rate 20] [--port 4310]', {
-  options: { seconds: { type: 'string' }, 'kill-at': { type: 'string' }, rate: { type: 'string' }, port: { type: 'string' } },
+const cli = parseCli('usage: npx tsx scripts/failover-probe.ts [--seconds 40] [--kill-at 10] [--rate 20] [--port 4310] [--kill game|flush]', {
+  options: { seconds: { type: 'string' }, 'kill-at': { type: 'string' }, rate: { type: 'string' }, port: { type: 'string' }, kill: { type: 'string' } },
 });
 const seconds = cli.number('seconds', 40, 5, 600);
 const killAt = cli.number('kill-at', 10, 1, seconds - 1);
@@ -44,7 +45,7 @@ const config = loadConfig({ ...process.env, REDIS_URL: redisUrl, REDIS_PREFIX: p
 const db = createDb(config.databaseUrl, 2);
 const env = { REDIS_URL: redisUrl, REDIS_PREFIX: prefix, PORT: String(port), HOST: '127.0.0.1', CONSOLE_PORT: '0', LOG_LEVEL: 'error' };
 const api = startNodeScript('api', 'src/server.ts', { env, echo: 'none' });
-const workers = startNodeScript('workers', 'workers/index.ts', { env, echo: 'none' });
+const workers = startNodeScript('workers', 'workers/index.ts', { env, echo: 'problems' });
 const ws = await createWorkspace(db, `failover probe ${new Date().toISOString()}`);
 let gameId: string | undefined;
 try {
@@ -75,9 +76,10 @@ try {
     }
     samples.push({ i, t: start - t0, status, ms: Date.now() - start, retryAfter });
   };
-  // The master owning the game's slot, found before the load starts.
+  // The master owning the game's (or the flush queue's) slot, found before the load starts.
   const probe = new Redis({ host: '127.0.0.1', port: BASE_PORT });
-  const slot = Number(await probe.call('CLUSTER', 'KEYSLOT', `{g:${game.id}}`));
+  const victim = cli.values.kill === 'flush' ? '{flush-events}' : `{g:${game.id}}`;
+  const slot = Number(await probe.call('CLUSTER', 'KEYSLOT', victim));
   const shards = (await probe.call('CLUSTER', 'SLOTS')) as [number, number, [string, number]][];
   await probe.quit();
   const masterPort = shards.find(([from, to]) => slot >= from && slot <= to)![2][1];
@@ -88,7 +90,7 @@ try {
     if (killedAt < 0 && Date.now() - t0 >= killAt * 1000) {
       killedAt = Date.now() - t0;
       process.kill(Number(fs.readFileSync(path.join(dir, String(masterPort), 'redis.pid'), 'utf8').trim()), 'SIGKILL');
-      console.log(`t=${(killedAt / 1000).toFixed(1)} s: killed master 127.0.0.1:${masterPort} (slot ${slot} of the game)`);
+      console.log(`t=${(killedAt / 1000).toFixed(1)} s: killed master 127.0.0.1:${masterPort} (slot ${slot} of ${victim})`);
     }
     inFlight.push(send(i, t0));
     await new Promise((r) => setTimeout(r, 1000 / rate));

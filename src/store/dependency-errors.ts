@@ -17,8 +17,11 @@ const POSTGRES_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024', 'P2
 /** Driver-adapter error kinds Prisma maps to the codes above. */
 const ADAPTER_KINDS = new Set(['DatabaseNotReachable', 'SocketTimeout', 'ConnectionClosed', 'TooManyConnections']);
 
-/** ioredis/BullMQ/pg messages that carry no code. */
-const MESSAGES = /Connection is closed|Stream isn't writeable|Command timed out|Reached the max retries per request|Connection terminated|timeout exceeded when trying to connect|Can't reach database server|Server has closed the connection/i;
+/**
+ * ioredis/BullMQ/pg messages that carry no code; the Cluster ones while a master fails over (redirections
+ * exhausted, slots not served, the slot map not refreshable).
+ */
+const MESSAGES = /Too many Cluster redirections|CLUSTERDOWN|TRYAGAIN|Failed to refresh slots cache|None of startup nodes is available|Cluster isn't ready|Connection is closed|Stream isn't writeable|Command timed out|Reached the max retries per request|Connection terminated|timeout exceeded when trying to connect|Can't reach database server|Server has closed the connection/i;
 
 interface ErrorLike {
   name?: unknown;
