@@ -8,7 +8,8 @@
  * port under a dedicated Redis prefix, and runs three phases, each on a freshly started API process (so
  * the key is never in the process cache at the start: the cold case the issue measured):
  *   1. baseline: heartbeats with the right key at `--rate`/s;
- *   2. flood: the same, while wrong secrets on the same prefix arrive at `--flood`/s;
+ *   2. flood: the same, while wrong secrets on the same prefix arrive at `--flood`/s (sent by
+ *      scripts/bench/auth-flood-sender.ts, a process of its own);
  *   3. flood again right after a restart of the API.
  * Prints, per phase, the right key's statuses and p50/p99/max, and the ratio of each flooded p99 to the
  * baseline p99 measured in the same run (the issue's target: ≤ 2). Removes what it created afterwards.
@@ -23,7 +24,7 @@ import { sign } from '../src/auth/signature.js';
 import { percentile } from '@gis/client';
 import { deleteByPattern } from './fixtures.js';
 import { freePort } from './support/free-port.js';
-import { startNodeScript, type ManagedChild } from './support/child-process.js';
+import { nodeBinary, runCommand, startNodeScript, type ManagedChild } from './support/child-process.js';
 import { parseCli } from './support/cli-args.js';
 import { pacedLoad, type PacedRequest, type PacedResult } from './support/paced-load.js';
 
@@ -79,10 +80,16 @@ try {
   const key = await createKey(db, game.id, ['heartbeat'], 'bench-auth-flood', new VerifiedDigests(redis, prefix));
   const secret = key.key.split('.')[1]!;
   let n = 0;
-  let w = 0;
   const good = () => pacedLoad({ port, rate, duration, connections: 4, next: () => heartbeat(key.key, secret, ++n) });
-  const flood = () =>
-    pacedLoad({ port, rate: floodRate, duration, connections: 32, next: () => { const s = `wrong${++w}`.padEnd(43, 'x'); return heartbeat(`svc_live_${key.prefix}.${s}`, s, w); } });
+  // The flood comes from a process of its own: signing and sending 200 requests a second in this one
+  // would delay the right key's requests here and be charged to the service.
+  const flood = async (): Promise<{ statuses: Record<string, number> }> => {
+    const args = ['--import', 'tsx', 'scripts/bench/auth-flood-sender.ts', '--port', String(port), '--key-prefix', key.prefix, '--rate', String(floodRate), '--duration', String(duration)];
+    const r = await runCommand(nodeBinary(), args);
+    const line = /^FLOOD (.*)$/m.exec(r.output);
+    if (!line) throw new Error(`flood sender failed (exit ${r.code}): ${r.output.slice(-500)}`);
+    return { statuses: JSON.parse(line[1]!) as Record<string, number> };
+  };
 
   const results: Record<string, ReturnType<typeof summary>> = {};
   let floodStatuses: Record<string, Record<string, number>> = {};
