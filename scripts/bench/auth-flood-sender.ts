@@ -5,7 +5,8 @@
  *
  * Usage:  tsx scripts/bench/auth-flood-sender.ts --port P --key-prefix K --rate R --duration S
  * Sends heartbeats signed with wrong secrets for the real key's public prefix `K` at R/s for S seconds
- * (open loop, 32 connections) and prints one line `FLOOD {"<status>": count, …}`.
+ * (open loop, 32 connections): prints `FLOOD START` when it begins (after start-up, so its compilation
+ * is not charged to the right key) and `FLOOD {"<status>": count, …}` at the end.
  */
 import { sign } from '../../src/auth/signature.js';
 import { parseCli } from '../support/cli-args.js';
@@ -20,6 +21,8 @@ const rate = cli.number('rate', 200, 0.1, 100_000);
 const duration = cli.number('duration', 15, 1, 3600);
 
 let w = 0;
+// Compiled and connected: the measuring process starts the right key's load on this line.
+console.log('FLOOD START');
 const result = await pacedLoad({
   port,
   rate,
