@@ -52,7 +52,7 @@ import { parseConditions } from '../src/doors/policy-conditions.js';
 import type { AppRedis } from '../src/store/redis.js';
 import { freePort } from './support/free-port.js';
 import { startNodeScript, type ManagedChild } from './support/child-process.js';
-import { parseArgs as parseCliArgs } from 'node:util';
+import { parseCli } from './support/cli-args.js';
 import { autocannon, type AcInstance } from './support/autocannon.js';
 import { pacedLoad } from './support/paced-load.js';
 import { percentile } from '@gis/client';
@@ -71,9 +71,9 @@ const DAY_MS = 86_400_000;
 
 // ── arguments ─────────────────────────────────────────────────────────────────────────────────────────
 function parseArgs(argv: string[]) {
-  // node:util parseArgs, strict: an unknown option or a missing value throws with its name.
-  const { values } = parseCliArgs({
-    args: argv,
+  const cli = parseCli(
+    'usage: npm run bench:doors -- [--duration 8] [--connections 50] [--warmup 2] [--rate-fractions 0.5,0.8] [--light-rate 200] [--rounds 3] [--prefix gisbenchdoors] [--only cached,cold,bulk] [--cpu-prof] [--json]',
+    {
     options: {
       duration: { type: 'string' },
       connections: { type: 'string' },
@@ -86,13 +86,11 @@ function parseArgs(argv: string[]) {
       'cpu-prof': { type: 'boolean' },
       json: { type: 'boolean' },
     },
-  });
-  const flags = new Map(Object.entries(values).filter(([, v]) => v !== undefined && v !== false).map(([k, v]) => [k, String(v)]));
-  const num = (name: string, dflt: number, min: number, max: number) => {
-    const v = flags.has(name) ? Number(flags.get(name)) : dflt;
-    if (!Number.isFinite(v) || v < min || v > max) throw new Error(`--${name} must be a number from ${min} to ${max}`);
-    return v;
-  };
+    },
+    argv,
+  );
+  const flags = new Map(Object.entries(cli.values).filter(([, v]) => v !== undefined && v !== false).map(([k, v]) => [k, String(v)]));
+  const num = (name: string, dflt: number, min: number, max: number): number => cli.number(name, dflt, min, max);
   const prefix = flags.get('prefix') ?? 'gisbenchdoors';
   if (prefix === 'gis') throw new Error('--prefix gis is the application prefix; use a dedicated one');
   const only = new Set((flags.get('only') ?? 'cached,cold,bulk').split(','));

@@ -63,7 +63,7 @@ import { loadConfig } from '../src/config.js';
 import { createRedis, type AppRedis } from '../src/store/redis.js';
 import { createDb, type Db } from '../src/store/prisma.js';
 import { formatTop, topFunctions } from './bench/cpu-profile-top.js';
-import { parseArgs as parseCliArgs } from 'node:util';
+import { parseCli } from './support/cli-args.js';
 import { GameKeys } from '../src/store/keys.js';
 import { sign } from '../src/auth/signature.js';
 import type { PlayerEntry } from '../src/schemas/heartbeat.js';
@@ -124,9 +124,9 @@ interface Args {
 }
 
 function parseArgs(argv: string[]): Args {
-  // node:util parseArgs, strict: an unknown option or a missing value throws with its name.
-  const { values } = parseCliArgs({
-    args: argv,
+  const cli = parseCli(
+    'usage: npm run bench:heartbeat -- [--duration 10] [--connections 150] [--rounds 3] [--servers 2000] [--games 1] [--rate-duration 20] [--rate-fraction 0.8] [--rate N] [--warmup 3] [--worker-roles all] [--prefix gisbench] [--cpu-prof] [--skip-rate] [--ratio-rounds 2] [--ratio-duration 10] [--json]',
+    {
     options: {
       duration: { type: 'string' },
       connections: { type: 'string' },
@@ -145,13 +145,11 @@ function parseArgs(argv: string[]): Args {
       'skip-rate': { type: 'boolean' },
       json: { type: 'boolean' },
     },
-  });
-  const flags = new Map(Object.entries(values).filter(([, v]) => v !== undefined && v !== false).map(([k, v]) => [k, String(v)]));
-  const num = (name: string, dflt: number, min: number, max: number): number => {
-    const v = flags.has(name) ? Number(flags.get(name)) : dflt;
-    if (!Number.isFinite(v) || v < min || v > max) throw new Error(`--${name} must be a number from ${min} to ${max}`);
-    return v;
-  };
+    },
+    argv,
+  );
+  const flags = new Map(Object.entries(cli.values).filter(([, v]) => v !== undefined && v !== false).map(([k, v]) => [k, String(v)]));
+  const num = (name: string, dflt: number, min: number, max: number): number => cli.number(name, dflt, min, max);
   const duration = num('duration', 10, 1, 600);
   return {
     duration,
