@@ -55,7 +55,7 @@ describe('process faults (npm run test:faults)', function () {
   before(async () => {
     // AOF fsynced on every write (the default of PrivateRedis): the Redis kill -9 test expects no loss.
     redis = await PrivateRedis.create({ appendfsync: 'always' });
-    h = new Harness({ REDIS_URL: redis.url });
+    h = new Harness({ REDIS_URL: redis.url }, { patientRedis: true });
   });
   afterEach(async function () {
     if (this.currentTest?.state === 'failed' && stack) console.log(stack.logs());

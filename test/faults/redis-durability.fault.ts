@@ -99,7 +99,7 @@ describe('Redis durability: what a 200 survives (issue #22, npm run test:faults)
     shim = buildShim(shimDir);
     // No AOF rewrites during the runs: the incremental file stays the one Redis writes (and the shim tracks).
     redis = await PrivateRedis.create({ appendfsync: 'everysec', extraArgs: ['--auto-aof-rewrite-percentage', '0'] });
-    h = new Harness({ REDIS_URL: redis.url });
+    h = new Harness({ REDIS_URL: redis.url }, { patientRedis: true });
     stack = await Stack.start({ env: { REDIS_URL: redis.url, REDIS_PERSISTENCE_RECHECK_SECONDS: '1', LOG_LEVEL: 'info' } });
     port = stack.port;
     // Stack.start waits for the API only; the runs below restart Redis and need the workers' schedulers.

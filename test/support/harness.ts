@@ -41,11 +41,19 @@ export class Harness {
   readonly app: Express;
   private readonly workspaces: string[] = [];
 
-  constructor(overrides: Record<string, string> = {}) {
+  /**
+   * `overrides` are environment variables over `process.env` for the config. With `opts.patientRedis`
+   * the harness's Redis client waits for a reconnect instead of failing a command after 800 ms (the API
+   * client's bound): for fault tests that kill and restart Redis, whose own set-up and checks must not
+   * fail while Redis is restarting or busy (a liveness sweep closing thousands of sessions).
+   */
+  constructor(overrides: Record<string, string> = {}, opts: { patientRedis?: boolean } = {}) {
     this.config = loadConfig({ ...process.env, ...overrides });
     setLogLevel(this.config.logLevel);
-    // As the API's own client (src/server.ts): every HTTP test runs through the write coalescing.
-    this.redis = createRedis(this.config.redisUrl, { name: 'test', autoPipelining: true });
+    // As the API's own client (src/server.ts), unless the test asked for a patient one.
+    this.redis = opts.patientRedis
+      ? createRedis(this.config.redisUrl, { name: 'test', forWorker: true })
+      : createRedis(this.config.redisUrl, { name: 'test', autoPipelining: true });
     this.db = createDb(this.config.databaseUrl, 4);
     this.verifier = new KeyVerifier(this.db, new VerifiedDigests(this.redis, this.config.redisPrefix));
     this.app = createApp({ config: this.config, redis: this.redis, db: this.db, verifier: this.verifier });
