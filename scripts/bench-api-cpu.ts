@@ -113,17 +113,27 @@ const load = () => os.loadavg().map((x) => x.toFixed(2)).join(' ');
 // ---------------------------------------------------------------------------------------------------
 // CPU readings
 
-/** CPU time a process has used so far, ns: the sum over its threads of schedstat's time on a CPU. */
-function processCpuNs(pid: number): number {
-  let ns = 0;
+/** CPU time a process has used so far, ns: the sum over its threads of schedstat's time on a CPU, and the main thread's. */
+function processCpuNs(pid: number): { all: number; main: number } {
+  let all = 0;
+  let main = 0;
   for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
     try {
-      ns += Number(fs.readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+      const ns = Number(fs.readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+      all += ns;
+      if (Number(tid) === pid) main = ns;
     } catch {
       // a thread that ended between the listing and the read
     }
   }
-  return ns;
+  return { all, main };
+}
+
+/** User and system CPU ticks (1/100 s) of a process so far, all threads (/proc/<pid>/stat fields 14 and 15). */
+function userSystemTicks(pid: number): [number, number] {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return [Number(fields[11]), Number(fields[12])];
 }
 
 /** The main thread's CPU seconds of the Redis behind `stats` (INFO cpu). */
@@ -216,6 +226,10 @@ class Requests {
 
 interface PhaseFigures {
   apiCpuUs: number;
+  /** Share of the API's CPU time spent in the kernel (system time), from /proc ticks. */
+  systemShare: number;
+  /** Share of the API's CPU time on its main (JavaScript) thread; the rest is V8's compiler and GC threads and libuv's pool. */
+  mainShare: number;
   statuses: Record<string, number>;
   errors: number;
   p50Ms: number;
@@ -312,6 +326,7 @@ async function run(requests: Requests, runNo: number, builds: { build: Build; di
       for (const ph of phases) await ph.profiler?.start();
       const redis0 = privateRedis ? await redisCpuSeconds(stats) : null;
       const cpu0 = phases.map((ph) => processCpuNs(ph.api.proc.pid!));
+      const ticks0 = phases.map((ph) => userSystemTicks(ph.api.proc.pid!));
       const loads = await Promise.all(
         phases.map((ph) =>
           drive(ph.port, args.requests, ph.p.next, (status, body) => {
@@ -325,6 +340,7 @@ async function run(requests: Requests, runNo: number, builds: { build: Build; di
       // fire-and-forget work of the last answers (decision cache writes, access log) lands in the phase
       await new Promise((res) => setTimeout(res, 100));
       const cpu1 = phases.map((ph) => processCpuNs(ph.api.proc.pid!));
+      const ticks1 = phases.map((ph) => userSystemTicks(ph.api.proc.pid!));
       const redis1 = redis0 === null ? null : await redisCpuSeconds(stats);
       result.redisCpuUs[kind] = redis0 === null ? null : Math.round((((redis1! - redis0) * 1e6) / (args.requests * phases.length)) * 10) / 10;
       for (const [i, ph] of phases.entries()) {
@@ -338,14 +354,16 @@ async function run(requests: Requests, runNo: number, builds: { build: Build; di
         const ok = r.statuses['200'] ?? 0;
         if (ok < args.requests) process.stderr.write(`[bench] ${kind} (${ph.build}): ${ok} of ${args.requests} answered 200: ${JSON.stringify(r.statuses)}, ${r.errors} errors\n`);
         const f: PhaseFigures = {
-          apiCpuUs: Math.round((cpu1[i]! - cpu0[i]!) / 1000 / args.requests),
+          apiCpuUs: Math.round((cpu1[i]!.all - cpu0[i]!.all) / 1000 / args.requests),
+          mainShare: Math.round(((cpu1[i]!.main - cpu0[i]!.main) / Math.max(1, cpu1[i]!.all - cpu0[i]!.all)) * 100) / 100,
+          systemShare: Math.round(((ticks1[i]![1] - ticks0[i]![1]) / Math.max(1, ticks1[i]![0] - ticks0[i]![0] + ticks1[i]![1] - ticks0[i]![1])) * 100) / 100,
           statuses: r.statuses,
           errors: r.errors,
           p50Ms: Math.round(percentile(r.latenciesMs, 50) * 100) / 100,
           ...(kind === 'cached' ? { cacheHits: Math.round((ph.hits / Math.max(1, ph.samples)) * 1000) / 1000 } : {}),
         };
         result.figures[ph.build][kind] = f;
-        say(`  ${ph.build} ${kind}: API ${f.apiCpuUs} µs/request, p50 ${f.p50Ms} ms, statuses ${JSON.stringify(r.statuses)}${f.cacheHits === undefined ? '' : `, cache hits ${f.cacheHits}`}`);
+        say(`  ${ph.build} ${kind}: API ${f.apiCpuUs} µs/request (${Math.round(f.systemShare * 100)} % system, ${Math.round(f.mainShare * 100)} % main thread), p50 ${f.p50Ms} ms, statuses ${JSON.stringify(r.statuses)}${f.cacheHits === undefined ? '' : `, cache hits ${f.cacheHits}`}`);
       }
       if (result.redisCpuUs[kind] != null) say(`  ${kind}: Redis ${result.redisCpuUs[kind]} µs/request`);
     }

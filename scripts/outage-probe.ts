@@ -30,7 +30,7 @@ const redisProxy = new TcpProxy(new URL(base.redisUrl).hostname, Number(new URL(
 const pgProxy = new TcpProxy(new URL(base.databaseUrl).hostname, Number(new URL(base.databaseUrl).port || 5432));
 await Promise.all([redisProxy.up(), pgProxy.up()]);
 const config = { ...base, redisUrl: redisProxy.url(base.redisUrl), databaseUrl: pgProxy.url(base.databaseUrl) };
-const redis = createRedis(config.redisUrl, { name: 'probe', autoPipelining: true });
+const redis = createRedis(config.redisUrl, { name: 'probe' });
 const db = createDb(config.databaseUrl, 4);
 const admin = createDb(base.databaseUrl, 2);
 const app = createApp({ config, redis, db, verifier: new KeyVerifier(db, new VerifiedDigests(redis, config.redisPrefix)) });

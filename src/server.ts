@@ -28,7 +28,7 @@ import { processCount, runProcesses } from './ops/process-fork.js';
 async function main(): Promise<void> {
   const config = loadConfig();
   setLogLevel(config.logLevel);
-  const redis = createRedis(config.redisUrl, { name: 'api', autoPipelining: true });
+  const redis = createRedis(config.redisUrl, { name: 'api' });
   const subscriber = createRedis(config.redisUrl, { name: 'api-sub', forWorker: true });
   const db = createDb(config.databaseUrl, config.dbPoolSize);
   const metrics = new ApiMetrics();

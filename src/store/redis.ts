@@ -1,6 +1,6 @@
 /**
- * Redis connections. One client per role per process, never per request. The Lua scripts are registered
- * once with `defineCommand` (EVALSHA after the first call). Each script is the file `lua/<name>.lua`
+ * Redis connections. One client per role per process, never per request. The Lua scripts run by EVALSHA
+ * (EVAL once when Redis answers NOSCRIPT: a fresh or restarted Redis). Each script is the file `lua/<name>.lua`
  * preceded by the generated suffix table (src/store/keyspace/suffixes.ts) and `lua/lib/common.lua`; it
  * receives its keys as KEYS and its arguments as one msgpack-packed table (issue #18).
  *
@@ -9,6 +9,7 @@
  * #17; {@link parseRedisUrl}). Every key family carries a hash tag (`{g:<game>}`, `{w:<workspace>}`,
  * BullMQ queue names `{<queue>}`), so each Lua script and MULTI touches one slot.
  */
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Packr } from 'msgpackr';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
@@ -45,6 +46,20 @@ function fileName(name: string): string {
 export function scriptSource(name: ScriptName): string {
   const lib = readFileSync(new URL('lib/common.lua', luaDir), 'utf8');
   return luaSuffixPreamble() + lib + readFileSync(new URL(`${fileName(name)}.lua`, luaDir), 'utf8');
+}
+
+/** A script's source and its SHA-1 (the EVALSHA name), read once per process. */
+interface LoadedScript {
+  lua: string;
+  sha: string;
+}
+let loaded: Map<ScriptName, LoadedScript> | undefined;
+function loadedScripts(): Map<ScriptName, LoadedScript> {
+  loaded ??= new Map(SCRIPTS.map((name) => {
+    const lua = scriptSource(name);
+    return [name, { lua, sha: createHash('sha1').update(lua).digest('hex') }];
+  }));
+  return loaded;
 }
 
 /**
@@ -95,11 +110,16 @@ export function parseRedisUrl(url: string): RedisTarget {
 /**
  * Connects to `url`. `forWorker` sets `maxRetriesPerRequest: null` as BullMQ requires for blocking
  * connections (no command timeout either: blocking reads wait by design); API clients fail fast instead
- * so a request never hangs on a dead Redis. `autoPipelining` (the API's client) turns on ioredis's public
- * `enableAutoPipelining`: the commands sent in one event-loop tick go out in one write. Connection state
- * changes are logged once each (store/connection-state.ts).
+ * so a request never hangs on a dead Redis. Connection state changes are logged once each
+ * (store/connection-state.ts).
+ *
+ * No client uses ioredis's `enableAutoPipelining`: it writes a tick's commands together, but a request's
+ * commands are a tick of their own (the flush runs on `process.nextTick`), so it batched nothing across
+ * requests and cost a Pipeline object per request; without it the API spent 8–20 % less CPU per
+ * heartbeat, bulk and cached door check and the same per ban check, whose two commands it did write
+ * together (docs/benchmarks.md "Cheaper hot path").
  */
-export function createRedis(url: string, opts: { forWorker?: boolean; name?: string; autoPipelining?: boolean } = {}): AppRedis {
+export function createRedis(url: string, opts: { forWorker?: boolean; name?: string } = {}): AppRedis {
   const target = parseRedisUrl(url);
   const options: RedisOptions = {
     connectionName: opts.name,
@@ -107,20 +127,23 @@ export function createRedis(url: string, opts: { forWorker?: boolean; name?: str
     ...(opts.forWorker ? {} : { commandTimeout: COMMAND_TIMEOUT_MS }),
     // Reconnect quickly (ioredis's default backs off to 2 s): recovery is prompt once Redis returns.
     retryStrategy: (attempt: number) => Math.min(attempt * 100, RECONNECT_MAX_DELAY_MS),
-    // Replaces a patch of ioredis internals that corked the socket (issue #18: no patching of library
-    // internals); heartbeat throughput before/after: docs/benchmarks.md "One key space".
-    enableAutoPipelining: opts.autoPipelining ?? false,
     lazyConnect: false,
   };
   const client = target.kind === 'cluster' ? createCluster(target, options, { spreadPipelines: !opts.forWorker }) : (new Redis(url, options) as AppRedis);
   watchConnection(client, { name: opts.name ?? 'redis' });
-  for (const name of SCRIPTS) {
-    client.defineCommand(name, { lua: scriptSource(name) });
-  }
-  client.runScript = function runScript(name, keys, args) {
-    const fn = (this as unknown as Record<string, (...a: (string | number | Buffer)[]) => Promise<unknown>>)[name]!;
-    // no numberOfKeys at definition: ioredis then takes the key count as the first argument
-    return fn.call(this, keys.length, ...keys, packr.pack(args));
+  // EVALSHA with the scripts' hashes rather than ioredis `defineCommand`: a client with defined commands
+  // copies every one of them onto each Pipeline object it creates (explicit pipelines, MULTI).
+  const scripts = loadedScripts();
+  client.runScript = async function runScript(name, keys, args) {
+    const { sha, lua } = scripts.get(name)!;
+    const packed = packr.pack(args);
+    try {
+      return await this.evalsha(sha, keys.length, ...keys, packed);
+    } catch (err) {
+      // Redis's script cache is empty after a restart or SCRIPT FLUSH: EVAL runs the script and caches it.
+      if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
+      return this.eval(lua, keys.length, ...keys, packed);
+    }
   };
   return client;
 }
@@ -135,10 +158,7 @@ export function createRedis(url: string, opts: { forWorker?: boolean; name?: str
  * `clusterMasters`.
  */
 function createCluster(target: Extract<RedisTarget, { kind: 'cluster' }>, options: RedisOptions, opts: { spreadPipelines: boolean }): AppRedis {
-  // No auto-pipelining on a Cluster: ioredis builds it on `pipeline()`, which the service's Cluster clients
-  // replace with a node-spanning one ({@link spreadPipeline}); each node connection still writes a tick's
-  // commands together as the socket allows.
-  const { retryStrategy, enableAutoPipelining: _single, ...nodeOptions } = options;
+  const { retryStrategy, ...nodeOptions } = options;
   const cluster = new Cluster(target.nodes, {
     clusterRetryStrategy: retryStrategy,
     // Reads stay on masters: the hot path reads what it just wrote (rosters, replay keys, commands).

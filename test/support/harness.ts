@@ -53,7 +53,7 @@ export class Harness {
     // As the API's own client (src/server.ts), unless the test asked for a patient one.
     this.redis = opts.patientRedis
       ? createRedis(this.config.redisUrl, { name: 'test', forWorker: true })
-      : createRedis(this.config.redisUrl, { name: 'test', autoPipelining: true });
+      : createRedis(this.config.redisUrl, { name: 'test' });
     this.db = createDb(this.config.databaseUrl, 4);
     this.verifier = new KeyVerifier(this.db, new VerifiedDigests(this.redis, this.config.redisPrefix));
     this.app = createApp({ config: this.config, redis: this.redis, db: this.db, verifier: this.verifier });

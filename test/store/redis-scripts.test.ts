@@ -1,0 +1,48 @@
+/**
+ * The project's Lua scripts run by EVALSHA (src/store/redis.ts `runScript`); a Redis whose script cache is
+ * empty (fresh, restarted, or after SCRIPT FLUSH) answers NOSCRIPT, and the call is then run by EVAL and
+ * answers as usual. On a private redis-server: SCRIPT FLUSH would empty the shared Redis's cache for
+ * everyone's tests.
+ */
+import { expect } from 'chai';
+import { Redis } from 'ioredis';
+import { createRedis, type AppRedis } from '../../src/store/redis.js';
+import { PrivateRedis } from '../support/private-redis.js';
+
+describe('redis scripts: EVALSHA, EVAL on NOSCRIPT', () => {
+  let server: PrivateRedis;
+  let client: AppRedis;
+  let admin: Redis;
+  const meta = 'scripts-test:{w:1}:meta';
+  const list = 'scripts-test:{w:1}:list';
+
+  before(async () => {
+    server = await PrivateRedis.create({ appendonly: false });
+    client = createRedis(server.url, { name: 'test-scripts' });
+    admin = new Redis(server.url);
+    await admin.hset(meta, 'built', '1');
+    await admin.hset(list, 'u1', '7|[]');
+  });
+  after(async () => {
+    await Promise.allSettled([client?.quit(), admin?.quit()]);
+    await server?.destroy();
+  });
+
+  const lookup = () => client.runScript('banLookup', [meta, list], { u: 'u1' });
+
+  it('answers on a Redis that never saw the script, and by EVALSHA afterwards', async () => {
+    const before = await admin.info('commandstats');
+    expect(await lookup()).to.deep.equal([1, '7|[]']);
+    expect(await lookup()).to.deep.equal([1, '7|[]']);
+    const after = await admin.info('commandstats');
+    const calls = (info: string, cmd: string) => Number(new RegExp(`cmdstat_${cmd}:calls=(\\d+)`).exec(info)?.[1] ?? 0);
+    expect(calls(after, 'eval') - calls(before, 'eval')).to.equal(1);
+    expect(calls(after, 'evalsha') - calls(before, 'evalsha')).to.equal(2); // the NOSCRIPT one, then the cached one
+  });
+
+  it('answers again after the script cache was flushed', async () => {
+    await admin.script('FLUSH');
+    expect(await lookup()).to.deep.equal([1, '7|[]']);
+    expect(await lookup()).to.deep.equal([1, '7|[]']);
+  });
+});
