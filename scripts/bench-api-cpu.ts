@@ -5,7 +5,7 @@
  *
  * Usage:  npm run bench:api-cpu -- [--requests 2000] [--rate 200] [--runs 3] [--warmup 300]
  *             [--kinds heartbeat,bans,bulk,cached] [--connections 8] [--cpu-prof] [--prof-interval-us 100]
- *             [--top 10] [--baseline-dir DIR] [--redis-url redis://…] [--prefix gisbench-cpu] [--json]
+ *             [--top 10] [--baseline-dir DIR] [--from dist|src] [--redis-url redis://…] [--prefix gisbench-cpu] [--json]
  *
  * Kinds (each request freshly signed with a request nonce, as the reference clients send them):
  *   heartbeat  POST heartbeat of a seeded live server: its unchanged 30-player roster, 5 new events;
@@ -16,8 +16,11 @@
  *              (the decision cache answers; the share of `cached: true` answers is printed).
  * The game has the simulator's four doors with their policies (scripts/support/door-play.ts).
  *
- * One run = a fresh API process (src/server.ts, `--import tsx`, LOG_LEVEL=warn, console listener on a
- * free port), `--warmup` requests of every kind, then per kind `--requests` requests at `--rate`/s
+ * The API runs as `npm start` runs it, from the build (`dist/src/server.js`: run `npm run build` first,
+ * also in a `--baseline-dir`); `--from src` runs `src/server.ts` under tsx instead, whose esbuild
+ * transform (keepNames) adds a `__name` call to every closure the code creates, per request too.
+ *
+ * One run = a fresh API process (LOG_LEVEL=warn, console listener on a free port), `--warmup` requests of every kind, then per kind `--requests` requests at `--rate`/s
  * (scripts/support/paced-load.ts, `--connections` keep-alive sockets). Around each phase it reads the
  * API's CPU time (the sum over its threads of /proc/<pid>/task/<tid>/schedstat: nanoseconds on a CPU,
  * JIT and GC threads included) and, on the private Redis, its main thread's CPU (INFO cpu). Per kind it
@@ -68,7 +71,7 @@ const EVENTS_PER_HEARTBEAT = 5;
 const CHECKS_PER_PAIR = 2;
 
 const USAGE =
-  'usage: npm run bench:api-cpu -- [--requests 2000] [--rate 200] [--runs 3] [--warmup 300] [--kinds heartbeat,bans,bulk,cached] [--connections 8] [--cpu-prof] [--prof-interval-us 100] [--top 10] [--baseline-dir DIR] [--redis-url URL] [--prefix gisbench-cpu] [--json]';
+  'usage: npm run bench:api-cpu -- [--requests 2000] [--rate 200] [--runs 3] [--warmup 300] [--kinds heartbeat,bans,bulk,cached] [--connections 8] [--cpu-prof] [--prof-interval-us 100] [--top 10] [--baseline-dir DIR] [--from dist|src] [--redis-url URL] [--prefix gisbench-cpu] [--json]';
 const cli = parseCli(USAGE, {
   options: {
     requests: { type: 'string' },
@@ -81,6 +84,7 @@ const cli = parseCli(USAGE, {
     'prof-interval-us': { type: 'string' },
     top: { type: 'string' },
     'baseline-dir': { type: 'string' },
+    from: { type: 'string', default: 'dist' },
     'redis-url': { type: 'string' },
     prefix: { type: 'string', default: 'gisbench-cpu' },
     json: { type: 'boolean', default: false },
@@ -102,8 +106,14 @@ const kinds = cli.values.kinds.split(',').map((k) => k.trim()) as Kind[];
 for (const k of kinds) if (!KINDS.includes(k)) cli.fail(`--kinds: unknown kind "${k}" (known: ${KINDS.join(', ')})`);
 if (args.prefix === 'gis') cli.fail('--prefix: use a dedicated prefix, its keys are deleted afterwards');
 if (!args.runs && !args.cpuProf) cli.fail('--runs 0 needs --cpu-prof');
+const from = cli.values.from;
+if (from !== 'dist' && from !== 'src') cli.fail('--from must be dist or src');
+/** The API's entry point inside a checkout, and how node runs it. */
+const entry = from === 'dist' ? { file: 'dist/src/server.js', nodeArgs: [] } : { file: 'src/server.ts', nodeArgs: ['--import', 'tsx'] };
 const baselineDir = cli.values['baseline-dir'] === undefined ? undefined : path.resolve(cli.values['baseline-dir']);
-if (baselineDir && !fs.existsSync(path.join(baselineDir, 'src', 'server.ts'))) cli.fail(`--baseline-dir: no src/server.ts in ${baselineDir}`);
+for (const dir of [ROOT, ...(baselineDir ? [baselineDir] : [])]) {
+  if (!fs.existsSync(path.join(dir, entry.file))) cli.fail(`no ${entry.file} in ${dir}${from === 'dist' ? ' (run npm run build there first)' : ''}`);
+}
 
 const say = (line: string) => {
   if (!args.json) console.log(line);
@@ -274,7 +284,7 @@ async function startApi(dir: string, inspect: boolean): Promise<{ api: ManagedCh
   const api = startChild({
     name: dir === ROOT ? 'api' : 'api(baseline)',
     command: nodeBinary(),
-    args: [...(inspect ? ['--inspect=127.0.0.1:0'] : []), '--import', 'tsx', 'src/server.ts'],
+    args: [...(inspect ? ['--inspect=127.0.0.1:0'] : []), ...entry.nodeArgs, entry.file],
     cwd: dir,
     env: { ...env, PORT: String(port), HOST: '127.0.0.1', CONSOLE_PORT: String(await freePort()), CONSOLE_HOST: '127.0.0.1', LOG_LEVEL: 'warn', REDIS_DURABILITY: 'best-effort', ADMISSION_MAX_LOOP_LAG_MS: '0', NODE_OPTIONS: undefined },
     echo: /"level":"(warn|error)"|Error/,
