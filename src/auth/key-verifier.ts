@@ -18,7 +18,7 @@
  * channel every API process listens to (effect in milliseconds), and cached keys are reloaded from
  * Postgres in the background every {@link REFRESH_MS}.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 import argon2 from 'argon2';
 import { LRUCache } from 'lru-cache';
 import type { Db } from '../store/prisma.js';
@@ -106,7 +106,7 @@ export class KeyVerifier {
     const parsed = header.startsWith('Bearer ') ? parseServerKey(header.slice(7).trim()) : null;
     if (!parsed) throw new AuthError('malformed_key', 'Authorization must be "Bearer svc_live_<prefix>.<secret>"');
     const { prefix, secret } = parsed;
-    const digest = createHash('sha256').update(secret).digest();
+    const digest = hash('sha256', secret, 'buffer');
 
     const cached = this.cache.get(prefix);
     if (cached) {

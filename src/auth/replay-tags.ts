@@ -15,7 +15,7 @@
  * bucket lives until 600 s after its end, so t₁'s bucket is read and still there for every t₂ ≤ t₁ + 600 s.
  * The scripts run the check (src/store/lua/lib/common.lua `claimReplay`).
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { REPLAY_BUCKET_SECONDS, REPLAY_BUCKETS_CHECKED, REPLAY_TTL_SECONDS, type GameKeys } from '../store/keys.js';
 
 /** Fields per replay bucket hash. */
@@ -32,7 +32,7 @@ export interface ReplayClaim {
 
 /** The claim of `signature` (hex, as sent) by key `keyId` at server time `nowMs` (ms) in `keys`' game. */
 export function replayClaim(keys: GameKeys, keyId: string, signature: string, nowMs: number): ReplayClaim {
-  const digest = createHash('sha256').update(keyId).update('\n').update(signature).digest();
+  const digest = hash('sha256', `${keyId}\n${signature}`, 'buffer');
   const bucketMs = REPLAY_BUCKET_SECONDS * 1000;
   const bucket = Math.floor(nowMs / bucketMs);
   const buckets: string[] = [];

@@ -39,7 +39,9 @@ export function errorHandler(limit: number): ErrorRequestHandler {
       const status = STATUS_OF_KIND[known.kind];
       // A shed request logs at debug: under overload one line per refusal would cost what shedding saves
       // (the admission controller counts them in /metrics).
-      log.log(status >= 500 && !(known instanceof OverloadedError) ? 'warn' : 'debug', 'request rejected', { status, code: known.code });
+      const level = status >= 500 && !(known instanceof OverloadedError) ? 'warn' : 'debug';
+      // winston formats an entry before its transport drops it for its level: skip that when it is off
+      if (log.isLevelEnabled(level)) log.log(level, 'request rejected', { status, code: known.code });
       sendError(res, known);
       return;
     }

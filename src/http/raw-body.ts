@@ -45,7 +45,8 @@ export function receivedBody(req: Request): ReceivedBody {
  * @throws {UnsupportedMediaTypeError} 415 `unsupported_encoding` for anything but one supported coding.
  */
 export function parseContentEncoding(header: string | undefined): BodyEncoding {
-  const codings = (header ?? '').split(',').map((c) => c.trim().toLowerCase()).filter((c) => c !== '' && c !== 'identity');
+  if (header === undefined) return 'identity'; // nearly every request: no header, no parsing
+  const codings = header.split(',').map((c) => c.trim().toLowerCase()).filter((c) => c !== '' && c !== 'identity');
   if (codings.length === 0) return 'identity';
   const only = codings.length === 1 ? (codings[0] === 'x-gzip' ? 'gzip' : codings[0]) : undefined;
   if (only === 'gzip' || only === 'deflate') return only;
@@ -58,6 +59,7 @@ export function parseContentEncoding(header: string | undefined): BodyEncoding {
  *   charset or charset utf-8.
  */
 export function checkJsonContentType(header: string | undefined): void {
+  if (header === 'application/json' || header === 'application/json; charset=utf-8') return; // what clients send: no parsing
   const [type, ...params] = (header ?? '').split(';');
   const charset = params.map((p) => p.trim().toLowerCase()).find((p) => p.startsWith('charset='))?.slice(8).replace(/^"|"$/g, '');
   if (type?.trim().toLowerCase() === 'application/json' && (charset === undefined || charset === 'utf-8' || charset === 'utf8')) return;
@@ -74,9 +76,9 @@ export function rawBody(limit: number): RequestHandler {
     let refused: unknown = null;
     let encoding: BodyEncoding = 'identity';
     try {
-      if (req.method === 'POST') checkJsonContentType(req.get('content-type'));
-      encoding = parseContentEncoding(req.get('content-encoding'));
-      const declared = Number(req.get('content-length'));
+      if (req.method === 'POST') checkJsonContentType(req.headers['content-type']);
+      encoding = parseContentEncoding(req.headers['content-encoding']);
+      const declared = Number(req.headers['content-length']);
       if (declared > limit) refused = new PayloadTooLargeError(limit);
     } catch (err) {
       refused = err;

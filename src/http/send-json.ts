@@ -6,6 +6,7 @@ import type { Response } from 'express';
  * If-None-Match into a bodiless 304, which could not carry serverTime) on every game request.
  * Headers set earlier (X-Request-Id) are kept; `headers` adds more (the manifest's ETag).
  */
-export function sendJson(res: Response, json: string, headers: Record<string, string> = {}): void {
-  res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(json), ...headers }).end(json);
+export function sendJson(res: Response, json: string, headers?: Record<string, string>): void {
+  const head = { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(json) };
+  res.writeHead(200, headers ? { ...head, ...headers } : head).end(json);
 }

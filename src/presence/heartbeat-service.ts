@@ -4,7 +4,7 @@
  * buffering, acks/failures, and command delivery (spec: POST heartbeat, Events, Command lifecycle).
  * When it returns, the request's events and roster are in Redis: the 200 promise of the spec.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { AppRedis } from '../store/redis.js';
 import { GameKeys, GlobalKeys, SERVER_TTL_SECONDS } from '../store/keys.js';
 import { replayClaim } from '../auth/replay-tags.js';
@@ -98,7 +98,7 @@ export class HeartbeatService {
       m: meta,
       rj: roster,
       // the server hash keeps this digest, not the roster bytes, to recognise an unchanged roster
-      rd: createHash('sha1').update(roster).digest('base64'),
+      rd: hash('sha1', roster, 'base64'),
       u: [...userIds],
       ev: body.events.length ? JSON.stringify(body.events) : '',
       ak: body.acks,
