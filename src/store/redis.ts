@@ -33,6 +33,13 @@ export interface AppRedis extends Redis {
    * as ARGV[1] (the script reads it as the table `A`). Resolves to the script's reply.
    */
   runScript(name: ScriptName, keys: string[], args: ScriptArgs): Promise<unknown>;
+  /**
+   * Calls `send`, which sends commands (and returns their promises), with this client's socket corked,
+   * so the commands it sends reach Redis in one write and are answered in one read, not one each. A
+   * connected client writes a command as it is sent, so everything `send` sends synchronously is
+   * covered; on a Cluster client (a socket per node, none of them public) `send` just runs.
+   */
+  together<T>(send: () => T): T;
 }
 
 // Plain msgpack maps and arrays (no msgpackr record extension): Redis's cmsgpack decodes them into tables.
@@ -143,6 +150,16 @@ export function createRedis(url: string, opts: { forWorker?: boolean; name?: str
       // Redis's script cache is empty after a restart or SCRIPT FLUSH: EVAL runs the script and caches it.
       if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
       return this.eval(lua, keys.length, ...keys, packed);
+    }
+  };
+  client.together = function together(send) {
+    const socket = (this as Partial<Redis>).stream;
+    if (!socket || this.status !== 'ready') return send();
+    socket.cork();
+    try {
+      return send();
+    } finally {
+      socket.uncork();
     }
   };
   return client;

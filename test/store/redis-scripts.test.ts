@@ -1,15 +1,15 @@
 /**
  * The project's Lua scripts run by EVALSHA (src/store/redis.ts `runScript`); a Redis whose script cache is
  * empty (fresh, restarted, or after SCRIPT FLUSH) answers NOSCRIPT, and the call is then run by EVAL and
- * answers as usual. On a private redis-server: SCRIPT FLUSH would empty the shared Redis's cache for
- * everyone's tests.
+ * answers as usual. `together` sends what it is given with the socket corked (one write). On a private
+ * redis-server: SCRIPT FLUSH would empty the shared Redis's cache for everyone's tests.
  */
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import { createRedis, type AppRedis } from '../../src/store/redis.js';
 import { PrivateRedis } from '../support/private-redis.js';
 
-describe('redis scripts: EVALSHA, EVAL on NOSCRIPT', () => {
+describe('redis scripts: EVALSHA, EVAL on NOSCRIPT; commands sent together', () => {
   let server: PrivateRedis;
   let client: AppRedis;
   let admin: Redis;
@@ -44,5 +44,18 @@ describe('redis scripts: EVALSHA, EVAL on NOSCRIPT', () => {
     await admin.script('FLUSH');
     expect(await lookup()).to.deep.equal([1, '7|[]']);
     expect(await lookup()).to.deep.equal([1, '7|[]']);
+  });
+
+  it('sends the commands given to together() in one corked write and answers each', async () => {
+    const socket = client.stream;
+    let corkedInside = -1;
+    const replies = await client.together(() => {
+      const sent = Promise.all([lookup(), client.hget(meta, 'built'), lookup()]);
+      corkedInside = socket.writableCorked;
+      return sent;
+    });
+    expect(corkedInside).to.equal(1);
+    expect(socket.writableCorked).to.equal(0);
+    expect(replies).to.deep.equal([[1, '7|[]'], '1', [1, '7|[]']]);
   });
 });
