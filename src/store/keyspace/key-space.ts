@@ -15,8 +15,8 @@
  *   src/store/keyspace/suffixes.ts); this class only decides who may build them.
  *
  * `npm run lint` keeps it so: `new GameKeys(`, `new WorkspaceKeys(` and `new GlobalKeys(` are refused
- * outside this file, and the identifier `redisPrefix` outside the config and the places that build a
- * KeySpace (eslint.config.js).
+ * outside this file, and the identifier `redisPrefix` in src/, workers/ and scripts/support/ outside the
+ * config and the entry points that build a KeySpace (eslint.config.js).
  */
 import { GameKeys, GlobalKeys, WorkspaceKeys } from '../keys.js';
 
