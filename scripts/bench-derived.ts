@@ -26,6 +26,7 @@ import { gameAnalytics } from '../src/derived/analytics.js';
 import { quotaProgress } from '../src/derived/quota-progress.js';
 import { weekContaining } from '../src/workspace/calendar.js';
 import { parseCli } from './support/cli-args.js';
+import { deleteByPattern } from './fixtures.js';
 
 const DAY_MS = 86_400_000;
 const cli = parseCli('usage: tsx scripts/bench-derived.ts [--members 500] [--sessions-per-member 50]', { options: { members: { type: 'string' }, 'sessions-per-member': { type: 'string' } } });
@@ -91,12 +92,7 @@ try {
 } finally {
   await db.session.deleteMany({ where: { gameId: game.id } });
   await db.workspace.delete({ where: { id: ws.id } });
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', keySpace.scanPattern(), 'COUNT', 1000);
-    if (keys.length) await redis.del(...keys);
-    cursor = next;
-  } while (cursor !== '0');
+  await deleteByPattern(redis, keySpace.scanPattern());
   await redis.quit();
   await db.$disconnect();
 }

@@ -21,6 +21,7 @@ import { sign } from '../src/auth/signature.js';
 import { percentile } from '@gis/client';
 import { TcpProxy } from './support/tcp-proxy.js';
 import { parseCli } from './support/cli-args.js';
+import { deleteByPattern } from './fixtures.js';
 
 const cli = parseCli('usage: tsx scripts/outage-probe.ts [samples, default 30]', { allowPositionals: true, options: {} });
 const SAMPLES = Number(cli.positionals[0] ?? 30);
@@ -80,12 +81,7 @@ await pgProxy.up();
 console.log(`postgres down, verified key: statuses ${[...new Set(warmDuring)].join(',')} (${SAMPLES} sequential)`);
 
 await admin.workspace.delete({ where: { id: ws.id } });
-let cursor = '0';
-do {
-  const [next, keys] = await redis.scan(cursor, 'MATCH', keySpace.scanPattern(), 'COUNT', 1000);
-  if (keys.length) await redis.del(...keys);
-  cursor = next;
-} while (cursor !== '0');
+await deleteByPattern(redis, keySpace.scanPattern());
 server.close();
 await Promise.allSettled([redis.quit(), db.$disconnect(), admin.$disconnect(), redisProxy.down(), pgProxy.down()]);
 process.exit(0);
