@@ -53,6 +53,7 @@ import { percentile } from '@gis/client';
 import { cleanFixtures, deleteByPattern, initialRoster, MAX_PLAYERS, seedFixtures, type Fixtures, type SeededGame } from './fixtures.js';
 import { loadConfig } from '../src/config.js';
 import { createRedis } from '../src/store/redis.js';
+import { KeySpace } from '../src/store/keyspace/key-space.js';
 import { createDb } from '../src/store/prisma.js';
 import { sign } from '../src/auth/signature.js';
 import { heartbeatQuota } from '../src/limits/quotas.js';
@@ -403,7 +404,7 @@ try {
   const game = fx.games[0]!;
   const db = createDb(config.databaseUrl, 2);
   const redis = createRedis(redisUrl, { name: 'bench' });
-  const doors = await seedSimulatedDoors({ db, redis, redisPrefix: args.prefix }, game.gameId, ['vip-1', 'vip-2']);
+  const doors = await seedSimulatedDoors({ db, redis, keySpace: new KeySpace(args.prefix) }, game.gameId, ['vip-1', 'vip-2']);
   await Promise.allSettled([db.$disconnect(), redis.quit()]);
   const requests = new Requests(game, doors, runId);
 

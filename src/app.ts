@@ -24,9 +24,12 @@ import type { ApiMetrics } from './metrics/api-metrics.js';
 import { countRateLimited, ObservedDoorAccessService, ObservedHeartbeatService } from './metrics/observed-services.js';
 import { AdmissionController } from './limits/admission.js';
 import { admit } from './http/admission.js';
+import type { KeySpace } from './store/keyspace/key-space.js';
 
 export interface AppDeps {
   config: Readonly<Config>;
+  /** The process's Redis key space (src/store/keyspace/key-space.ts), built once at boot from `config`. */
+  keySpace: KeySpace;
   redis: AppRedis;
   db: Db;
   verifier: KeyVerifier;
@@ -65,19 +68,19 @@ export function createApp(deps: AppDeps): Express {
   // (src/http/raw-body.ts).
   const admission = admissionFor(deps);
   const raw = rawBody(deps.config.maxEnvelopeBytes);
-  const heartbeats = deps.metrics ? new ObservedHeartbeatService(deps.redis, deps.config.redisPrefix, deps.metrics) : new HeartbeatService(deps.redis, deps.config.redisPrefix);
-  const doorsVersions = new DoorsVersionReader(deps.redis, deps.db, deps.config.redisPrefix);
+  const heartbeats = deps.metrics ? new ObservedHeartbeatService(deps.redis, deps.keySpace, deps.metrics) : new HeartbeatService(deps.redis, deps.keySpace);
+  const doorsVersions = new DoorsVersionReader(deps.redis, deps.db, deps.keySpace);
   const heartbeatDoors = { doorCacheTtlSeconds: deps.config.doorCacheTtlSeconds, versions: doorsVersions };
   // The five game endpoints sit on the app itself, ahead of the health router, heartbeat first (nearly
   // all of the traffic): a nested router's layers cost a measurable share of a cached door check.
   app.post(`${GAME}/heartbeat`, admit(admission, 'heartbeat'), raw, heartbeatRoute({ verifier: deps.verifier, heartbeats, doors: heartbeatDoors }));
-  const doorDeps = { db: deps.db, redis: deps.redis, redisPrefix: deps.config.redisPrefix, doorCacheTtlSeconds: deps.config.doorCacheTtlSeconds };
+  const doorDeps = { db: deps.db, redis: deps.redis, keySpace: deps.keySpace, doorCacheTtlSeconds: deps.config.doorCacheTtlSeconds };
   const doors = deps.metrics ? new ObservedDoorAccessService(doorDeps, deps.metrics) : new DoorAccessService(doorDeps);
   app.post(`${GAME}/doors/check`, admit(admission, 'checks'), raw, doorCheckRoute({ verifier: deps.verifier, doors }));
   app.post(`${GAME}/doors/bulk`, admit(admission, 'doors'), raw, doorBulkRoute({ verifier: deps.verifier, doors }));
   app.get(`${GAME}/doors/manifest`, admit(admission, 'doors'), raw, doorManifestRoute({ verifier: deps.verifier, doors }));
-  const blocklist = new Blocklist(deps.redis, deps.db, deps.config.redisPrefix);
-  app.post(`${GAME}/bans/check`, admit(admission, 'checks'), raw, bansCheckRoute({ verifier: deps.verifier, redis: deps.redis, redisPrefix: deps.config.redisPrefix, blocklist }));
+  const blocklist = new Blocklist(deps.redis, deps.db, deps.keySpace);
+  app.post(`${GAME}/bans/check`, admit(admission, 'checks'), raw, bansCheckRoute({ verifier: deps.verifier, redis: deps.redis, keySpace: deps.keySpace, blocklist }));
   app.use(healthRoutes(deps));
 
   app.use(notFoundHandler);

@@ -9,11 +9,12 @@ import { DoorAccessService, type AnsweredDecision, type DoorAccessDeps, type Doo
 import type { AppRedis } from '../store/redis.js';
 import { QuotaExceededError } from '../limits/quota-error.js';
 import type { ApiMetrics } from './api-metrics.js';
+import type { KeySpace } from '../store/keyspace/key-space.js';
 
 /** Counts accepted heartbeats and the events they carried. */
 export class ObservedHeartbeatService extends HeartbeatService {
-  constructor(redis: AppRedis, redisPrefix: string, private readonly metrics: ApiMetrics) {
-    super(redis, redisPrefix);
+  constructor(redis: AppRedis, keySpace: KeySpace, private readonly metrics: ApiMetrics) {
+    super(redis, keySpace);
   }
 
   override async record(input: HeartbeatInput): Promise<RecordedHeartbeat> {

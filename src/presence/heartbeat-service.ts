@@ -6,7 +6,7 @@
  */
 import { hash } from 'node:crypto';
 import type { AppRedis } from '../store/redis.js';
-import { GameKeys, GlobalKeys, SERVER_TTL_SECONDS } from '../store/keys.js';
+import { GlobalKeys, SERVER_TTL_SECONDS } from '../store/keys.js';
 import { replayClaim } from '../auth/replay-tags.js';
 import { ReplayError } from '../errors.js';
 import type { HeartbeatRequest } from '../schemas/heartbeat.js';
@@ -15,6 +15,7 @@ import { heartbeatQuota, KIND_TAGS, MINUTE_WINDOW_SECONDS } from '../limits/quot
 import { quotaScriptArgs } from '../limits/quota-script-args.js';
 import { QuotaExceededError } from '../limits/quota-error.js';
 import { ThrottleMarks } from '../limits/throttle-marks.js';
+import type { KeySpace } from '../store/keyspace/key-space.js';
 
 export interface HeartbeatInput {
   gameId: string;
@@ -41,9 +42,9 @@ export class HeartbeatService {
   private readonly globalKeys: GlobalKeys;
   private readonly throttled: ThrottleMarks;
 
-  constructor(private readonly redis: AppRedis, private readonly redisPrefix: string) {
-    this.globalKeys = new GlobalKeys(redisPrefix);
-    this.throttled = new ThrottleMarks(redis, redisPrefix);
+  constructor(private readonly redis: AppRedis, private readonly keySpace: KeySpace) {
+    this.globalKeys = keySpace.global;
+    this.throttled = new ThrottleMarks(redis, keySpace);
   }
 
   /**
@@ -56,7 +57,7 @@ export class HeartbeatService {
    */
   async record(input: HeartbeatInput): Promise<RecordedHeartbeat> {
     const { body } = input;
-    const keys = new GameKeys(this.redisPrefix, input.gameId);
+    const keys = this.keySpace.game(input.gameId);
     const meta = {
       sc: body.externalScopeId ?? '',
       pc: body.playerCount,

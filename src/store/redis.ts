@@ -123,8 +123,8 @@ export function parseRedisUrl(url: string): RedisTarget {
  * No client uses ioredis's `enableAutoPipelining`: it writes a tick's commands together, but a request's
  * commands are a tick of their own (the flush runs on `process.nextTick`), so it batched nothing across
  * requests and cost a Pipeline object per request; without it the API spent 8–20 % less CPU per
- * heartbeat, bulk and cached door check and the same per ban check, whose two commands it did write
- * together (docs/benchmarks.md "Cheaper hot path").
+ * heartbeat, bulk and cached door check (docs/benchmarks.md "Cheaper hot path"). Commands a request
+ * sends at once go out in one write through {@link AppRedis.together} instead.
  */
 export function createRedis(url: string, opts: { forWorker?: boolean; name?: string } = {}): AppRedis {
   const target = parseRedisUrl(url);
