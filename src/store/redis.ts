@@ -112,7 +112,7 @@ export function createRedis(url: string, opts: { forWorker?: boolean; name?: str
     enableAutoPipelining: opts.autoPipelining ?? false,
     lazyConnect: false,
   };
-  const client = target.kind === 'cluster' ? createCluster(target, options, { spreadPipelines: !opts.forWorker }) : new Redis(url, options);
+  const client = target.kind === 'cluster' ? createCluster(target, options, { forWorker: opts.forWorker ?? false }) : new Redis(url, options);
   watchConnection(client, { name: opts.name ?? 'redis' });
   return withScripts(client);
 }
@@ -140,11 +140,12 @@ export function withScripts(client: Redis | Cluster): AppRedis {
  * an {@link AppRedis} by {@link createRedis}: it has the same command API (commands, `defineCommand` scripts routed by their
  * first key's slot, `multi`/`pipeline` within one slot, pub/sub, `duplicate` for BullMQ). What a Cluster
  * does not have is given here: `commandQueue` (admission control reads its length) as the sum over the
- * nodes; and, with `spreadPipelines`, a `pipeline()` that may span nodes ({@link spreadPipeline}).
+ * nodes; and, except on BullMQ's connections (`forWorker`), a `pipeline()` that may span nodes
+ * ({@link spreadPipeline}). BullMQ's connections also skip the ready check (see below).
  * Commands without keys (INFO, CONFIG GET, SCAN) go to one node; callers that must see every master use
  * `clusterMasters`.
  */
-function createCluster(target: Extract<RedisTarget, { kind: 'cluster' }>, options: RedisOptions, opts: { spreadPipelines: boolean }): Cluster {
+function createCluster(target: Extract<RedisTarget, { kind: 'cluster' }>, options: RedisOptions, opts: { forWorker: boolean }): Cluster {
   // No auto-pipelining on a Cluster: ioredis builds it on `pipeline()`, which the service's Cluster clients
   // replace with a node-spanning one ({@link spreadPipeline}); each node connection still writes a tick's
   // commands together as the socket allows.
@@ -153,7 +154,15 @@ function createCluster(target: Extract<RedisTarget, { kind: 'cluster' }>, option
     clusterRetryStrategy: retryStrategy,
     // Reads stay on masters: the hot path reads what it just wrote (rosters, replay keys, commands).
     scaleReads: 'master',
-    enableReadyCheck: true,
+    // The ready check (CLUSTER INFO must say cluster_state:ok) stays on the API's clients. It is off on
+    // BullMQ's (forWorker): ioredis's Cluster.connect() never settles when that check fails — it
+    // reconnects on its own but leaves the promise pending — and BullMQ awaits connect() when its
+    // watchdog resets a worker's blocking connection. A reset during a failover (cluster_state:fail
+    // until the replica is promoted) then parked that worker for good: the flush stopped until the
+    // process restarted (README "Failover"; test/faults/cluster-failover.fault.ts). Without the check,
+    // connect() resolves once the slot map is read, and commands sent before the promotion get
+    // CLUSTERDOWN, which ioredis and BullMQ retry.
+    enableReadyCheck: !opts.forWorker,
     redisOptions: {
       ...nodeOptions,
       ...(target.username ? { username: target.username } : {}),
@@ -164,7 +173,7 @@ function createCluster(target: Extract<RedisTarget, { kind: 'cluster' }>, option
     get: () => ({ length: cluster.nodes('all').reduce((n, node) => n + node.commandQueue.length, 0) }),
   });
   // Not on BullMQ's connections (forWorker): a queue's keys share its hash tag, so its pipelines stay on one node.
-  if (opts.spreadPipelines) cluster.pipeline = spreadPipeline(cluster);
+  if (!opts.forWorker) cluster.pipeline = spreadPipeline(cluster);
   return cluster;
 }
 
