@@ -27,7 +27,6 @@ import calculateSlot from 'cluster-key-slot';
 import { clusterInfo, ensureCluster, stopCluster } from '../../scripts/services/cluster.js';
 import { waitUntil } from '../../scripts/support/child-process.js';
 import { createRedis } from '../../src/store/redis.js';
-import { GameKeys } from '../../src/store/keys.js';
 import { Harness, event, heartbeatBody } from '../support/harness.js';
 
 const BASE_PORT = 7004;
@@ -63,7 +62,7 @@ describe('Redis Cluster failover (issue #17)', function () {
     const h = new Harness({ REDIS_URL: url, REDIS_WAIT_REPLICAS: '1', REDIS_WAIT_TIMEOUT_MS: '300' });
     try {
       const g = await h.game();
-      const stream = new GameKeys(h.config.redisPrefix, g.gameId).eventStream();
+      const stream = h.keySpace.game(g.gameId).eventStream();
       const slot = calculateSlot(stream);
       const shard = (await shards(BASE_PORT)).find((s) => slot >= s.from && slot <= s.to)!;
       const replicaPort = shard.replicas[0]!;

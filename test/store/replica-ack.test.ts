@@ -9,7 +9,6 @@ import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import { Harness, event, heartbeatBody, type TestGame } from '../support/harness.js';
 import { PrivateRedis } from '../support/private-redis.js';
-import { GameKeys } from '../../src/store/keys.js';
 
 /** Waits until the replica on `port` reports its link to the master up (its first sync done). */
 async function linkUp(port: number): Promise<void> {
@@ -50,7 +49,7 @@ describe('WAIT-backed acknowledgement: REDIS_WAIT_REPLICAS (issue #17)', functio
   async function onReplica(): Promise<string> {
     const client = new Redis({ host: '127.0.0.1', port: replica.port });
     try {
-      return JSON.stringify(await client.xrange(new GameKeys(h.config.redisPrefix, g.gameId).eventStream(), '-', '+'));
+      return JSON.stringify(await client.xrange(h.keySpace.game(g.gameId).eventStream(), '-', '+'));
     } finally {
       client.disconnect();
     }
