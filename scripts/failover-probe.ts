@@ -163,6 +163,7 @@ try {
   const shard = shards.find(([from, to]) => slot >= from && slot <= to)!;
   const masterPort = shard[2]![1];
   const replicaPort = shard[3]?.[1];
+  if (lagSeconds > 0 && replicaPort === undefined) throw new Error(`--lag-replica: CLUSTER SLOTS lists no replica for slot ${slot}`);
   let restarted: Promise<void> | undefined;
   const t0 = Date.now();
   const inFlight: Promise<void>[] = [];

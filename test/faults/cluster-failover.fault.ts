@@ -64,8 +64,13 @@ describe('Redis Cluster failover (issue #17)', function () {
       const g = await h.game();
       const stream = h.keySpace.game(g.gameId).eventStream();
       const slot = calculateSlot(stream);
-      const shard = (await shards(BASE_PORT)).find((s) => slot >= s.from && slot <= s.to)!;
-      const replicaPort = shard.replicas[0]!;
+      // The replica of the game's master, once CLUSTER SLOTS lists it (gossip may lag the sync a moment).
+      let replicaPort: number | undefined;
+      await waitUntil(async () => {
+        replicaPort = (await shards(BASE_PORT)).find((s) => slot >= s.from && slot <= s.to)?.replicas[0];
+        return replicaPort !== undefined;
+      }, 20_000, 250);
+      if (replicaPort === undefined) throw new Error(`CLUSTER SLOTS lists no replica for slot ${slot}`);
       const onReplica = async (): Promise<string> => {
         const replica = new Redis({ host: '127.0.0.1', port: replicaPort });
         try {
@@ -120,9 +125,15 @@ describe('Redis Cluster failover (issue #17)', function () {
 
       // cluster_state:fail: the shard that does not hold the queue loses its master and its replica.
       const queueSlot = calculateSlot(queueName);
-      const victim = (await shards(BASE_PORT)).find((s) => queueSlot < s.from || queueSlot > s.to)!;
-      const survivor = [BASE_PORT, BASE_PORT + 1, BASE_PORT + 2, BASE_PORT + 3, BASE_PORT + 4, BASE_PORT + 5].find((p) => p !== victim.master && !victim.replicas.includes(p))!;
-      for (const port of [victim.master, ...victim.replicas]) process.kill(pidOf(port), 'SIGKILL');
+      let victim: Awaited<ReturnType<typeof shards>>[number] | undefined;
+      await waitUntil(async () => {
+        victim = (await shards(BASE_PORT)).find((s) => (queueSlot < s.from || queueSlot > s.to) && s.replicas.length > 0);
+        return victim !== undefined;
+      }, 20_000, 250);
+      if (!victim) throw new Error('CLUSTER SLOTS lists no shard with a replica apart from the queue\'s');
+      const killed = [victim.master, ...victim.replicas];
+      const survivor = [BASE_PORT, BASE_PORT + 1, BASE_PORT + 2, BASE_PORT + 3, BASE_PORT + 4, BASE_PORT + 5].find((p) => !killed.includes(p))!;
+      for (const port of killed) process.kill(pidOf(port), 'SIGKILL');
       expect(await waitUntil(async () => (await clusterInfo(survivor)).cluster_state === 'fail', 30_000, 250), 'cluster_state:fail').to.equal(true);
 
       // What BullMQ's watchdog does to a worker's blocking connection (resetBlockedConnection).
