@@ -25,9 +25,9 @@
  *   --hold-flush        the flush-events role starts only once the load has ended (events wait in Redis, as
  *                       during a Postgres outage or a flush backlog), so every accepted event that the failover
  *                       loses shows as missing; without it the flusher has moved most of them already.
- *   --restart-killed S  restart the killed node S seconds after the kill (it rejoins as a replica of the new
- *                       master), as an orchestrator would; with one replica per master and REDIS_WAIT_REPLICAS=1
- *                       that shard has no replica until then.
+ *   --restart-killed S  restart the killed node S seconds after the kill, once another node serves its slots
+ *                       (it rejoins as a replica of the new master), as an orchestrator would; with one replica
+ *                       per master and REDIS_WAIT_REPLICAS=1 that shard has no replica until then.
  *   --drain-seconds D   how long to wait for the workers to store every event answered 200 (default 60).
  *
  * Prints, per API: the statuses per second around the failover, the window of non-200 answers, the
@@ -48,7 +48,7 @@ import { createKey } from '../src/auth/key-service.js';
 import { sign } from '../src/auth/signature.js';
 import { parseCli } from './support/cli-args.js';
 import { startNodeScript, waitUntil, type ManagedChild } from './support/child-process.js';
-import { ensureCluster, stopCluster } from './services/cluster.js';
+import { clusterPorts, ensureCluster, stopCluster } from './services/cluster.js';
 import { ROLES } from '../src/jobs/worker-roles.js';
 
 const USAGE =
@@ -86,6 +86,21 @@ if (cli.values['compare-wait'] && cli.values['wait-replicas'] !== undefined) cli
 const BASE_PORT = replicas === 2 ? 7001 : 7004;
 /** Answers of the first seconds are left out of the latency figures. */
 const WARM_UP_MS = 3000;
+
+/** The port of the master serving `slot`, as the node on `port` sees it (undefined when none or unreachable). */
+async function slotMaster(port: number, slot: number): Promise<number | undefined> {
+  const node = new Redis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  node.on('error', () => undefined);
+  try {
+    await node.connect();
+    const rows = (await node.call('CLUSTER', 'SLOTS')) as [number, number, [string, number]][];
+    return rows.find(([from, to]) => slot >= from && slot <= to)?.[2][1];
+  } catch {
+    return undefined;
+  } finally {
+    node.disconnect();
+  }
+}
 
 interface Api {
   label: string;
@@ -163,6 +178,7 @@ try {
   const shard = shards.find(([from, to]) => slot >= from && slot <= to)!;
   const masterPort = shard[2]![1];
   const replicaPort = shard[3]?.[1];
+  const survivorPort = clusterPorts(clusterSpec).find((p) => p !== masterPort && p !== replicaPort)!;
   if (lagSeconds > 0 && replicaPort === undefined) throw new Error(`--lag-replica: CLUSTER SLOTS lists no replica for slot ${slot}`);
   let restarted: Promise<void> | undefined;
   const t0 = Date.now();
@@ -193,9 +209,14 @@ try {
       }
     }
     if (restartAfter !== undefined && killedAt >= 0 && !restarted && now >= killedAt + restartAfter * 1000) {
-      console.log(`t=${(now / 1000).toFixed(1)} s: restarting the killed node 127.0.0.1:${masterPort}`);
-      // Not awaited: the load goes on; ensureCluster returns once the node has rejoined and synced.
-      restarted = ensureCluster(clusterSpec).then(() => console.log(`t=${((Date.now() - t0) / 1000).toFixed(1)} s: the killed node is back as a replica, in sync`));
+      // Not awaited: the load goes on. Only once another node serves the slot (a node restarted before the
+      // failover would simply take its slots back), then ensureCluster returns when it has rejoined, synced.
+      restarted = waitUntil(async () => (await slotMaster(survivorPort, slot)) !== masterPort, 60_000, 250)
+        .then(() => {
+          console.log(`t=${((Date.now() - t0) / 1000).toFixed(1)} s: the slot has a new master; restarting the killed node 127.0.0.1:${masterPort}`);
+          return ensureCluster(clusterSpec);
+        })
+        .then(() => console.log(`t=${((Date.now() - t0) / 1000).toFixed(1)} s: the killed node is back as a replica, in sync`));
     }
     inFlight.push(send(i, apis[i % apis.length]!, t0));
     await new Promise((r) => setTimeout(r, 1000 / rate));
