@@ -104,8 +104,13 @@ async function main(): Promise<void> {
     absorbSharedConnectionErrors(queue, `queue:${spec.queue}`);
     if ('schedulerId' in spec) {
       const schedule = () => queue.upsertJobScheduler(spec.schedulerId, { every: spec.everyMs }, { name: role, opts: JOB_OPTIONS });
-      await schedule();
       schedules.push(schedule);
+      // A Cluster master failing over while the workers start must not stop them: the refresh above
+      // upserts the scheduler again (measured by scripts/failover-probe.ts, where it killed the process).
+      await schedule().catch((err: unknown) => {
+        if (!isDependencyUnavailable(err)) throw err;
+        log.warn('job scheduler not upserted at start; the next refresh retries', { role, err: String(err).split('\n')[0] });
+      });
     }
     const run = PROCESSORS[role](ctx);
     const worker = new Worker(spec.queue, (job, token) => logContext.run({ jobId: `${role}:${job.id}` }, () => run(job, token)), {

@@ -117,31 +117,45 @@ export function parseRedisUrl(url: string): RedisTarget {
 /**
  * Connects to `url`. `forWorker` sets `maxRetriesPerRequest: null` as BullMQ requires for blocking
  * connections (no command timeout either: blocking reads wait by design); API clients fail fast instead
- * so a request never hangs on a dead Redis. Connection state changes are logged once each
- * (store/connection-state.ts).
- *
- * No client uses ioredis's `enableAutoPipelining`: it writes a tick's commands together, but a request's
- * commands are a tick of their own (the flush runs on `process.nextTick`), so it batched nothing across
- * requests and cost a Pipeline object per request; without it the API spent 8–20 % less CPU per
- * heartbeat, bulk and cached door check (docs/benchmarks.md "Cheaper hot path"). Commands a request
- * sends at once go out in one write through {@link AppRedis.together} instead.
+ * so a request never hangs on a dead Redis (`commandTimeoutMs`, default {@link COMMAND_TIMEOUT_MS}).
+ * `autoPipelining` turns on ioredis's `enableAutoPipelining` (the commands sent in one event-loop tick go
+ * out in one write; src/store/replica-ack.ts's client uses it). The API's main client runs without it: a
+ * request's commands are a tick of their own (the flush runs on `process.nextTick`), so it batched nothing
+ * across requests and cost a Pipeline object per request; without it the API spent 8–20 % less CPU per
+ * heartbeat, bulk and cached door check (docs/benchmarks.md "Cheaper hot path"). Commands a request sends
+ * at once go out in one write through {@link AppRedis.together} instead. Connection state changes are
+ * logged once each (store/connection-state.ts).
  */
-export function createRedis(url: string, opts: { forWorker?: boolean; name?: string } = {}): AppRedis {
+export function createRedis(url: string, opts: { forWorker?: boolean; name?: string; autoPipelining?: boolean; commandTimeoutMs?: number } = {}): AppRedis {
   const target = parseRedisUrl(url);
   const options: RedisOptions = {
     connectionName: opts.name,
     maxRetriesPerRequest: opts.forWorker ? null : 1,
-    ...(opts.forWorker ? {} : { commandTimeout: COMMAND_TIMEOUT_MS }),
+    ...(opts.forWorker ? {} : { commandTimeout: opts.commandTimeoutMs ?? COMMAND_TIMEOUT_MS }),
     // Reconnect quickly (ioredis's default backs off to 2 s): recovery is prompt once Redis returns.
     retryStrategy: (attempt: number) => Math.min(attempt * 100, RECONNECT_MAX_DELAY_MS),
+    enableAutoPipelining: opts.autoPipelining ?? false,
     lazyConnect: false,
   };
-  const client = target.kind === 'cluster' ? createCluster(target, options, { spreadPipelines: !opts.forWorker }) : (new Redis(url, options) as AppRedis);
+  const client = target.kind === 'cluster' ? createCluster(target, options, { forWorker: opts.forWorker ?? false }) : new Redis(url, options);
   watchConnection(client, { name: opts.name ?? 'redis' });
-  // EVALSHA with the scripts' hashes rather than ioredis `defineCommand`: a client with defined commands
-  // copies every one of them onto each Pipeline object it creates (explicit pipelines, MULTI).
+  return withScripts(client);
+}
+
+/**
+ * Adds `runScript` and `together` to `client` (a client of {@link createRedis}, or one node connection of
+ * a Cluster, which ioredis creates without them: src/store/replica-ack.ts writes on those). Returns the
+ * same object, typed as an {@link AppRedis}.
+ *
+ * Scripts run by EVALSHA with their hashes rather than through ioredis `defineCommand`: a client with
+ * defined commands copies every one of them onto each Pipeline object it creates (auto-pipelining builds
+ * one per request), which cost more CPU than the scripts' own argument building (docs/benchmarks.md
+ * "Cheaper hot path").
+ */
+export function withScripts(client: Redis | Cluster): AppRedis {
+  const app = client as AppRedis;
   const scripts = loadedScripts();
-  client.runScript = async function runScript(name, keys, args) {
+  app.runScript = async function runScript(name, keys, args) {
     const { sha, lua } = scripts.get(name)!;
     const packed = packr.pack(args);
     try {
@@ -152,7 +166,7 @@ export function createRedis(url: string, opts: { forWorker?: boolean; name?: str
       return this.eval(lua, keys.length, ...keys, packed);
     }
   };
-  client.together = function together(send) {
+  app.together = function together(send) {
     const socket = (this as Partial<Redis>).stream;
     if (!socket || this.status !== 'ready') return send();
     socket.cork();
@@ -162,25 +176,36 @@ export function createRedis(url: string, opts: { forWorker?: boolean; name?: str
       socket.uncork();
     }
   };
-  return client;
+  return app;
 }
 
 /**
  * An ioredis Cluster with the options of a single client applied to every node connection, returned as
- * an {@link AppRedis}: it has the same command API (commands, `defineCommand` scripts routed by their
- * first key's slot, `multi`/`pipeline` within one slot, pub/sub, `duplicate` for BullMQ). What a Cluster
+ * an {@link AppRedis} by {@link createRedis}: it has the same command API (commands, scripts by EVALSHA
+ * routed by their first key's slot, `multi`/`pipeline` within one slot, pub/sub, `duplicate` for BullMQ). What a Cluster
  * does not have is given here: `commandQueue` (admission control reads its length) as the sum over the
- * nodes; and, with `spreadPipelines`, a `pipeline()` that may span nodes ({@link spreadPipeline}).
+ * nodes; and, except on BullMQ's connections (`forWorker`), a `pipeline()` that may span nodes
+ * ({@link spreadPipeline}). BullMQ's connections also skip the ready check (see below).
  * Commands without keys (INFO, CONFIG GET, SCAN) go to one node; callers that must see every master use
  * `clusterMasters`.
  */
-function createCluster(target: Extract<RedisTarget, { kind: 'cluster' }>, options: RedisOptions, opts: { spreadPipelines: boolean }): AppRedis {
-  const { retryStrategy, ...nodeOptions } = options;
+function createCluster(target: Extract<RedisTarget, { kind: 'cluster' }>, options: RedisOptions, opts: { forWorker: boolean }): Cluster {
+  // No auto-pipelining on a Cluster: ioredis builds it on `pipeline()`, which the service's Cluster clients
+  // replace with a node-spanning one ({@link spreadPipeline}).
+  const { retryStrategy, enableAutoPipelining: _single, ...nodeOptions } = options;
   const cluster = new Cluster(target.nodes, {
     clusterRetryStrategy: retryStrategy,
     // Reads stay on masters: the hot path reads what it just wrote (rosters, replay keys, commands).
     scaleReads: 'master',
-    enableReadyCheck: true,
+    // The ready check (CLUSTER INFO must say cluster_state:ok) stays on the API's clients. It is off on
+    // BullMQ's (forWorker): ioredis's Cluster.connect() never settles when that check fails — it
+    // reconnects on its own but leaves the promise pending — and BullMQ awaits connect() when its
+    // watchdog resets a worker's blocking connection. A reset during a failover (cluster_state:fail
+    // until the replica is promoted) then parked that worker for good: the flush stopped until the
+    // process restarted (README "Failover"; test/faults/cluster-failover.fault.ts). Without the check,
+    // connect() resolves once the slot map is read, and commands sent before the promotion get
+    // CLUSTERDOWN, which ioredis and BullMQ retry.
+    enableReadyCheck: !opts.forWorker,
     redisOptions: {
       ...nodeOptions,
       ...(target.username ? { username: target.username } : {}),
@@ -191,8 +216,8 @@ function createCluster(target: Extract<RedisTarget, { kind: 'cluster' }>, option
     get: () => ({ length: cluster.nodes('all').reduce((n, node) => n + node.commandQueue.length, 0) }),
   });
   // Not on BullMQ's connections (forWorker): a queue's keys share its hash tag, so its pipelines stay on one node.
-  if (opts.spreadPipelines) cluster.pipeline = spreadPipeline(cluster);
-  return cluster as unknown as AppRedis;
+  if (!opts.forWorker) cluster.pipeline = spreadPipeline(cluster);
+  return cluster;
 }
 
 type Queued = [name: string, args: unknown[]];

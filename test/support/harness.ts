@@ -8,6 +8,7 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { setLogLevel } from '../../src/log.js';
 import { createRedis, type AppRedis } from '../../src/store/redis.js';
 import { KeySpace } from '../../src/store/keyspace/key-space.js';
+import { createReplicaAck, type ReplicaAck } from '../../src/store/replica-ack.js';
 import { createDb, type Db } from '../../src/store/prisma.js';
 import { VerifiedDigests } from '../../src/auth/verified-digests.js';
 import { KeyVerifier } from '../../src/auth/key-verifier.js';
@@ -42,6 +43,7 @@ export class Harness {
   readonly db: Db;
   readonly verifier: KeyVerifier;
   readonly app: Express;
+  readonly replicaAck: ReplicaAck | undefined;
   private readonly workspaces: string[] = [];
 
   /**
@@ -60,7 +62,9 @@ export class Harness {
       : createRedis(this.config.redisUrl, { name: 'test' });
     this.db = createDb(this.config.databaseUrl, 4);
     this.verifier = new KeyVerifier(this.db, new VerifiedDigests(this.redis, this.keySpace));
-    this.app = createApp({ config: this.config, keySpace: this.keySpace, redis: this.redis, db: this.db, verifier: this.verifier });
+    // REDIS_WAIT_REPLICAS in `overrides`: heartbeats wait for replicas, as in src/server.ts.
+    this.replicaAck = createReplicaAck(this.config.redisUrl, this.config.redisWait);
+    this.app = createApp({ config: this.config, keySpace: this.keySpace, redis: this.redis, db: this.db, verifier: this.verifier, replicaAck: this.replicaAck });
   }
 
   /** A fresh workspace + game + key with `scopes` (default: all). */
@@ -121,6 +125,7 @@ export class Harness {
       await this.db.workspace.deleteMany({ where: { id: { in: this.workspaces } } });
     }
     await this.redis.quit();
+    await this.replicaAck?.client.quit();
     await this.db.$disconnect();
   }
 }

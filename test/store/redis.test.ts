@@ -1,0 +1,38 @@
+/** `createRedis(url, { autoPipelining: true })` batches a tick's commands with ioredis's public auto-pipelining (src/store/redis.ts; the WAIT client of src/store/replica-ack.ts uses it). */
+import { expect } from 'chai';
+import { loadConfig } from '../../src/config.js';
+import { createRedis, type AppRedis } from '../../src/store/redis.js';
+
+describe('redis client auto-pipelining', () => {
+  const config = loadConfig();
+  let client: AppRedis;
+  const key = `${config.redisPrefix}:autopipeline-test:${process.pid}`;
+  before(async () => {
+    client = createRedis(config.redisUrl, { name: 'test-autopipeline', autoPipelining: true });
+    await client.ping();
+  });
+  after(async () => {
+    if (!client) return;
+    await client.del(key);
+    await client.quit();
+  });
+
+  it('queues the commands of one tick into one pipeline and answers each in order', async () => {
+    await client.del(key);
+    const replies = Array.from({ length: 20 }, () => client.incr(key));
+    expect(client.autoPipelineQueueSize).to.equal(20);
+    expect(await Promise.all(replies)).to.deep.equal(Array.from({ length: 20 }, (_, i) => i + 1));
+  });
+
+  it('leaves other clients alone', async () => {
+    const plain = createRedis(config.redisUrl, { name: 'test-plain' });
+    try {
+      await plain.ping();
+      void plain.get(key);
+      expect(plain.autoPipelineQueueSize).to.equal(0);
+      await plain.ping();
+    } finally {
+      await plain.quit();
+    }
+  });
+});
