@@ -41,7 +41,6 @@
 import { randomBytes } from 'node:crypto';
 import { fork, type ChildProcess } from 'node:child_process';
 import { availableParallelism } from 'node:os';
-import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { realSleep } from '@gis/client';
 import { loadConfig, ConfigError, type Config } from '../src/config.js';
@@ -57,6 +56,7 @@ import { attachNudgeImitation, CommandLoad, type CommandLoadSummary } from './su
 import { emptyDoorSummary, mergeDoorSummary, seedSimulatedDoors, type DoorPlaySummary } from './support/door-play.js';
 import { addCounts, ENDPOINTS, ProcessMeter, RequestStats, type Endpoint, type ProcessReport, type Timeline } from './simulate/sim-stats.js';
 import { Histogram, type LatencySummary } from './simulate/histogram.js';
+import { machineJiffies, processCpuSeconds } from './support/proc-stat.js';
 import type { FleetFinal, FleetProgress, FleetStart, FromChild, ProbeFinal, ProbeStart, TargetSample, ToChild } from './simulate/protocol.js';
 
 const USAGE = `usage: npm run simulate -- --servers N --players M --duration S [options]
@@ -248,29 +248,6 @@ function forkChild(role: 'fleet' | 'probe', cpuProfDir?: string): Child {
 const toChild = (c: Child, m: ToChild): void => {
   if (c.proc.connected) c.proc.send(m);
 };
-
-/** Total CPU jiffies of the machine: [busy, all] from /proc/stat (Linux). */
-function machineJiffies(): [number, number] | null {
-  try {
-    const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
-    const all = cpu.reduce((a, b) => a + b, 0);
-    const idle = (cpu[3] ?? 0) + (cpu[4] ?? 0);
-    return [all - idle, all];
-  } catch {
-    return null;
-  }
-}
-
-/** CPU seconds used so far by `pid` (utime + stime, /proc/<pid>/stat; 100 ticks a second), or null. */
-function processCpuSeconds(pid: number): number | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return null;
-  }
-}
 
 async function usedMemory(redis: AppRedis): Promise<number> {
   const info = await redis.info('memory');
