@@ -456,8 +456,11 @@ async function run(opts: Options, config: Readonly<Config>): Promise<number> {
     const processes: ProcessReport[] = [...finals.filter((f): f is FleetFinal | ProbeFinal => !!f).map((f) => f.process), meter.result('coordinator', 0)];
     const generators = processes.filter((p) => p.role !== 'coordinator');
     const worstP99 = Math.max(...generators.map((p) => p.loopDelayMs.p99));
-    const fleetCpu = processes.filter((p) => p.role === 'fleet').reduce((n, p) => n + p.cpuSeconds, 0);
-    const fleetRequests = processes.filter((p) => p.role === 'fleet').reduce((n, p) => n + p.requests, 0);
+    const fleetProcs = processes.filter((p) => p.role === 'fleet');
+    const fleetSum = (f: (p: ProcessReport) => number) => fleetProcs.reduce((n, p) => n + f(p), 0);
+    const fleetCpu = fleetSum((p) => p.cpuSeconds);
+    const fleetRequests = fleetSum((p) => p.requests);
+    const perRequest = (x: number, scale: number) => (fleetRequests ? Math.round((x * scale) / fleetRequests) : null);
     const voidReason = worstP99 > VOID_LOOP_DELAY_P99_MS ? `simulator event-loop delay p99 ${worstP99} ms > ${VOID_LOOP_DELAY_P99_MS} ms: latencies measure the simulator` : null;
     const machine = cpu0 && cpu1 ? { cpuBusyPercent: pct(cpu1[0] - cpu0[0], cpu1[1] - cpu0[1]), cores: availableParallelism() } : null;
 
@@ -505,7 +508,10 @@ async function run(opts: Options, config: Readonly<Config>): Promise<number> {
         loopDelayP99WorstMs: worstP99,
         fleetCpuSeconds: Math.round(fleetCpu * 100) / 100,
         fleetRequests,
-        fleetCpuUsPerRequest: fleetRequests ? Math.round((fleetCpu * 1e6) / fleetRequests) : null,
+        fleetCpuUsPerRequest: perRequest(fleetCpu, 1e6),
+        fleetCpuUserUsPerRequest: perRequest(fleetSum((p) => p.cpuUserSeconds), 1e6),
+        fleetCpuSystemUsPerRequest: perRequest(fleetSum((p) => p.cpuSystemSeconds), 1e6),
+        fleetWakeupsPerRequest: fleetRequests ? Math.round((fleetSum((p) => p.wakeups) / fleetRequests) * 100) / 100 : null,
         fleetCpuCoreShare: windowSeconds ? Math.round((fleetCpu / windowSeconds) * 1000) / 1000 : null,
         processes,
       },
@@ -598,7 +604,12 @@ interface SimulationSummary {
     loopDelayP99WorstMs: number;
     fleetCpuSeconds: number;
     fleetRequests: number;
+    /** Fleet CPU over the window ÷ the requests it started in the window; then its user and system parts. */
     fleetCpuUsPerRequest: number | null;
+    fleetCpuUserUsPerRequest: number | null;
+    fleetCpuSystemUsPerRequest: number | null;
+    /** Voluntary context switches (event-loop wake-ups) of the fleet processes per request. */
+    fleetWakeupsPerRequest: number | null;
     fleetCpuCoreShare: number | null;
     processes: ProcessReport[];
   };
@@ -642,7 +653,8 @@ function humanSummary(s: SimulationSummary): string {
   const lines = [
     `game ${s.gameId} (key svc_live_${s.keyPrefix}.…), ${s.servers} servers × ~${s.playersPerServer}, ${s.durationSeconds} s, interval ${s.intervalSeconds} s, ramp ${s.rampSeconds} s, ${s.procs} fleet process(es)`,
     s.void ? `VOID         ${s.void}` : `valid        simulator loop delay p99 ≤ ${VOID_LOOP_DELAY_P99_MS} ms in every process (worst ${s.simulator.loopDelayP99WorstMs} ms)`,
-    `simulator    fleet CPU ${s.simulator.fleetCpuSeconds} s for ${s.simulator.fleetRequests} requests = ${s.simulator.fleetCpuUsPerRequest} µs/request (${s.simulator.fleetCpuCoreShare} of a core); ` +
+    `simulator    fleet CPU ${s.simulator.fleetCpuSeconds} s for ${s.simulator.fleetRequests} requests = ${s.simulator.fleetCpuUsPerRequest} µs/request ` +
+      `(user ${s.simulator.fleetCpuUserUsPerRequest}, system ${s.simulator.fleetCpuSystemUsPerRequest}; ${s.simulator.fleetWakeupsPerRequest} wake-ups/request; ${s.simulator.fleetCpuCoreShare} of a core); ` +
       s.simulator.processes.map((p) => `${p.role} ${p.pid}: loop p99 ${p.loopDelayMs.p99} ms max ${p.loopDelayMs.max} ms, CPU ${p.cpuSeconds} s`).join('; '),
     ...(s.machine ? [`machine      CPU busy ${s.machine.cpuBusyPercent} % of ${s.machine.cores} cores over the window`] : []),
     ...s.watchedPids.map((w) => `watched      pid ${w.pid}: ${w.cpuSeconds} CPU s`),

@@ -102,7 +102,7 @@ async function stop(): Promise<void> {
   await Promise.all(fleet.map((s) => s.shutdown()));
   const final: FleetFinal = {
     type: 'final',
-    process: meter.result('fleet', stats.attempts),
+    process: meter.result('fleet', stats.windowAttempts),
     requests: stats.toJSON(),
     heartbeats: { sent: 0, ok: 0, outcomeUnknown: 0, byStatus: {} },
     events: { tracked: 0, acked: 0, queued: 0, outcomeUnknown: 0, dropped: 0 },

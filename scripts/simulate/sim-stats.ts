@@ -113,6 +113,14 @@ export class RequestStats {
     return ENDPOINTS.reduce((n, e) => n + this.endpoints[e].attempts, 0);
   }
 
+  /**
+   * Attempts started in the measured window (phases boot and steady: each attempt lands in exactly one
+   * phase's histogram), the requests a process's CPU over the window is divided by.
+   */
+  get windowAttempts(): number {
+    return ENDPOINTS.reduce((n, e) => n + this.endpoints[e].latency.boot.count + this.endpoints[e].latency.steady.count, 0);
+  }
+
   toJSON(): RequestStatsData {
     return Object.fromEntries(ENDPOINTS.map((e) => [e, this.endpoints[e].toJSON()])) as RequestStatsData;
   }

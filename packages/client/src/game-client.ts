@@ -156,6 +156,12 @@ export interface TrackInput {
   eventId?: string;
 }
 
+/**
+ * Where `track()` keeps an event's JSON: a non-enumerable property of the entry itself (invisible to
+ * `JSON.stringify`, `Object.keys` and deep equality; a WeakMap would cost the garbage collector more).
+ */
+const EVENT_JSON = Symbol('eventJson');
+
 /** What one heartbeat attempt cycle decided about the next one. */
 type Cycle = { kind: 'ok'; delayMs: number } | { kind: 'retry'; delayMs: number } | { kind: 'halt' };
 
@@ -184,8 +190,6 @@ export class GameClient {
   private readonly events: EventQueue;
   private readonly commands = new CommandTracker();
   private readonly recorder: StatsRecorder;
-  /** The JSON of each queued event, made once by `track()`. */
-  private readonly eventJson = new WeakMap<EventEntry, string>();
   /** Events carried by a heartbeat whose outcome is unknown (no response); see `eventsOutcomeUnknown`. */
   private readonly maybeSent = new WeakSet<EventEntry>();
   private readonly handlers = new Set<Promise<void>>();
@@ -370,7 +374,7 @@ export class GameClient {
     } catch (err) {
       throw new TypeError(`event payload is not JSON-serialisable: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
     }
-    this.eventJson.set(entry, json);
+    Object.defineProperty(entry, EVENT_JSON, { value: json });
     this.recorder.counters.eventsTracked++;
     const dropped = this.events.push(entry);
     if (dropped) {
@@ -471,7 +475,7 @@ export class GameClient {
       ...(region !== undefined ? { region } : {}),
     };
     const request: HeartbeatRequest = { ...head, players, events, acks: results.acks, ...(results.failures.length ? { failures: results.failures } : {}) };
-    const eventsJson = events.map((e) => this.eventJson.get(e) ?? JSON.stringify(e)).join(',');
+    const eventsJson = events.map((e) => (e as { [EVENT_JSON]?: string })[EVENT_JSON] ?? JSON.stringify(e)).join(',');
     const failures = results.failures.length ? `,"failures":${JSON.stringify(results.failures)}` : '';
     const body = `${JSON.stringify(head).slice(0, -1)},"players":${this.roster.toJSONText()},"events":[${eventsJson}],"acks":${JSON.stringify(results.acks)}${failures}}`;
     return { request, body };
