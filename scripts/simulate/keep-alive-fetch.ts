@@ -4,8 +4,9 @@
  * on its own HTTP stack measures itself (issue #15 item 4), so each request costs one `write` of one
  * buffer (request head and body together) and its answer is parsed from the socket's chunks with a few
  * `indexOf`s: no ClientRequest/IncomingMessage streams, no agent bookkeeping, no listeners added per
- * request on the socket. The node:http keep-alive agent this replaces cost ~2.5× the CPU per request,
- * the global fetch (undici) ~5× (docs/benchmarks.md, "Simulator CPU per request"). Not part of the service.
+ * request on the socket; plain TCP reads go into one buffer shared by every connection. The node:http
+ * keep-alive agent this replaces cost about twice the CPU per request, the global fetch (undici) 4–6×
+ * (docs/benchmarks.md, "Simulator CPU per request"). Not part of the service.
  *
  * What it does and does not do:
  * - Connections: an idle one is reused (LIFO), else a new one is opened; there is no cap, so a request

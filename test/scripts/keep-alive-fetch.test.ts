@@ -179,6 +179,14 @@ describe('simulator: keep-alive fetch', function () {
     expect(dropped!.cause?.code).to.equal('ECONNRESET');
   });
 
+  it('rejects with a network error when nothing listens', async () => {
+    const s = await httpServer((_seen, res) => res.end('gone'));
+    await closeServer(s.server);
+    const err = await make()(`${s.url}/x`, { method: 'GET', headers: {} }).then(() => null, (e: unknown) => e as Error & { cause?: { code?: string } });
+    expect(err).to.be.instanceOf(TypeError);
+    expect(err!.cause?.code).to.equal('ECONNREFUSED');
+  });
+
   it('rejects with the signal reason when aborted and does not reuse that connection', async () => {
     const s = await httpServer((seen, res) => {
       if (seen.url !== '/slow') res.end('quick');
