@@ -75,8 +75,10 @@ interface PhaseFigures {
   playersAtEnd: number;
 }
 
-function phase(a: Sample, b: Sample): PhaseFigures {
+/** The figures between samples `a` and `b`; null when they span no time (a window shorter than the boot phase has no steady phase). */
+function phase(a: Sample, b: Sample): PhaseFigures | null {
   const seconds = (b.at - a.at) / 1000;
+  if (seconds <= 0) return null;
   const requests = b.requests - a.requests;
   const per = (x: number) => (requests ? Math.round((x * 1e6) / requests) : null);
   const cpu = b.user - a.user + (b.system - a.system);
@@ -159,7 +161,7 @@ async function main(): Promise<void> {
     const nearest = (t: number) => samples.reduce((best, s) => (Math.abs(s.at - t) < Math.abs(best.at - t) ? s : best));
     if (samples.length < 3) throw new Error('too few progress reports from the fleet worker');
     const s0 = nearest(timeline.t0);
-    const sBoot = nearest(timeline.bootEndMs);
+    const sBoot = nearest(Math.min(timeline.bootEndMs, timeline.endMs));
     const sEnd = nearest(timeline.endMs);
     const f = final as FleetFinal | null;
     const result = {
@@ -180,14 +182,16 @@ async function main(): Promise<void> {
       process.stdout.write(`${JSON.stringify(result)}\n`);
       return;
     }
-    const line = (name: string, p: PhaseFigures) =>
-      `${name.padEnd(7)} ${p.seconds} s, ${p.requests} requests (${p.requestsPerSecond}/s): ${p.cpuUsPerRequest} µs CPU/request ` +
+    const line = (name: string, p: PhaseFigures | null) =>
+      !p
+        ? `${name.padEnd(7)} (none: the window ends inside the boot phase)`
+        : `${name.padEnd(7)} ${p.seconds} s, ${p.requests} requests (${p.requestsPerSecond}/s): ${p.cpuUsPerRequest} µs CPU/request ` +
       `(user ${p.userUsPerRequest}, system ${p.systemUsPerRequest}), ${p.wakeupsPerRequest} wake-ups/request, ${p.coreShare} of a core; ${p.playersAtEnd} players`;
     console.log(line('boot', result.boot));
     console.log(line('steady', result.steady));
     console.log(line('all', result.all));
     console.log(`loop    delay p50 ${result.loopDelayMs?.p50} ms, p99 ${result.loopDelayMs?.p99} ms, max ${result.loopDelayMs?.max} ms; requests ${JSON.stringify(result.requestsByEndpoint)}`);
-    console.log(`BENCH simulator cpu_us_per_request=${result.all.cpuUsPerRequest} boot=${result.boot.cpuUsPerRequest} steady=${result.steady.cpuUsPerRequest} canned_api_cpu_s=${result.cannedApiCpuSeconds}`);
+    console.log(`BENCH simulator cpu_us_per_request=${result.all?.cpuUsPerRequest} boot=${result.boot?.cpuUsPerRequest} steady=${result.steady?.cpuUsPerRequest ?? 'none'} canned_api_cpu_s=${result.cannedApiCpuSeconds}`);
   } finally {
     // The worker exits by itself once its report is out (writing its CPU profile on the way).
     if (fleet.exitCode === null) await Promise.race([new Promise((r) => fleet.once('exit', r)), new Promise((r) => setTimeout(r, 15_000))]);
