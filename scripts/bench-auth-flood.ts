@@ -24,6 +24,7 @@
 import os from 'node:os';
 import { loadConfig } from '../src/config.js';
 import { createRedis } from '../src/store/redis.js';
+import { KeySpace } from '../src/store/keyspace/key-space.js';
 import { createDb } from '../src/store/prisma.js';
 import { createGame, createWorkspace } from '../src/games/game-service.js';
 import { createKey } from '../src/auth/key-service.js';
@@ -55,6 +56,7 @@ const prefix = cli.values.prefix;
 if (prefix === 'gis') cli.fail('use a dedicated --prefix: its keys are deleted afterwards');
 
 const config = loadConfig({ ...process.env, REDIS_PREFIX: prefix });
+const keySpace = new KeySpace(config.redisPrefix);
 const redis = createRedis(config.redisUrl, { name: 'bench' });
 const db = createDb(config.databaseUrl, 2);
 const ws = await createWorkspace(db, `bench auth flood ${new Date().toISOString()}`);
@@ -87,7 +89,7 @@ function summary(r: PacedResult): { statuses: Record<string, number>; p50: numbe
 
 try {
   const game = await createGame(db, { workspaceId: ws.id, name: 'bench game' });
-  const key = await createKey(db, game.id, ['heartbeat'], 'bench-auth-flood', new VerifiedDigests(redis, prefix));
+  const key = await createKey(db, game.id, ['heartbeat'], 'bench-auth-flood', new VerifiedDigests(redis, keySpace));
   const secret = key.key.split('.')[1]!;
   let n = 0;
   const good = () => pacedLoad({ port, rate, duration, connections: 4, next: () => heartbeat(key.key, secret, ++n) });
@@ -140,7 +142,7 @@ try {
 } finally {
   await stopApi();
   await db.workspace.delete({ where: { id: ws.id } }).catch(() => undefined);
-  await deleteByPattern(redis, `${prefix}:*`);
+  await deleteByPattern(redis, keySpace.scanPattern());
   await redis.quit();
   await db.$disconnect();
 }

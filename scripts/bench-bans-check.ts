@@ -20,6 +20,7 @@ import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config.js';
 import { createRedis } from '../src/store/redis.js';
+import { KeySpace } from '../src/store/keyspace/key-space.js';
 import { createDb } from '../src/store/prisma.js';
 import { createGame, createWorkspace } from '../src/games/game-service.js';
 import { createKey } from '../src/auth/key-service.js';
@@ -57,6 +58,7 @@ if (prefix === 'gis') throw new Error('use a dedicated --prefix: its keys are de
 
 
 const config = loadConfig({ ...process.env, REDIS_PREFIX: prefix });
+const keySpace = new KeySpace(config.redisPrefix);
 const redis = createRedis(config.redisUrl, { name: 'bench' });
 const db = createDb(config.databaseUrl, 4);
 const ws = await createWorkspace(db, `bench bans ${new Date().toISOString()}`);
@@ -67,7 +69,7 @@ try {
   const game = await createGame(db, { workspaceId: ws.id, name: 'bench game' });
   const key = await createKey(db, game.id, ['heartbeat']);
   const secret = key.key.split('.')[1]!;
-  const bans = new BanService({ db, redis, redisPrefix: prefix, blocklist: new Blocklist(redis, db, prefix) });
+  const bans = new BanService({ db, redis, keySpace, blocklist: new Blocklist(redis, db, keySpace) });
   const scopes = ['workspace', 'game', 'server'] as const;
   for (let i = 0; i < bannedCount; i++) {
     const scope = scopes[i % 3]!;
@@ -127,7 +129,7 @@ try {
 } finally {
   await Promise.all([api.stop(), ceiling?.stop()]);
   await db.workspace.delete({ where: { id: ws.id } }).catch(() => undefined);
-  await deleteByPattern(redis, `${prefix}:*`);
+  await deleteByPattern(redis, keySpace.scanPattern());
   await redis.quit();
   await db.$disconnect();
 }

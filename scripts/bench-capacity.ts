@@ -55,7 +55,8 @@ import { createRedis } from '../src/store/redis.js';
 import { createDb } from '../src/store/prisma.js';
 import { sign } from '../src/auth/signature.js';
 import { createDoor } from '../src/doors/door-admin-service.js';
-import { GameKeys, REPLAY_TTL_SECONDS } from '../src/store/keys.js';
+import { REPLAY_TTL_SECONDS } from '../src/store/keys.js';
+import { KeySpace } from '../src/store/keyspace/key-space.js';
 import { autocannon, type AcRequest, type AcResult } from './support/autocannon.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -274,6 +275,7 @@ if (!redisUrl) {
 }
 const env = { ...process.env, REDIS_URL: redisUrl, REDIS_PREFIX: args.prefix, LOG_LEVEL: 'warn', REDIS_DURABILITY: 'best-effort', ADMISSION_MAX_LOOP_LAG_MS: '0' };
 const config = loadConfig(env);
+const keySpace = new KeySpace(config.redisPrefix);
 const stats = new Redis(redisUrl);
 const redis = createRedis(redisUrl, { name: 'bench' });
 const db = createDb(config.databaseUrl, 2);
@@ -326,7 +328,7 @@ try {
     }
   }
   const game = fx.games[0]!;
-  const keys = new GameKeys(args.prefix, game.gameId);
+  const keys = keySpace.game(game.gameId);
   const memAfter = (await readRedis(stats)).usedMemory;
   const streamKeys = [keys.eventStream(), keys.sessionStream(), keys.commandLog(), keys.accessStream()];
   const streamBytes = async () => {
@@ -337,7 +339,7 @@ try {
   const seededStreams = await streamBytes();
 
   // doors: DOORS doors allowing everyone, decided from the policies (no member rows needed)
-  for (let d = 0; d < DOORS; d++) await createDoor({ db, redis, redisPrefix: args.prefix }, { gameId: game.gameId, key: `gate-${d}`, name: `Gate ${d}`, kind: 'door', defaultEffect: 'allow' }, 'bench');
+  for (let d = 0; d < DOORS; d++) await createDoor({ db, redis, keySpace }, { gameId: game.gameId, key: `gate-${d}`, name: `Gate ${d}`, kind: 'door', defaultEffect: 'allow' }, 'bench');
 
   // 3. two API processes
   const apiPorts = [args.portBase, args.portBase + 1];

@@ -28,8 +28,9 @@
  * Everything is removed afterwards, also on failure or Ctrl-C: children stopped, the workspace, its
  * commands and every key under `<prefix>:*` deleted — which is why the prefix must be a dedicated one.
  */
-import { loadConfig, type Config } from '../src/config.js';
+import { loadConfig } from '../src/config.js';
 import { createRedis, type AppRedis } from '../src/store/redis.js';
+import { KeySpace } from '../src/store/keyspace/key-space.js';
 import { createDb, type Db } from '../src/store/prisma.js';
 import { createGame, createWorkspace } from '../src/games/game-service.js';
 import { createKey } from '../src/auth/key-service.js';
@@ -115,11 +116,11 @@ interface ModeResult extends CommandLoadSummary {
 /** Issues commands for `durationSeconds`, waits until all are settled, returns the latency figures. */
 async function runMode(
   mode: 'off' | 'on',
-  deps: { args: Args; config: Readonly<Config>; db: Db; redis: AppRedis; gameId: string; fleet: GameClient[]; platform: CloudMessagingImitation; nudges: NudgeQueue },
+  deps: { args: Args; keySpace: KeySpace; db: Db; redis: AppRedis; gameId: string; fleet: GameClient[]; platform: CloudMessagingImitation; nudges: NudgeQueue },
 ): Promise<ModeResult> {
   const { args, db, fleet, platform } = deps;
   await db.game.update({ where: { id: deps.gameId }, data: { nudgesEnabled: mode === 'on' } });
-  const load = new CommandLoad({ db, redis: deps.redis, redisPrefix: deps.config.redisPrefix, gameId: deps.gameId, nudges: deps.nudges, issuedBy: 'bench' });
+  const load = new CommandLoad({ db, redis: deps.redis, keySpace: deps.keySpace, gameId: deps.gameId, nudges: deps.nudges, issuedBy: 'bench' });
   const servers = fleet.map((c) => ({ id: c.externalServerId, players: () => c.roster.list().map((p) => p.externalId) }));
   const heartbeatsBefore = fleet.reduce((n, c) => n + c.stats().heartbeatsSent, 0);
   const publishesBefore = platform.publishes.length;
@@ -150,6 +151,7 @@ async function main(): Promise<number> {
   const args = readArgs(process.argv.slice(2));
   const config = loadConfig({ ...process.env, REDIS_PREFIX: args.prefix, LOG_LEVEL: 'warn' });
   if (config.redisPrefix === 'gis') throw new Error('refusing to use the app prefix "gis"; pick a dedicated one');
+  const keySpace = new KeySpace(config.redisPrefix);
   const db = createDb(config.databaseUrl, 4);
   const redis = createRedis(config.redisUrl, { name: 'bench-commands' });
   let platform: CloudMessagingImitation | undefined;
@@ -157,7 +159,7 @@ async function main(): Promise<number> {
   const fleet: GameClient[] = [];
   let workspaceId: string | undefined;
   let gameId: string | undefined;
-  const nudges = new NudgeQueue(redis, config.redisPrefix);
+  const nudges = new NudgeQueue(redis, keySpace);
   let interrupted = false;
   const onSignal = () => {
     interrupted = true;
@@ -191,7 +193,7 @@ async function main(): Promise<number> {
     const results: ModeResult[] = [];
     for (const mode of ['off', 'on'] as const) {
       if (interrupted) break;
-      results.push(await runMode(mode, { args, config, db, redis, gameId: game.id, fleet, platform: push.platform, nudges }));
+      results.push(await runMode(mode, { args, keySpace, db, redis, gameId: game.id, fleet, platform: push.platform, nudges }));
     }
     for (const r of results) {
       const { p50, p99, max } = r.issueToAckMs;
@@ -207,7 +209,7 @@ async function main(): Promise<number> {
     await platform?.stop().catch(() => undefined);
     if (gameId) await db.command.deleteMany({ where: { gameId } }).catch(() => undefined);
     if (workspaceId) await db.workspace.delete({ where: { id: workspaceId } }).catch(() => undefined);
-    await deleteByPattern(redis, `${config.redisPrefix}:*`).catch(() => undefined);
+    await deleteByPattern(redis, keySpace.scanPattern()).catch(() => undefined);
     await Promise.allSettled([redis.quit(), db.$disconnect()]);
   }
 }

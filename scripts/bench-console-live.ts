@@ -16,6 +16,7 @@ import type { AddressInfo } from 'node:net';
 import { Registry } from 'prom-client';
 import { loadConfig } from '../src/config.js';
 import { createRedis } from '../src/store/redis.js';
+import { KeySpace } from '../src/store/keyspace/key-space.js';
 import { createDb } from '../src/store/prisma.js';
 import { createGame, createWorkspace } from '../src/games/game-service.js';
 import { issueCommand } from '../src/commands/command-service.js';
@@ -34,12 +35,13 @@ if (prefix === 'gis') throw new Error('use a dedicated --prefix: its keys are de
 
 const TOKEN = 'bench-live-operator-token-0123456789';
 const config = loadConfig({ ...process.env, REDIS_PREFIX: prefix });
+const keySpace = new KeySpace(config.redisPrefix);
 const redis = createRedis(config.redisUrl, { name: 'bench' });
 const db = createDb(config.databaseUrl, 4);
 const ws = await createWorkspace(db, `bench live ${new Date().toISOString()}`);
 const game = await createGame(db, { workspaceId: ws.id, name: 'bench live' });
-const services = createConsoleServices({ db, redis, redisPrefix: prefix });
-const hub = new LiveHub({ db, redis, redisPrefix: prefix, createReader: () => createRedis(config.redisUrl, { name: 'bench-live', forWorker: true }), refreshMs: 3_600_000 });
+const services = createConsoleServices({ db, redis, keySpace });
+const hub = new LiveHub({ db, redis, keySpace, createReader: () => createRedis(config.redisUrl, { name: 'bench-live', forWorker: true }), refreshMs: 3_600_000 });
 const app = createConsoleApp({ services, token: TOKEN, metrics: new Registry(), openapi: buildOpenApiDocument(), live: hub });
 const server = await new Promise<http.Server>((resolve) => {
   const s = app.listen(0, '127.0.0.1', () => resolve(s));
@@ -84,7 +86,7 @@ const buildsBefore = hub.stats().builds.commands;
 const readsBefore = hub.stats().reads;
 for (let n = 0; n < changes; n++) {
   const t0 = performance.now();
-  const c = await issueCommand({ db, redis, redisPrefix: prefix }, { gameId: game.id, type: 'kick', payload: { reason: `bench ${n}` }, target: { externalId: `user-${n}` }, issuedBy: 'bench' });
+  const c = await issueCommand({ db, redis, keySpace }, { gameId: game.id, type: 'kick', payload: { reason: `bench ${n}` }, target: { externalId: `user-${n}` }, issuedBy: 'bench' });
   issueMs.push(performance.now() - t0);
   await new Promise<void>((resolve) => {
     const check = () => {
@@ -112,6 +114,6 @@ await db.command.deleteMany({ where: { gameId: game.id } });
 await db.auditLog.deleteMany({ where: { workspaceId: ws.id } });
 await db.auditChainHead.deleteMany({ where: { workspaceId: ws.id } });
 await db.workspace.delete({ where: { id: ws.id } });
-await deleteByPattern(redis, `${prefix}:*`);
+await deleteByPattern(redis, keySpace.scanPattern());
 await redis.quit();
 await db.$disconnect();

@@ -18,6 +18,7 @@ import { randomBytes } from 'node:crypto';
 import { loadConfig } from '../src/config.js';
 import { createDb } from '../src/store/prisma.js';
 import { createRedis } from '../src/store/redis.js';
+import { KeySpace } from '../src/store/keyspace/key-space.js';
 import { ShiftDeriver } from '../src/derived/shift-deriver.js';
 import { LiveDerivation } from '../src/derived/live-derivation.js';
 import { rebuildDerived } from '../src/derived/rebuild.js';
@@ -25,6 +26,7 @@ import { gameAnalytics } from '../src/derived/analytics.js';
 import { quotaProgress } from '../src/derived/quota-progress.js';
 import { weekContaining } from '../src/workspace/calendar.js';
 import { parseCli } from './support/cli-args.js';
+import { deleteByPattern } from './fixtures.js';
 
 const DAY_MS = 86_400_000;
 const cli = parseCli('usage: tsx scripts/bench-derived.ts [--members 500] [--sessions-per-member 50]', { options: { members: { type: 'string' }, 'sessions-per-member': { type: 'string' } } });
@@ -32,7 +34,7 @@ const MEMBERS = cli.number('members', 500, 1, 1_000_000, { integer: true });
 const PER_MEMBER = cli.number('sessions-per-member', 50, 1, 100_000, { integer: true });
 const config = loadConfig();
 const db = createDb(config.databaseUrl, 5);
-const prefix = `gisbenchderived-${randomBytes(3).toString('hex')}`;
+const keySpace = new KeySpace(`gisbenchderived-${randomBytes(3).toString('hex')}`);
 const redis = createRedis(config.redisUrl, { name: 'bench-derived' });
 // Door caches are not part of this measurement.
 const noDoors = { memberChanged: async () => {}, workspaceChanged: async () => {} };
@@ -61,9 +63,9 @@ try {
   for (let i = 0; i < sessions.length; i += 5000) await db.session.createMany({ data: sessions.slice(i, i + 5000) });
   console.log(`${MEMBERS} members, ${sessions.length} sessions`);
 
-  const deriver = new ShiftDeriver(db, redis, prefix, noDoors);
+  const deriver = new ShiftDeriver(db, redis, keySpace, noDoors);
   // The cursor starts at 0: the live path also reads (and skips) every other session in this database.
-  const live = new LiveDerivation(db, redis, prefix, deriver);
+  const live = new LiveDerivation(db, redis, keySpace, deriver);
   const [ticks, liveMs] = await time(async () => {
     let n = 0;
     for (;;) {
@@ -90,12 +92,7 @@ try {
 } finally {
   await db.session.deleteMany({ where: { gameId: game.id } });
   await db.workspace.delete({ where: { id: ws.id } });
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-    if (keys.length) await redis.del(...keys);
-    cursor = next;
-  } while (cursor !== '0');
+  await deleteByPattern(redis, keySpace.scanPattern());
   await redis.quit();
   await db.$disconnect();
 }

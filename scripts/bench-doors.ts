@@ -43,6 +43,7 @@ import { Prisma } from '@prisma/client';
 import { cleanFixtures, deleteByPattern, initialRoster, MAX_PLAYERS, seedFixtures, type SeededGame } from './fixtures.js';
 import { loadConfig } from '../src/config.js';
 import { createRedis } from '../src/store/redis.js';
+import { KeySpace } from '../src/store/keyspace/key-space.js';
 import { createDb, type Db } from '../src/store/prisma.js';
 import { sign } from '../src/auth/signature.js';
 import { createDoor } from '../src/doors/door-admin-service.js';
@@ -132,7 +133,7 @@ function rng(seed: number): () => number {
 
 const userId = (kind: 'c' | 'x' | 'b', n: number) => `bench-${kind}${n}`;
 
-async function seedDoors(db: Db, redis: AppRedis, prefix: string, workspaceId: string, gameId: string): Promise<string[]> {
+async function seedDoors(db: Db, redis: AppRedis, keySpace: KeySpace, workspaceId: string, gameId: string): Promise<string[]> {
   const rand = rng(42);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
   const now = Date.now();
@@ -157,7 +158,7 @@ async function seedDoors(db: Db, redis: AppRedis, prefix: string, workspaceId: s
   await db.memberRecord.createMany({ data: members.filter((_, n) => n % 5 === 0).map((m, n) => ({ workspaceId, memberId: m.id, type: n % 2 ? 'warning' : 'strike', issuedAt: new Date(now - DAY_MS), expiresAt: new Date(now + 30 * DAY_MS) })) });
   await db.operation.create({ data: { workspaceId, type: 'raid', title: 'bench raid', startsAt: new Date(now - 3_600_000), endsAt: new Date(now + 6 * 3_600_000) } });
 
-  const deps = { db, redis, redisPrefix: prefix };
+  const deps = { db, redis, keySpace };
   const doorKeys: string[] = [];
   const policies: Prisma.DoorPolicyCreateManyInput[] = [];
   for (let d = 0; d < DOORS; d++) {
@@ -187,7 +188,7 @@ async function seedDoors(db: Db, redis: AppRedis, prefix: string, workspaceId: s
   await db.$executeRawUnsafe('ANALYZE "Member", "Assignment", "Position", "Unit", "Shift", "MemberRecord", "Operation", "Door", "DoorPolicy"');
   // Policies were inserted in bulk: raise the doors version once, as a policy change through the service would.
   const version = await db.$transaction((tx) => incrementDoorsVersion(tx, gameId));
-  await raiseDoorsVersion(redis, prefix, gameId, version);
+  await raiseDoorsVersion(redis, keySpace, gameId, version);
   return doorKeys;
 }
 
@@ -342,6 +343,7 @@ function heartbeatFactory(sid: string): () => BenchRequest {
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
   const config = loadConfig({ ...process.env, REDIS_PREFIX: args.prefix });
+  const keySpace = new KeySpace(config.redisPrefix);
   const redis = createRedis(config.redisUrl, { name: 'bench-doors' });
   const db = createDb(config.databaseUrl, 2);
   const children: ManagedChild[] = [];
@@ -352,7 +354,7 @@ async function main(): Promise<void> {
     current?.stop();
     await Promise.allSettled(children.map((c) => c.stop(8000)));
     const r = await cleanFixtures({ prefix: args.prefix }).catch((err: unknown) => (process.stderr.write(`cleanup failed: ${String(err)}\n`), null));
-    const keys = await deleteByPattern(redis, `${args.prefix}:*`);
+    const keys = await deleteByPattern(redis, keySpace.scanPattern());
     log(`cleaned: ${r?.workspaces ?? 0} workspace(s), ${(r?.redisKeys ?? 0) + keys} Redis key(s)`);
     await Promise.allSettled([redis.quit(), db.$disconnect()]);
   };
@@ -360,11 +362,11 @@ async function main(): Promise<void> {
 
   try {
     await cleanFixtures({ prefix: args.prefix });
-    await deleteByPattern(redis, `${args.prefix}:*`);
+    await deleteByPattern(redis, keySpace.scanPattern());
     log(`seeding: ${DOORS} doors × ${POLICIES_PER_DOOR} policies, ${CACHED_USERS + COLD_USERS + BULK_USERS} members (prefix ${args.prefix})`);
     const fx = await seedFixtures({ prefix: args.prefix, games: 1, servers: 1 });
     const game = fx.games[0]!;
-    const doors = await seedDoors(db, redis, args.prefix, fx.workspaceId, game.gameId);
+    const doors = await seedDoors(db, redis, keySpace, fx.workspaceId, game.gameId);
 
     const [apiPort, basePort] = [await freePort(), await freePort()];
     // A TTL longer than the run, so the warmed decisions are still cached when measured.

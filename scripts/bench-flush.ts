@@ -29,7 +29,7 @@ import { cleanFixtures, deleteByPattern, playerOf, seedBody, seedFixtures, type 
 import { loadConfig } from '../src/config.js';
 import { createRedis, type AppRedis } from '../src/store/redis.js';
 import { createDb, type Db } from '../src/store/prisma.js';
-import { GameKeys } from '../src/store/keys.js';
+import { KeySpace } from '../src/store/keyspace/key-space.js';
 import { StreamConsumer } from '../src/store/streams.js';
 import { HeartbeatService } from '../src/presence/heartbeat-service.js';
 import { flushEvents } from '../src/events/event-flusher.js';
@@ -98,9 +98,9 @@ function backendCpuSpent(before: Map<number, number>, after: Map<number, number>
 }
 
 /** Fills the three streams with `HEARTBEATS` heartbeats' worth of entries (see the file header). */
-async function prefill(redis: AppRedis, prefix: string, game: SeededGame, runTag: string): Promise<void> {
-  const heartbeats = new HeartbeatService(redis, prefix);
-  const keys = new GameKeys(prefix, game.gameId);
+async function prefill(redis: AppRedis, keySpace: KeySpace, game: SeededGame, runTag: string): Promise<void> {
+  const heartbeats = new HeartbeatService(redis, keySpace);
+  const keys = keySpace.game(game.gameId);
   const rounds = Math.ceil(HEARTBEATS / SERVERS);
   const startMs = Date.now() - rounds * 1000;
   let sent = 0;
@@ -157,6 +157,7 @@ async function drain(db: Db, flusher: Measurement['flusher'], batch: number, run
 async function main(): Promise<void> {
   const env = { ...process.env, REDIS_PREFIX: args.prefix };
   const config = loadConfig(env);
+  const keySpace = new KeySpace(config.redisPrefix);
   const url = new URL(config.databaseUrl);
   url.searchParams.set('application_name', APP_NAME);
   await cleanFixtures({ prefix: args.prefix, env });
@@ -171,7 +172,7 @@ async function main(): Promise<void> {
     if (cleaned) return;
     cleaned = true;
     await cleanFixtures({ prefix: args.prefix, workspaceId: fx.workspaceId, env }).catch((err: unknown) => log(`cleanup: ${String(err)}`));
-    await deleteByPattern(redis, `${args.prefix}:*`).catch(() => 0);
+    await deleteByPattern(redis, keySpace.scanPattern()).catch(() => 0);
     await Promise.allSettled([redis.quit(), db.$disconnect()]);
   }
   process.once('SIGINT', stop);
@@ -180,7 +181,7 @@ async function main(): Promise<void> {
     for (const batch of BATCHES) {
       const tag = `b${batch}-${randomBytes(3).toString('hex')}`;
       const t0 = Date.now();
-      await prefill(redis, args.prefix, game, tag);
+      await prefill(redis, keySpace, game, tag);
       log(`prefilled ${HEARTBEATS} heartbeats in ${((Date.now() - t0) / 1000).toFixed(1)} s (batch ${batch})`);
       const consumer = (group: string) => new StreamConsumer(redis, group, 'bench');
       const ev = consumer('flush-events');
@@ -188,14 +189,14 @@ async function main(): Promise<void> {
       const ac = consumer('flush-access-log');
       const measured = [
         await drain(db, 'events', batch, async () => {
-          const r = await flushEvents(db, ev, args.prefix, game.gameId, batch);
+          const r = await flushEvents(db, ev, keySpace, game.gameId, batch);
           return { entries: r.entries, rows: r.events };
         }),
         await drain(db, 'sessions', batch, async () => {
-          const r = await flushSessions(db, se, args.prefix, game.gameId, batch);
+          const r = await flushSessions(db, se, keySpace, game.gameId, batch);
           return { entries: r.entries, rows: r.opened + r.closed };
         }),
-        await drain(db, 'access_log', batch, () => flushAccessLog(db, ac, args.prefix, game.gameId, batch)),
+        await drain(db, 'access_log', batch, () => flushAccessLog(db, ac, keySpace, game.gameId, batch)),
       ];
       for (const m of measured) {
         log(`${m.flusher.padEnd(10)} batch=${String(m.batch).padStart(5)} rows=${String(m.rows).padStart(7)} ${String(m.rowsPerSecond).padStart(7)} rows/s  worker ${m.workerCpuUsPerRow} µs/row  postgres ${m.postgresCpuUsPerRow} µs/row  (${m.seconds} s; busy machine)`);

@@ -64,7 +64,7 @@ import { createRedis, type AppRedis } from '../src/store/redis.js';
 import { createDb, type Db } from '../src/store/prisma.js';
 import { formatTop, topFunctions } from './bench/cpu-profile-top.js';
 import { parseCli } from './support/cli-args.js';
-import { GameKeys } from '../src/store/keys.js';
+import { KeySpace } from '../src/store/keyspace/key-space.js';
 import { sign } from '../src/auth/signature.js';
 import type { PlayerEntry } from '../src/schemas/heartbeat.js';
 import { freePort } from './support/free-port.js';
@@ -460,9 +460,9 @@ class LagProbe {
   }
 }
 
-async function streamBacklog(redis: AppRedis, prefix: string, fx: Fixtures): Promise<number> {
+async function streamBacklog(redis: AppRedis, keySpace: KeySpace, fx: Fixtures): Promise<number> {
   let n = 0;
-  for (const g of fx.games) n += await redis.xlen(new GameKeys(prefix, g.gameId).eventStream());
+  for (const g of fx.games) n += await redis.xlen(keySpace.game(g.gameId).eventStream());
   return n;
 }
 
@@ -571,7 +571,9 @@ async function main(): Promise<number> {
   const runId = `b${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
   const children: ManagedChild[] = [];
   let fx: Fixtures | null = null;
-  const redis = createRedis(loadConfig({ ...process.env, REDIS_PREFIX: args.prefix }).redisUrl, { name: 'bench' });
+  const config = loadConfig({ ...process.env, REDIS_PREFIX: args.prefix });
+  const keySpace = new KeySpace(config.redisPrefix);
+  const redis = createRedis(config.redisUrl, { name: 'bench' });
   let db: Db | null = null;
   let cleaning: Promise<void> | null = null;
 
@@ -582,7 +584,7 @@ async function main(): Promise<number> {
     await Promise.allSettled(children.map((c) => c.stop(8000)));
     try {
       const r = await cleanFixtures({ prefix: args.prefix });
-      const leftovers = await deleteByPattern(redis, `${args.prefix}:*`);
+      const leftovers = await deleteByPattern(redis, keySpace.scanPattern());
       log(`cleaned: ${r.workspaces} workspace(s), ${r.games} game(s), ${r.redisKeys + leftovers} Redis key(s)`);
     } catch (err) {
       process.stderr.write(`[bench] cleanup failed: ${String(err)}\n`);
@@ -614,7 +616,7 @@ async function main(): Promise<number> {
 
     // Leftovers of a crashed run under this prefix would skew the numbers.
     const stale = await cleanFixtures({ prefix: args.prefix });
-    const staleKeys = await deleteByPattern(redis, `${args.prefix}:*`);
+    const staleKeys = await deleteByPattern(redis, keySpace.scanPattern());
     if (stale.workspaces || staleKeys) log(`removed leftovers of an earlier run: ${stale.workspaces} workspace(s), ${staleKeys} key(s)`);
 
     log(`seeding ${args.games} game(s) × ${args.servers} servers × 30 players under prefix ${args.prefix}`);
@@ -740,7 +742,7 @@ async function main(): Promise<number> {
       children.push(workers);
       // Rate measured from the first entry the workers take (their start-up excluded), for at most
       // DRAIN_CAP_MS; whatever is left then is trimmed so the fixed-rate run starts from an empty stream.
-      const backlog0 = await streamBacklog(redis, args.prefix, fx);
+      const backlog0 = await streamBacklog(redis, keySpace, fx);
       const startedAt = Date.now();
       let from: { at: number; rows: number; cpu: CpuSnapshot } | null = null;
       let backlog = backlog0;
@@ -748,7 +750,7 @@ async function main(): Promise<number> {
         checkAborted();
         if (workers.hasStopped) throw new Error('workers exited');
         await sleep(200);
-        backlog = await streamBacklog(redis, args.prefix, fx);
+        backlog = await streamBacklog(redis, keySpace, fx);
         if (!from && backlog < backlog0) from = { at: Date.now(), rows: await rowCount(db, fx), cpu: await meter.snap() };
       }
       const to = { at: Date.now(), rows: await rowCount(db, fx), cpu: await meter.snap() };
@@ -759,23 +761,23 @@ async function main(): Promise<number> {
       );
       if (from) log(`  ${CpuMeter.report(from.cpu, to.cpu, to.rows - from.rows, 'event row').text}`);
       if (backlog > 0) {
-        for (const g of fx.games) await redis.xtrim(new GameKeys(args.prefix, g.gameId).eventStream(), 'MAXLEN', 0);
+        for (const g of fx.games) await redis.xtrim(keySpace.game(g.gameId).eventStream(), 'MAXLEN', 0);
         log(`  trimmed the remaining ${backlog} entries (drain capped at ${DRAIN_CAP_MS / 1000} s)`);
       }
       figures.drain_rows_per_s = Math.round(drainRowsPerS);
 
       // The sustained maximum: the same max-rate drive with the workers flushing meanwhile; then let them
       // catch up so the fixed-rate run starts from an empty stream.
-      const backlogBefore = await streamBacklog(redis, args.prefix, fx);
+      const backlogBefore = await streamBacklog(redis, keySpace, fx);
       const sustained = await measured('sustained', () => drive(apiPort, load, { connections: args.connections, duration: args.duration }));
       checkAborted();
-      const backlogAfter = await streamBacklog(redis, args.prefix, fx);
+      const backlogAfter = await streamBacklog(redis, keySpace, fx);
       const caughtUp = Date.now();
       let left = backlogAfter;
       while (left > 0 && Date.now() - caughtUp < DRAIN_CAP_MS) {
         checkAborted();
         await sleep(250);
-        left = await streamBacklog(redis, args.prefix, fx);
+        left = await streamBacklog(redis, keySpace, fx);
       }
       log(`  with the workers on: events stream backlog ${backlogBefore} → ${backlogAfter} during the run, ${left} ${((Date.now() - caughtUp) / 1000).toFixed(1)} s later`);
       // What the whole service keeps up with: heartbeats accepted minus the ones the flush left behind
@@ -795,7 +797,7 @@ async function main(): Promise<number> {
       let sampling = true;
       const sampler = (async () => {
         while (sampling && !aborted) {
-          maxBacklog = Math.max(maxBacklog, await streamBacklog(redis, args.prefix, fx).catch(() => 0));
+          maxBacklog = Math.max(maxBacklog, await streamBacklog(redis, keySpace, fx).catch(() => 0));
           await sleep(500);
         }
       })();
@@ -805,14 +807,14 @@ async function main(): Promise<number> {
       sampling = false;
       await sampler;
       checkAborted();
-      const endBacklog = await streamBacklog(redis, args.prefix, fx);
+      const endBacklog = await streamBacklog(redis, keySpace, fx);
       if (fixed.non200 || fixed.errors) log(`fixed-rate non-200 statuses ${JSON.stringify(fixed.statuses)}${quotaHint(fixed)}; samples: ${fixed.sampleErrors.join(' | ')}`);
       const endAt = Date.now();
       let after = endBacklog;
       while ((probe.outstanding > 0 || after > 0) && Date.now() - endAt < 30_000) {
         checkAborted();
         await sleep(250);
-        after = await streamBacklog(redis, args.prefix, fx);
+        after = await streamBacklog(redis, keySpace, fx);
       }
       const drainAfterS = (Date.now() - endAt) / 1000;
       await probe.stop();

@@ -22,6 +22,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { createRedis, type AppRedis } from '../src/store/redis.js';
+import { KeySpace } from '../src/store/keyspace/key-space.js';
 import { HeartbeatService } from '../src/presence/heartbeat-service.js';
 import { DecisionCache } from '../src/doors/decision-cache.js';
 import { BanCheckClaim } from '../src/limits/ban-check-claim.js';
@@ -111,13 +112,13 @@ function signed(gameId: string, keyId: string): SignedRequest {
 }
 
 /**
- * Builds the steady state of `shape` under `prefix` through the API's own services (see the header).
+ * Builds the steady state of `shape` in `keySpace` through the API's own services (see the header).
  * Game ids are `bench-<n>`; one key per game. Runs requests a game at a time, 200 in flight.
  */
-export async function buildFleet(redis: AppRedis, prefix: string, shape: FleetShape): Promise<void> {
-  const heartbeats = new HeartbeatService(redis, prefix);
-  const doors = new DecisionCache(redis, prefix, DOOR_CACHE_TTL_SECONDS);
-  const bans = new BanCheckClaim(redis, prefix);
+export async function buildFleet(redis: AppRedis, keySpace: KeySpace, shape: FleetShape): Promise<void> {
+  const heartbeats = new HeartbeatService(redis, keySpace);
+  const doors = new DecisionCache(redis, keySpace, DOOR_CACHE_TTL_SECONDS);
+  const bans = new BanCheckClaim(redis, keySpace);
   const beats = Math.max(1, Math.round(600 / shape.intervalSeconds));
   const pending: Promise<unknown>[] = [];
   const run = async (p: Promise<unknown>) => {
@@ -181,7 +182,7 @@ export async function measure(redis: AppRedis, shape: FleetShape): Promise<Measu
   const prefix = `benchmem-${randomBytes(4).toString('hex')}`;
   const before = await usedMemory(redis);
   try {
-    await buildFleet(redis, prefix, shape);
+    await buildFleet(redis, new KeySpace(prefix), shape);
     const after = await usedMemory(redis);
     const c = await census(redis, prefix);
     const byFamily = Object.fromEntries(Object.entries(c.byFamily).sort((a, b) => b[1].bytes - a[1].bytes).map(([f, u]) => [f, Math.round(u.bytes / shape.servers)]));

@@ -26,7 +26,7 @@ import { createDb, type Db } from '../src/store/prisma.js';
 import { createWorkspace, createGame } from '../src/games/game-service.js';
 import { createKey } from '../src/auth/key-service.js';
 import { SCOPES, type Scope } from '../src/auth/scopes.js';
-import { GameKeys, GlobalKeys } from '../src/store/keys.js';
+import { KeySpace } from '../src/store/keyspace/key-space.js';
 import { HeartbeatService } from '../src/presence/heartbeat-service.js';
 import type { HeartbeatRequest, PlayerEntry } from '../src/schemas/heartbeat.js';
 import { parseCli } from './support/cli-args.js';
@@ -122,11 +122,12 @@ export async function seedFixtures(opts: FixtureOptions = {}): Promise<Fixtures>
   const serverCount = opts.servers ?? 2000;
   const db = createDb(config.databaseUrl, 2);
   const redis = createRedis(config.redisUrl, { name: 'bench-fixtures' });
+  const keySpace = new KeySpace(config.redisPrefix);
   let workspaceId: string | undefined;
   try {
     const ws = await createWorkspace(db, workspaceName(config.redisPrefix));
     workspaceId = ws.id;
-    const heartbeats = new HeartbeatService(redis, config.redisPrefix);
+    const heartbeats = new HeartbeatService(redis, keySpace);
     const games: SeededGame[] = [];
     for (let g = 0; g < gameCount; g++) {
       const game = await createGame(db, { workspaceId: ws.id, name: `bench game ${g}` });
@@ -161,7 +162,7 @@ export async function seedFixtures(opts: FixtureOptions = {}): Promise<Fixtures>
     }
     return { workspaceId: ws.id, redisPrefix: config.redisPrefix, databaseUrl: config.databaseUrl, games };
   } catch (err) {
-    if (workspaceId) await cleanWith(db, redis, config.redisPrefix, [workspaceId]).catch(() => undefined);
+    if (workspaceId) await cleanWith(db, redis, keySpace, [workspaceId]).catch(() => undefined);
     throw err;
   } finally {
     // HeartbeatService marks the game active fire-and-forget; a PING answered means that ZADD was too.
@@ -188,7 +189,7 @@ export async function cleanFixtures(opts: FixtureOptions & { workspaceId?: strin
     const ids = opts.workspaceId
       ? [opts.workspaceId]
       : (await db.workspace.findMany({ where: { name: workspaceName(config.redisPrefix) }, select: { id: true } })).map((w) => w.id);
-    return await cleanWith(db, redis, config.redisPrefix, ids);
+    return await cleanWith(db, redis, new KeySpace(config.redisPrefix), ids);
   } finally {
     await Promise.allSettled([redis.quit(), db.$disconnect()]);
   }
@@ -213,18 +214,21 @@ export async function deleteByPattern(redis: AppRedis, pattern: string): Promise
   return n;
 }
 
-async function cleanWith(db: Db, redis: AppRedis, prefix: string, workspaceIds: string[]): Promise<CleanResult> {
+/** Any deployment's key space, as SCAN patterns: its prefix is the glob `*`. */
+const EVERY_PREFIX = new KeySpace('*');
+
+async function cleanWith(db: Db, redis: AppRedis, keySpace: KeySpace, workspaceIds: string[]): Promise<CleanResult> {
   if (!workspaceIds.length) return { workspaces: 0, games: 0, redisKeys: 0 };
   const gameIds = (await db.game.findMany({ where: { workspaceId: { in: workspaceIds } }, select: { id: true } })).map((g) => g.id);
   let redisKeys = 0;
   for (const gameId of gameIds) {
     // The hash tag's braces are plain characters in a SCAN pattern.
-    redisKeys += await deleteByPattern(redis, `${new GameKeys(prefix, gameId).base}*`);
+    redisKeys += await deleteByPattern(redis, `${keySpace.game(gameId).base}*`);
     // Workers of other deployments on the same Redis list every game in Postgres and create empty
     // streams for it under their own prefix (MKSTREAM): those are ours too, the game id is ours.
-    redisKeys += await deleteByPattern(redis, `*:${new GameKeys('', gameId).base.slice(1)}*`);
+    redisKeys += await deleteByPattern(redis, `${EVERY_PREFIX.game(gameId).base}*`);
   }
-  if (gameIds.length) await redis.zrem(new GlobalKeys(prefix).activeGames(), ...gameIds);
+  if (gameIds.length) await redis.zrem(keySpace.global.activeGames(), ...gameIds);
   // Tables keyed by gameId without a foreign key to Game do not cascade: delete them explicitly.
   await db.playerEvent.deleteMany({ where: { gameId: { in: gameIds } } });
   await db.session.deleteMany({ where: { gameId: { in: gameIds } } });

@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { loadConfig } from '../src/config.js';
 import { setLogLevel } from '../src/log.js';
 import { createRedis } from '../src/store/redis.js';
+import { KeySpace } from '../src/store/keyspace/key-space.js';
 import { createDb } from '../src/store/prisma.js';
 import { VerifiedDigests } from '../src/auth/verified-digests.js';
 import { KeyVerifier } from '../src/auth/key-verifier.js';
@@ -20,6 +21,7 @@ import { sign } from '../src/auth/signature.js';
 import { percentile } from '@gis/client';
 import { TcpProxy } from './support/tcp-proxy.js';
 import { parseCli } from './support/cli-args.js';
+import { deleteByPattern } from './fixtures.js';
 
 const cli = parseCli('usage: tsx scripts/outage-probe.ts [samples, default 30]', { allowPositionals: true, options: {} });
 const SAMPLES = Number(cli.positionals[0] ?? 30);
@@ -30,10 +32,11 @@ const redisProxy = new TcpProxy(new URL(base.redisUrl).hostname, Number(new URL(
 const pgProxy = new TcpProxy(new URL(base.databaseUrl).hostname, Number(new URL(base.databaseUrl).port || 5432));
 await Promise.all([redisProxy.up(), pgProxy.up()]);
 const config = { ...base, redisUrl: redisProxy.url(base.redisUrl), databaseUrl: pgProxy.url(base.databaseUrl) };
+const keySpace = new KeySpace(config.redisPrefix);
 const redis = createRedis(config.redisUrl, { name: 'probe', autoPipelining: true });
 const db = createDb(config.databaseUrl, 4);
 const admin = createDb(base.databaseUrl, 2);
-const app = createApp({ config, redis, db, verifier: new KeyVerifier(db, new VerifiedDigests(redis, config.redisPrefix)) });
+const app = createApp({ config, keySpace, redis, db, verifier: new KeyVerifier(db, new VerifiedDigests(redis, keySpace)) });
 const server = app.listen(0, '127.0.0.1');
 await new Promise((r) => server.once('listening', r));
 const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -78,12 +81,7 @@ await pgProxy.up();
 console.log(`postgres down, verified key: statuses ${[...new Set(warmDuring)].join(',')} (${SAMPLES} sequential)`);
 
 await admin.workspace.delete({ where: { id: ws.id } });
-let cursor = '0';
-do {
-  const [next, keys] = await redis.scan(cursor, 'MATCH', `${config.redisPrefix}:*`, 'COUNT', 1000);
-  if (keys.length) await redis.del(...keys);
-  cursor = next;
-} while (cursor !== '0');
+await deleteByPattern(redis, keySpace.scanPattern());
 server.close();
 await Promise.allSettled([redis.quit(), db.$disconnect(), admin.$disconnect(), redisProxy.down(), pgProxy.down()]);
 process.exit(0);

@@ -50,7 +50,7 @@ import { createKey } from '../src/auth/key-service.js';
 import { parseServerKey } from '../src/auth/server-key.js';
 import { SCOPES } from '../src/auth/scopes.js';
 import { createRedis, type AppRedis } from '../src/store/redis.js';
-import { GameKeys } from '../src/store/keys.js';
+import { KeySpace } from '../src/store/keyspace/key-space.js';
 import { NudgeQueue } from '../src/commands/nudge-queue.js';
 import { attachNudgeImitation, CommandLoad, type CommandLoadSummary } from './support/command-load.js';
 import { emptyDoorSummary, mergeDoorSummary, seedSimulatedDoors, type DoorPlaySummary } from './support/door-play.js';
@@ -262,8 +262,8 @@ function familyOf(key: string, base: string): string {
 }
 
 /** MEMORY USAGE of every key of the game, by family (SCAN + pipelined MEMORY USAGE). */
-async function gameKeyMemory(redis: AppRedis, prefix: string, gameId: string): Promise<{ keys: number; bytes: number; byFamily: Record<string, { keys: number; bytes: number }> }> {
-  const base = new GameKeys(prefix, gameId).base;
+async function gameKeyMemory(redis: AppRedis, keySpace: KeySpace, gameId: string): Promise<{ keys: number; bytes: number; byFamily: Record<string, { keys: number; bytes: number }> }> {
+  const base = keySpace.game(gameId).base;
   const byFamily: Record<string, { keys: number; bytes: number }> = {};
   let keys = 0;
   let bytes = 0;
@@ -293,6 +293,7 @@ const pct = (part: number, all: number): number | null => (all > 0 ? Math.round(
 async function run(opts: Options, config: Readonly<Config>): Promise<number> {
   const db = createDb(config.databaseUrl, 2);
   const redis: AppRedis = createRedis(config.redisUrl, { name: 'simulate' });
+  const keySpace = new KeySpace(config.redisPrefix);
   let nudgeQueue: NudgeQueue | undefined;
   let push: Awaited<ReturnType<typeof attachNudgeImitation>> | undefined;
   const children: Child[] = [];
@@ -302,7 +303,7 @@ async function run(opts: Options, config: Readonly<Config>): Promise<number> {
     if (game.created) {
       // The first players of the first two servers are the VIPs of the armory and the heli spawner.
       const vips = [0, 1].flatMap((server) => [0, 1, 2].map((n) => `p-${runTag}-${server}-${n}`));
-      await seedSimulatedDoors({ db, redis, redisPrefix: config.redisPrefix }, game.gameId, vips);
+      await seedSimulatedDoors({ db, redis, keySpace }, game.gameId, vips);
     }
     const prefix = parseServerKey(game.key)!.prefix;
     log(
@@ -321,8 +322,8 @@ async function run(opts: Options, config: Readonly<Config>): Promise<number> {
     // Moderation while the fleet plays: random commands through the service, optionally nudged.
     let load: CommandLoad | undefined;
     if (opts.commandsPerMinute > 0) {
-      nudgeQueue = new NudgeQueue(redis, config.redisPrefix);
-      load = new CommandLoad({ db, redis, redisPrefix: config.redisPrefix, gameId: game.gameId, nudges: nudgeQueue, issuedBy: `simulator:${runTag}` });
+      nudgeQueue = new NudgeQueue(redis, keySpace);
+      load = new CommandLoad({ db, redis, keySpace, gameId: game.gameId, nudges: nudgeQueue, issuedBy: `simulator:${runTag}` });
     }
     if (opts.nudges && !game.created) log('--nudges is ignored with --key (the game keeps its platform settings)');
     if (opts.nudges && game.created) {
@@ -395,9 +396,9 @@ async function run(opts: Options, config: Readonly<Config>): Promise<number> {
     const windowSeconds = Math.round((Date.now() - t0) / 100) / 10;
 
     // Redis memory at the end of the window, fleet still live.
-    const liveServers = await redis.zcount(new GameKeys(config.redisPrefix, game.gameId).servers(), '-inf', '+inf');
+    const liveServers = await redis.zcount(keySpace.game(game.gameId).servers(), '-inf', '+inf');
     const memoryAtEnd = await usedMemory(redis);
-    const keyMemory = opts.memoryScan ? await gameKeyMemory(redis, config.redisPrefix, game.gameId) : null;
+    const keyMemory = opts.memoryScan ? await gameKeyMemory(redis, keySpace, game.gameId) : null;
 
     if (load && !interrupted) log(`waiting (up to one interval) for the ${load.issuedIds.length} issued commands to be acked or failed`);
     const issued = load && (await load.settle(interrupted ? 0 : (game.intervalSeconds + 5) * 1000));

@@ -9,6 +9,7 @@ import type { AppRedis } from './store/redis.js';
 import type { Config } from './config.js';
 import type { KeyVerifier } from './auth/key-verifier.js';
 import type { PersistenceStatus } from './store/redis-persistence.js';
+import type { ReplicaAck } from './store/replica-ack.js';
 import { HeartbeatService } from './presence/heartbeat-service.js';
 import { requestId } from './http/request-id.js';
 import { rawBody } from './http/raw-body.js';
@@ -24,9 +25,12 @@ import type { ApiMetrics } from './metrics/api-metrics.js';
 import { countRateLimited, ObservedDoorAccessService, ObservedHeartbeatService } from './metrics/observed-services.js';
 import { AdmissionController } from './limits/admission.js';
 import { admit } from './http/admission.js';
+import type { KeySpace } from './store/keyspace/key-space.js';
 
 export interface AppDeps {
   config: Readonly<Config>;
+  /** The process's Redis key space (src/store/keyspace/key-space.ts), built once at boot from `config`. */
+  keySpace: KeySpace;
   redis: AppRedis;
   db: Db;
   verifier: KeyVerifier;
@@ -39,12 +43,19 @@ export interface AppDeps {
   admission?: AdmissionController;
   /** The Redis persistence check (src/store/redis-persistence.ts) shown by /readyz; src/server.ts passes its monitor. */
   persistence?: PersistenceStatus;
+  /**
+   * WAIT-backed acknowledgement of heartbeats (REDIS_WAIT_REPLICAS ≥ 1, src/store/replica-ack.ts); absent
+   * (the default, setting 0), a heartbeat's 200 follows its script's reply. The caller closes its client.
+   */
+  replicaAck?: ReplicaAck;
 }
 
-/** The admission controller of `deps`, or a new one from its config (queue length of its Redis client, shed counts into its metrics). */
+/** The admission controller of `deps`, or a new one from its config (queue length of its Redis clients, shed counts into its metrics). */
 export function admissionFor(deps: AppDeps): AdmissionController {
   if (deps.admission) return deps.admission;
-  const controller = new AdmissionController(deps.config.admission, () => deps.redis.commandQueue.length, deps.metrics);
+  const ack = deps.replicaAck;
+  const queued = ack ? () => deps.redis.commandQueue.length + ack.queueLength : () => deps.redis.commandQueue.length;
+  const controller = new AdmissionController(deps.config.admission, queued, deps.metrics);
   deps.metrics?.watchAdmission(controller);
   return controller;
 }
@@ -65,19 +76,21 @@ export function createApp(deps: AppDeps): Express {
   // (src/http/raw-body.ts).
   const admission = admissionFor(deps);
   const raw = rawBody(deps.config.maxEnvelopeBytes);
-  const heartbeats = deps.metrics ? new ObservedHeartbeatService(deps.redis, deps.config.redisPrefix, deps.metrics) : new HeartbeatService(deps.redis, deps.config.redisPrefix);
-  const doorsVersions = new DoorsVersionReader(deps.redis, deps.db, deps.config.redisPrefix);
+  const heartbeats = deps.metrics
+    ? new ObservedHeartbeatService(deps.redis, deps.keySpace, deps.metrics, deps.replicaAck)
+    : new HeartbeatService(deps.redis, deps.keySpace, deps.replicaAck);
+  const doorsVersions = new DoorsVersionReader(deps.redis, deps.db, deps.keySpace);
   const heartbeatDoors = { doorCacheTtlSeconds: deps.config.doorCacheTtlSeconds, versions: doorsVersions };
   // The five game endpoints sit on the app itself, ahead of the health router, heartbeat first (nearly
   // all of the traffic): a nested router's layers cost a measurable share of a cached door check.
   app.post(`${GAME}/heartbeat`, admit(admission, 'heartbeat'), raw, heartbeatRoute({ verifier: deps.verifier, heartbeats, doors: heartbeatDoors }));
-  const doorDeps = { db: deps.db, redis: deps.redis, redisPrefix: deps.config.redisPrefix, doorCacheTtlSeconds: deps.config.doorCacheTtlSeconds };
+  const doorDeps = { db: deps.db, redis: deps.redis, keySpace: deps.keySpace, doorCacheTtlSeconds: deps.config.doorCacheTtlSeconds };
   const doors = deps.metrics ? new ObservedDoorAccessService(doorDeps, deps.metrics) : new DoorAccessService(doorDeps);
   app.post(`${GAME}/doors/check`, admit(admission, 'checks'), raw, doorCheckRoute({ verifier: deps.verifier, doors }));
   app.post(`${GAME}/doors/bulk`, admit(admission, 'doors'), raw, doorBulkRoute({ verifier: deps.verifier, doors }));
   app.get(`${GAME}/doors/manifest`, admit(admission, 'doors'), raw, doorManifestRoute({ verifier: deps.verifier, doors }));
-  const blocklist = new Blocklist(deps.redis, deps.db, deps.config.redisPrefix);
-  app.post(`${GAME}/bans/check`, admit(admission, 'checks'), raw, bansCheckRoute({ verifier: deps.verifier, redis: deps.redis, redisPrefix: deps.config.redisPrefix, blocklist }));
+  const blocklist = new Blocklist(deps.redis, deps.db, deps.keySpace);
+  app.post(`${GAME}/bans/check`, admit(admission, 'checks'), raw, bansCheckRoute({ verifier: deps.verifier, redis: deps.redis, keySpace: deps.keySpace, blocklist }));
   app.use(healthRoutes(deps));
 
   app.use(notFoundHandler);

@@ -85,6 +85,19 @@ export interface Config {
    * A Redis restarted with another configuration, or a `CONFIG SET appendonly no`, shows up within this.
    */
   redisPersistenceRecheckSeconds: number;
+  /**
+   * WAIT-backed acknowledgement of heartbeats (README "Failover"; src/store/replica-ack.ts). `replicas` 0
+   * (default) is off: a heartbeat's 200 means its master ran the script, and a master failover can lose
+   * what its replica had not yet received. `replicas` n ≥ 1: the 200 waits until n replicas of the
+   * game's master confirm the write (`WAIT n timeoutMs`); fewer within `timeoutMs` milliseconds → 503
+   * `unavailable` with Retry-After (the client sends it again). Needs a master with at least n replicas.
+   */
+  redisWait: {
+    /** REDIS_WAIT_REPLICAS, 0–5. */
+    replicas: number;
+    /** REDIS_WAIT_TIMEOUT_MS, 10–5000 ms. */
+    timeoutMs: number;
+  };
 }
 
 /** REDIS_DURABILITY values; see {@link Config.redisDurability}. */
@@ -117,6 +130,8 @@ const schema = {
     ADMISSION_RETRY_AFTER_MAX_SECONDS: { type: 'integer', minimum: 1, maximum: 600, default: 8 },
     REDIS_DURABILITY: { enum: REDIS_DURABILITY_VALUES, default: 'best-effort' },
     REDIS_PERSISTENCE_RECHECK_SECONDS: { type: 'integer', minimum: 0, maximum: 86400, default: 60 },
+    REDIS_WAIT_REPLICAS: { type: 'integer', minimum: 0, maximum: 5, default: 0 },
+    REDIS_WAIT_TIMEOUT_MS: { type: 'integer', minimum: 10, maximum: 5000, default: 500 },
   },
   additionalProperties: true,
 } as const;
@@ -183,5 +198,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     }),
     redisDurability: v.REDIS_DURABILITY as RedisDurability,
     redisPersistenceRecheckSeconds: Number(v.REDIS_PERSISTENCE_RECHECK_SECONDS),
+    redisWait: Object.freeze({ replicas: Number(v.REDIS_WAIT_REPLICAS), timeoutMs: Number(v.REDIS_WAIT_TIMEOUT_MS) }),
   });
 }

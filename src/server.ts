@@ -15,6 +15,8 @@
 import { loadConfig, ConfigError } from './config.js';
 import { log, setLogLevel } from './log.js';
 import { createRedis } from './store/redis.js';
+import { KeySpace } from './store/keyspace/key-space.js';
+import { createReplicaAck } from './store/replica-ack.js';
 import { createDb } from './store/prisma.js';
 import { subscribeInvalidations } from './auth/invalidation.js';
 import { KeyVerifier } from './auth/key-verifier.js';
@@ -28,8 +30,12 @@ import { processCount, runProcesses } from './ops/process-fork.js';
 async function main(): Promise<void> {
   const config = loadConfig();
   setLogLevel(config.logLevel);
+  // Every Redis key this process touches comes from this one object (src/store/keyspace/key-space.ts).
+  const keySpace = new KeySpace(config.redisPrefix);
   const redis = createRedis(config.redisUrl, { name: 'api', autoPipelining: true });
   const subscriber = createRedis(config.redisUrl, { name: 'api-sub', forWorker: true });
+  // REDIS_WAIT_REPLICAS ≥ 1: heartbeats write and WAIT on a client of their own (src/store/replica-ack.ts).
+  const replicaAck = createReplicaAck(config.redisUrl, config.redisWait);
   const db = createDb(config.databaseUrl, config.dbPoolSize);
   const metrics = new ApiMetrics();
   const persistence = new PersistenceMonitor(redis, {
@@ -40,17 +46,17 @@ async function main(): Promise<void> {
     onChange: (report) => metrics.setRedisPersistence(report.mode),
   });
   await persistence.start();
-  const verifier = new KeyVerifier(db, new VerifiedDigests(redis, config.redisPrefix), metrics);
-  await subscribeInvalidations(subscriber, verifier, config.redisPrefix);
+  const verifier = new KeyVerifier(db, new VerifiedDigests(redis, keySpace), metrics);
+  await subscribeInvalidations(subscriber, verifier, keySpace);
 
   // Admission control of the game listener (src/limits/admission.ts): its ceilings come from config.
-  const admission = admissionFor({ config, redis, db, verifier, metrics });
-  const app = createApp({ config, redis, db, verifier, metrics, admission, persistence });
+  const admission = admissionFor({ config, keySpace, redis, db, verifier, metrics, replicaAck });
+  const app = createApp({ config, keySpace, redis, db, verifier, metrics, admission, persistence, replicaAck });
   const server = app.listen(config.port, config.host, () => {
     log.info('game listener up', { port: config.port, host: config.host, pid: process.pid });
   });
   server.keepAliveTimeout = 65_000;
-  const consoleListener = await startConsole({ config, redis, db, metrics });
+  const consoleListener = await startConsole({ config, keySpace, redis, db, metrics });
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -69,7 +75,7 @@ async function main(): Promise<void> {
     // Fire-and-forget writes started by the last responses (decision cache, active marks) get a moment.
     await new Promise((r) => setTimeout(r, 250));
     persistence.stop();
-    await Promise.allSettled([redis.quit(), subscriber.quit(), db.$disconnect()]);
+    await Promise.allSettled([redis.quit(), subscriber.quit(), replicaAck?.client.quit(), db.$disconnect()]);
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));

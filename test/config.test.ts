@@ -45,7 +45,24 @@ describe('config', () => {
     expect(loadConfig({ REDIS_PERSISTENCE_RECHECK_SECONDS: '0' }).redisPersistenceRecheckSeconds).to.equal(0);
   });
 
-  for (const [name, bad] of [['REDIS_DURABILITY', 'strict'], ['REDIS_DURABILITY', 'REQUIRED'], ['REDIS_PERSISTENCE_RECHECK_SECONDS', '-1'], ['REDIS_PERSISTENCE_RECHECK_SECONDS', 'often']] as const) {
+  it('REDIS_WAIT_REPLICAS defaults to 0 (off) with a 500 ms REDIS_WAIT_TIMEOUT_MS; both take their values', () => {
+    expect(loadConfig({}).redisWait).to.deep.equal({ replicas: 0, timeoutMs: 500 });
+    expect(loadConfig({ REDIS_WAIT_REPLICAS: '1', REDIS_WAIT_TIMEOUT_MS: '250' }).redisWait).to.deep.equal({ replicas: 1, timeoutMs: 250 });
+  });
+
+  const badValues = [
+    ['REDIS_DURABILITY', 'strict'],
+    ['REDIS_DURABILITY', 'REQUIRED'],
+    ['REDIS_PERSISTENCE_RECHECK_SECONDS', '-1'],
+    ['REDIS_PERSISTENCE_RECHECK_SECONDS', 'often'],
+    ['REDIS_WAIT_REPLICAS', '-1'],
+    ['REDIS_WAIT_REPLICAS', '6'],
+    ['REDIS_WAIT_REPLICAS', 'all'],
+    // 0 would be WAIT's "block forever"
+    ['REDIS_WAIT_TIMEOUT_MS', '0'],
+    ['REDIS_WAIT_TIMEOUT_MS', '5001'],
+  ] as const;
+  for (const [name, bad] of badValues) {
     it(`refuses ${name}=${bad} naming the variable`, () => {
       let err: unknown;
       try {

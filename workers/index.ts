@@ -16,7 +16,7 @@ import { log, logContext, setLogLevel } from '../src/log.js';
 import { createRedis } from '../src/store/redis.js';
 import { createDb } from '../src/store/prisma.js';
 import { GameDirectory } from '../src/store/game-directory.js';
-import { GlobalKeys } from '../src/store/keys.js';
+import { KeySpace } from '../src/store/keyspace/key-space.js';
 import { absorbSharedConnectionErrors, watchConnection } from '../src/store/connection-state.js';
 import { isDependencyUnavailable } from '../src/store/dependency-errors.js';
 import { DurabilityRefusedError, PersistenceMonitor } from '../src/store/redis-persistence.js';
@@ -74,8 +74,9 @@ async function main(): Promise<void> {
   });
   await persistence.start();
   const db = createDb(config.databaseUrl, config.dbPoolSize);
-  const ctx: JobContext = { config, redis, db, games: new GameDirectory(redis, db, config.redisPrefix), consumerName: `${hostname()}-${process.pid}` };
-  const prefix = new GlobalKeys(config.redisPrefix).bullPrefix();
+  const keySpace = new KeySpace(config.redisPrefix);
+  const ctx: JobContext = { config, redis, db, keySpace, games: new GameDirectory(redis, db, keySpace), consumerName: `${hostname()}-${process.pid}` };
+  const prefix = keySpace.global.bullPrefix();
 
   const queues: Queue[] = [];
   const workers: Worker[] = [];
@@ -103,8 +104,13 @@ async function main(): Promise<void> {
     absorbSharedConnectionErrors(queue, `queue:${spec.queue}`);
     if ('schedulerId' in spec) {
       const schedule = () => queue.upsertJobScheduler(spec.schedulerId, { every: spec.everyMs }, { name: role, opts: JOB_OPTIONS });
-      await schedule();
       schedules.push(schedule);
+      // A Cluster master failing over while the workers start must not stop them: the refresh above
+      // upserts the scheduler again (measured by scripts/failover-probe.ts, where it killed the process).
+      await schedule().catch((err: unknown) => {
+        if (!isDependencyUnavailable(err)) throw err;
+        log.warn('job scheduler not upserted at start; the next refresh retries', { role, err: String(err).split('\n')[0] });
+      });
     }
     const run = PROCESSORS[role](ctx);
     const worker = new Worker(spec.queue, (job, token) => logContext.run({ jobId: `${role}:${job.id}` }, () => run(job, token)), {

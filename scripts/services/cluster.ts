@@ -7,7 +7,8 @@
  *
  * Idempotent: nodes already running (pid files of ours) are kept; nodes of an earlier run that were
  * stopped restart from their nodes.conf and rejoin; only a set of fresh nodes is joined into a cluster
- * (`redis-cli --cluster create … --cluster-yes`). It returns once every node reports `cluster_state:ok`.
+ * (`redis-cli --cluster create … --cluster-yes`). It returns once every node reports `cluster_state:ok` and
+ * every replica has finished its first sync (`master_link_status:up`: only then can it be elected).
  * The connection setting is `REDIS_URL=redis+cluster://127.0.0.1:7001,…` (src/config.ts): every node is
  * listed, so a client can start while any one of them is down. `services:down` stops the nodes and keeps
  * their data (delete `.data/redis-cluster` for a new cluster).
@@ -78,6 +79,19 @@ export async function clusterInfo(port: number): Promise<Record<string, string>>
   }
 }
 
+/** `INFO replication` of the node on `port` as key → value (`role`, `master_link_status`, …). @throws when the node does not answer. */
+async function replicationInfo(port: number): Promise<Record<string, string>> {
+  const client = new Redis({ host: CLUSTER_HOST, port, lazyConnect: true, connectTimeout: PROBE_TIMEOUT_MS, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false });
+  client.on('error', () => {}); // reported through the promise
+  try {
+    await client.connect();
+    const text = await client.info('replication');
+    return Object.fromEntries(text.split(/\r?\n/).filter((l) => l.includes(':')).map((l) => l.split(':', 2) as [string, string]));
+  } finally {
+    client.disconnect();
+  }
+}
+
 /** Starts the node on `port` unless it runs already; "started" / "running" / "restarted". */
 async function ensureNode(bin: string, port: number, dir: string): Promise<'started' | 'running' | 'restarted'> {
   const ndir = nodeDir(port, dir);
@@ -97,9 +111,9 @@ async function ensureNode(bin: string, port: number, dir: string): Promise<'star
 
 /**
  * Starts (or finds running) the local cluster of `spec` and waits until every node reports
- * `cluster_state:ok`. Returns the REDIS_URL and the lines to print.
+ * `cluster_state:ok` and every replica is in sync with its master. Returns the REDIS_URL and the lines to print.
  * @throws {ServiceError} for a bad replica count (exit 2), missing binaries (exit 3), a port taken by
- *   another process, an existing cluster of another size, or a cluster that does not become ok.
+ *   another process, an existing cluster of another size, or a cluster that does not become ok or whose replicas do not sync.
  */
 export async function ensureCluster(spec: ClusterSpec): Promise<{ url: string; message: string }> {
   if (!Number.isInteger(spec.replicas) || spec.replicas < 0 || spec.replicas > MAX_REPLICAS) {
@@ -141,6 +155,19 @@ export async function ensureCluster(spec: ClusterSpec): Promise<{ url: string; m
   }, CLUSTER_OK_TIMEOUT_MS, 250);
   if (!ok) {
     throw new ServiceError(`redis cluster: the nodes did not agree within ${CLUSTER_OK_TIMEOUT_MS / 1000} s (${last}); logs under ${rel(dir)}/<port>/redis.log`);
+  }
+  // A replica that has not finished its first sync cannot be elected (it refuses: "Disconnected from
+  // master for longer than allowed"), so a master killed before then is never failed over.
+  // (Which nodes are replicas is read, not assumed: after a failover and a restart the roles may differ
+  // from the creation's.)
+  const synced = await waitUntil(async () => {
+    const infos = await Promise.all(ports.map((p) => replicationInfo(p)));
+    const replicas = infos.map((info, i) => ({ port: ports[i]!, info })).filter(({ info }) => info.role === 'slave');
+    last = replicas.map(({ port, info }) => `${port}: ${info.master_link_status ?? '?'}`).join('; ');
+    return replicas.length === CLUSTER_MASTERS * spec.replicas && replicas.every(({ info }) => info.master_link_status === 'up');
+  }, CLUSTER_OK_TIMEOUT_MS, 250);
+  if (!synced) {
+    throw new ServiceError(`redis cluster: the replicas did not sync with their masters within ${CLUSTER_OK_TIMEOUT_MS / 1000} s (${last}); logs under ${rel(dir)}/<port>/redis.log`);
   }
   const url = clusterUrl(ports);
   const shape = `${CLUSTER_MASTERS} masters${spec.replicas ? ` + ${CLUSTER_MASTERS * spec.replicas} replicas` : ''}`;

@@ -7,13 +7,13 @@
  */
 import type { Db } from '../../src/store/prisma.js';
 import type { AppRedis } from '../../src/store/redis.js';
-import { GameKeys } from '../../src/store/keys.js';
 import { DomainError } from '../../src/errors.js';
 import { issueCommand } from '../../src/commands/command-service.js';
 import type { NudgeRequester } from '../../src/commands/nudge-queue.js';
 import { NUDGE_TOPIC } from '../../src/commands/nudge-publisher.js';
 import { percentile } from '@gis/client';
 import { CloudMessagingImitation } from './cloud-messaging-imitation.js';
+import type { KeySpace } from '../../src/store/keyspace/key-space.js';
 
 /** A server of the fleet as the load sees it: its id and who is on it now. */
 export interface FleetServer {
@@ -24,7 +24,7 @@ export interface FleetServer {
 export interface CommandLoadDeps {
   db: Db;
   redis: AppRedis;
-  redisPrefix: string;
+  keySpace: KeySpace;
   gameId: string;
   /** Nudge requests go here (the game's nudgesEnabled decides whether one is made). */
   nudges?: NudgeRequester;
@@ -82,7 +82,7 @@ export class CommandLoad {
     const target = toServer ? { externalServerId: server.id } : { externalId: players[Math.floor(Math.random() * players.length)]! };
     try {
       const c = await issueCommand(
-        { db: this.deps.db, redis: this.deps.redis, redisPrefix: this.deps.redisPrefix, nudges: this.deps.nudges },
+        { db: this.deps.db, redis: this.deps.redis, keySpace: this.deps.keySpace, nudges: this.deps.nudges },
         { gameId: this.deps.gameId, type, payload: payloadOf(type), target, issuedBy: this.deps.issuedBy, expiresInSeconds: this.deps.expiresInSeconds ?? 120 },
       );
       this.ids.push(c.id);
@@ -99,7 +99,7 @@ export class CommandLoad {
 
   /** Reads every issued command's live state and summarises it. */
   async summary(): Promise<CommandLoadSummary> {
-    const keys = new GameKeys(this.deps.redisPrefix, this.deps.gameId);
+    const keys = this.deps.keySpace.game(this.deps.gameId);
     const pipeline = this.deps.redis.pipeline();
     for (const id of this.ids) pipeline.hmget(keys.command(id), 'status', 'iat', 'doneAt');
     const states = this.ids.length ? ((await pipeline.exec()) ?? []).map((r) => r[1] as (string | null)[]) : [];

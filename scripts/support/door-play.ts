@@ -8,6 +8,7 @@ import type { Db } from '../../src/store/prisma.js';
 import type { AppRedis } from '../../src/store/redis.js';
 import { addPolicy, createDoor } from '../../src/doors/door-admin-service.js';
 import { DoorAccess, type DoorAccessOptions, type DoorAnswer, type TransportResponse, type ProblemInfo } from '@gis/client';
+import type { KeySpace } from '../../src/store/keyspace/key-space.js';
 
 /** What the fleet's door use came to: answers by outcome, by where they came from, and the reasons. */
 export interface DoorPlaySummary {
@@ -25,7 +26,7 @@ export interface DoorPlaySummary {
  * red team's first players only, a lounge open during a time window around now, and a heli spawner denied
  * to everyone but named users, all through the operator service (so the doors version moves as usual).
  */
-export async function seedSimulatedDoors(deps: { db: Db; redis: AppRedis; redisPrefix: string }, gameId: string, vipUsers: string[]): Promise<string[]> {
+export async function seedSimulatedDoors(deps: { db: Db; redis: AppRedis; keySpace: KeySpace }, gameId: string, vipUsers: string[]): Promise<string[]> {
   const actor = 'simulator';
   await createDoor(deps, { gameId, key: 'front-gate', name: 'Front gate', kind: 'door', defaultEffect: 'allow', failMode: 'open' }, actor);
   await createDoor(deps, { gameId, key: 'armory', name: 'Armory', kind: 'locker', defaultEffect: 'deny', failMode: 'closed' }, actor);

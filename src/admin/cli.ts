@@ -18,6 +18,7 @@ import { DomainError } from '../errors.js';
 import { log, setLogLevel } from '../log.js';
 import { createDb, type Db } from '../store/prisma.js';
 import { createRedis, type AppRedis } from '../store/redis.js';
+import { KeySpace } from '../store/keyspace/key-space.js';
 import { ArgReader, UsageError, type AdminCommand, type CommandContext } from './command.js';
 
 export const EXIT_OK = 0;
@@ -226,6 +227,7 @@ export async function runCli(argv: string[], deps: CliDeps): Promise<number> {
     const ctx: CommandContext = {
       args: new ArgReader(resolved.values),
       config,
+      keySpace: new KeySpace(config.redisPrefix),
       nowMs: (deps.now ?? Date.now)(),
       actor: operatorName(),
       json,

@@ -6,6 +6,7 @@
 import type { Config } from '../config.js';
 import type { Db } from '../store/prisma.js';
 import type { AppRedis } from '../store/redis.js';
+import type { KeySpace } from '../store/keyspace/key-space.js';
 
 /** One `--name value` or `--flag` option of a command (parsed with node:util parseArgs, strict). */
 export interface OptionSpec {
@@ -34,6 +35,8 @@ export interface CommandResult {
 export interface CommandContext {
   readonly args: ArgReader;
   readonly config: Readonly<Config>;
+  /** The process's Redis key space (src/store/keyspace/key-space.ts), built once from `config`. */
+  readonly keySpace: KeySpace;
   /** Server time the command runs at, ms since the epoch. */
   readonly nowMs: number;
   /** Who the audit trail names for changes made by this invocation, e.g. `cli:alice`. */

@@ -4,11 +4,11 @@
  * `subscriber` must be a dedicated connection (it enters subscriber mode).
  */
 import type { Redis } from 'ioredis';
-import { GlobalKeys } from '../store/keys.js';
 import type { KeyVerifier } from './key-verifier.js';
+import type { KeySpace } from '../store/keyspace/key-space.js';
 
-export async function subscribeInvalidations(subscriber: Redis, verifier: KeyVerifier, redisPrefix: string): Promise<void> {
-  const channel = new GlobalKeys(redisPrefix).authChannel();
+export async function subscribeInvalidations(subscriber: Redis, verifier: KeyVerifier, keySpace: KeySpace): Promise<void> {
+  const channel = keySpace.global.authChannel();
   subscriber.on('message', (ch: string, message: string) => {
     if (ch === channel) verifier.invalidate(message);
   });

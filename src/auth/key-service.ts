@@ -6,12 +6,12 @@
 import argon2 from 'argon2';
 import type { Redis } from 'ioredis';
 import type { Db } from '../store/prisma.js';
-import { GlobalKeys } from '../store/keys.js';
 import { generateServerKey } from './server-key.js';
 import { keyedDigest, VerifiedDigests } from './verified-digests.js';
 import { isScope, type Scope } from './scopes.js';
 import { ValidationError, NotFoundError } from '../errors.js';
 import { appendAudit } from '../audit/audit-chain.js';
+import type { KeySpace } from '../store/keyspace/key-space.js';
 
 export interface CreatedKey {
   /** The full key `svc_live_<prefix>.<secret>`: returned once, never stored. */
@@ -72,7 +72,7 @@ export async function listKeys(db: Db, gameId: string): Promise<KeyListing[]> {
  * verification cache at once. Revoking twice keeps the first revocation time.
  * @throws {NotFoundError} when no key has that prefix.
  */
-export async function revokeKey(db: Db, redis: Redis, redisPrefix: string, prefix: string, actor = 'operator'): Promise<{ prefix: string; revokedAt: Date }> {
+export async function revokeKey(db: Db, redis: Redis, keySpace: KeySpace, prefix: string, actor = 'operator'): Promise<{ prefix: string; revokedAt: Date }> {
   const row = await db.apiKey.findUnique({ where: { prefix }, include: { game: true } });
   if (!row) throw new NotFoundError(`no key with prefix ${prefix}`);
   let revokedAt = row.revokedAt;
@@ -86,12 +86,12 @@ export async function revokeKey(db: Db, redis: Redis, redisPrefix: string, prefi
     });
     revokedAt = won ? now : (await db.apiKey.findUniqueOrThrow({ where: { prefix } })).revokedAt!;
   }
-  await new VerifiedDigests(redis, redisPrefix).delete(prefix);
-  await publishInvalidation(redis, redisPrefix, `key:${prefix}`);
+  await new VerifiedDigests(redis, keySpace).delete(prefix);
+  await publishInvalidation(redis, keySpace, `key:${prefix}`);
   return { prefix, revokedAt };
 }
 
 /** Publishes `key:<prefix>` or `game:<gameId>` so every API process drops cached auth data for it. */
-export async function publishInvalidation(redis: Redis, redisPrefix: string, message: string): Promise<void> {
-  await redis.publish(new GlobalKeys(redisPrefix).authChannel(), message);
+export async function publishInvalidation(redis: Redis, keySpace: KeySpace, message: string): Promise<void> {
+  await redis.publish(keySpace.global.authChannel(), message);
 }

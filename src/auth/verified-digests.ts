@@ -17,6 +17,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { GlobalKeys } from '../store/keys.js';
+import type { KeySpace } from '../store/keyspace/key-space.js';
 
 /** HMAC-SHA256(key = stored argon2 hash, message = secret): 32 bytes. */
 export function keyedDigest(secretHash: string, secret: string): Buffer {
@@ -32,8 +33,8 @@ export function sameDigest(a: Buffer, b: Buffer): boolean {
 export class VerifiedDigests {
   private readonly keys: GlobalKeys;
 
-  constructor(private readonly redis: Redis, redisPrefix: string) {
-    this.keys = new GlobalKeys(redisPrefix);
+  constructor(private readonly redis: Redis, keySpace: KeySpace) {
+    this.keys = keySpace.global;
   }
 
   /** The stored digest of `keyPrefix`, or null. Redis errors propagate (the caller falls back to argon2). */

@@ -15,7 +15,6 @@
  */
 import type { Db } from '../store/prisma.js';
 import type { AppRedis } from '../store/redis.js';
-import { GameKeys } from '../store/keys.js';
 import { NotFoundError, ValidationError } from '../errors.js';
 import { log } from '../log.js';
 import { appendAudit } from '../audit/audit-chain.js';
@@ -24,6 +23,7 @@ import { isUnexpired } from './ban-decision.js';
 import type { Blocklist } from './blocklist.js';
 import type { PlatformWriteQueue, QueuedWrite } from './platform-write-queue.js';
 import type { Ban } from '@prisma/client';
+import type { KeySpace } from '../store/keyspace/key-space.js';
 
 /** Longest ban duration accepted, seconds (10 years); longer is a permanent ban. */
 export const MAX_BAN_SECONDS = 10 * 365 * 24 * 3600;
@@ -85,7 +85,7 @@ export interface KickResult {
 export interface BanServiceDeps {
   db: Db;
   redis: AppRedis;
-  redisPrefix: string;
+  keySpace: KeySpace;
   blocklist: Blocklist;
   /** Needed once any game of the workspace bans natively; without it such a change is refused. */
   platformWrites?: PlatformWriteQueue | null;
@@ -290,7 +290,7 @@ export class BanService {
     const kick = this.deps.kick;
     if (!kick || !gameIds.length) return [];
     const pipeline = this.deps.redis.pipeline();
-    for (const id of gameIds) pipeline.hget(new GameKeys(this.deps.redisPrefix, id).where(), ban.externalId);
+    for (const id of gameIds) pipeline.hget(this.deps.keySpace.game(id).where(), ban.externalId);
     const where = (await pipeline.exec()) ?? [];
     const results: KickResult[] = [];
     for (const [i, gameId] of gameIds.entries()) {

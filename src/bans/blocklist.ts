@@ -19,9 +19,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../store/prisma.js';
 import type { AppRedis } from '../store/redis.js';
-import { BAN_REBUILD_LOCK_MS, WorkspaceKeys } from '../store/keys.js';
+import { BAN_REBUILD_LOCK_MS } from '../store/keys.js';
 import { log } from '../log.js';
 import type { BanScope, BlocklistEntry } from './ban-types.js';
+import type { KeySpace } from '../store/keyspace/key-space.js';
 
 /** Users written per script call during a rebuild (bounds the Lua argument size and the time Redis is busy). */
 const REBUILD_CHUNK = 500;
@@ -73,7 +74,7 @@ export class Blocklist {
   constructor(
     private readonly redis: AppRedis,
     private readonly db: Db,
-    private readonly redisPrefix: string,
+    private readonly keySpace: KeySpace,
   ) {}
 
   /**
@@ -82,7 +83,7 @@ export class Blocklist {
    * @throws whatever Redis or Postgres throw when unreachable (the route answers 5xx; clients fail open or closed).
    */
   async lookup(workspaceId: string, externalId: string): Promise<BlocklistEntry[]> {
-    const keys = new WorkspaceKeys(this.redisPrefix, workspaceId);
+    const keys = this.keySpace.workspace(workspaceId);
     for (let attempt = 0; ; attempt++) {
       const [built, stored] = (await this.redis.runScript('banLookup', [keys.banMeta(), keys.banList()], { u: externalId })) as [number, string | null];
       if (built === 1) return parseStored(stored);
@@ -97,7 +98,7 @@ export class Blocklist {
    * user's bans, once Postgres has committed it). Safe to call concurrently and repeatedly.
    */
   async syncUser(workspaceId: string, externalId: string): Promise<void> {
-    const keys = new WorkspaceKeys(this.redisPrefix, workspaceId);
+    const keys = this.keySpace.workspace(workspaceId);
     const ticket = await this.redis.hincrby(keys.banMeta(), 'seq', 1);
     const rows = await this.activeRows(workspaceId, externalId);
     await this.redis.runScript('banSync', [keys.banMeta(), keys.banList()], { t: String(ticket), m: false, e: [externalId, rows.length ? JSON.stringify(rows.map(toEntry)) : ''] });
@@ -105,7 +106,7 @@ export class Blocklist {
 
   /** Makes the next lookup rebuild the workspace's blocklist from Postgres (after a failed sync). */
   async invalidate(workspaceId: string): Promise<void> {
-    await this.redis.hdel(new WorkspaceKeys(this.redisPrefix, workspaceId).banMeta(), 'built');
+    await this.redis.hdel(this.keySpace.workspace(workspaceId).banMeta(), 'built');
   }
 
   /**
@@ -127,7 +128,7 @@ export class Blocklist {
    * other rebuilds (tickets); returns the number of users with active bans.
    */
   async rebuild(workspaceId: string): Promise<number> {
-    const keys = new WorkspaceKeys(this.redisPrefix, workspaceId);
+    const keys = this.keySpace.workspace(workspaceId);
     const ticket = await this.redis.hincrby(keys.banMeta(), 'seq', 1);
     const rows = await this.activeRows(workspaceId);
     const byUser = new Map<string, BlocklistEntry[]>();
@@ -160,7 +161,7 @@ export class Blocklist {
   }
 
   private async rebuildOnce(workspaceId: string): Promise<void> {
-    const keys = new WorkspaceKeys(this.redisPrefix, workspaceId);
+    const keys = this.keySpace.workspace(workspaceId);
     const token = randomUUID();
     const locked = (await this.redis.set(keys.banRebuildLock(), token, 'PX', BAN_REBUILD_LOCK_MS, 'NX')) === 'OK';
     if (!locked) {

@@ -16,7 +16,7 @@
  * 429s away; 1 s on the user's minute costs nothing noticeable.
  */
 import type { AppRedis } from '../store/redis.js';
-import { GameKeys } from '../store/keys.js';
+import type { KeySpace } from '../store/keyspace/key-space.js';
 
 export interface PlatformWriteLimits {
   /** Writes per universe (= per game here: each game has its own universe) per window. */
@@ -40,8 +40,8 @@ export const DEFAULT_WRITE_LIMITS: Readonly<PlatformWriteLimits> = Object.freeze
  * Takes one write slot for `externalId` in `gameId`'s universe. `member` must be unique per HTTP attempt.
  * @returns 0 when the write may be sent now, else the ms to wait before asking again.
  */
-export async function reserveWriteSlot(redis: AppRedis, redisPrefix: string, gameId: string, externalId: string, member: string, limits: PlatformWriteLimits): Promise<number> {
-  const keys = new GameKeys(redisPrefix, gameId);
+export async function reserveWriteSlot(redis: AppRedis, keySpace: KeySpace, gameId: string, externalId: string, member: string, limits: PlatformWriteLimits): Promise<number> {
+  const keys = keySpace.game(gameId);
   const wait = await redis.runScript('banWriteSlot', [keys.banWriteSlots(), keys.banWriteUserSlots(externalId), keys.banWritePause()], {
     id: member,
     uw: limits.universeWindowMs,
@@ -53,6 +53,6 @@ export async function reserveWriteSlot(redis: AppRedis, redisPrefix: string, gam
 }
 
 /** Pauses every write of `gameId`'s universe for `ms` (a 429's Retry-After). */
-export async function pauseWrites(redis: AppRedis, redisPrefix: string, gameId: string, ms: number): Promise<void> {
-  if (ms > 0) await redis.set(new GameKeys(redisPrefix, gameId).banWritePause(), '1', 'PX', Math.ceil(ms));
+export async function pauseWrites(redis: AppRedis, keySpace: KeySpace, gameId: string, ms: number): Promise<void> {
+  if (ms > 0) await redis.set(keySpace.game(gameId).banWritePause(), '1', 'PX', Math.ceil(ms));
 }

@@ -26,6 +26,7 @@ import { PlatformRestrictionClient, PlatformWriteError, type PlatformSettings } 
 import { DEFAULT_WRITE_LIMITS, pauseWrites, reserveWriteSlot, type PlatformWriteLimits } from './platform-write-limits.js';
 import { DEFAULT_DEBOUNCE_MS, type PlatformBanJob } from './platform-write-queue.js';
 import { desiredRestriction, writeStateFor } from './restriction-state.js';
+import type { KeySpace } from '../store/keyspace/key-space.js';
 
 export interface PlatformWriterOptions extends PlatformWriteLimits {
   /** Quiet period after the newest change before writing, ms. */
@@ -58,7 +59,7 @@ export type WriteOutcome =
 export interface PlatformWriterDeps {
   db: Db;
   redis: AppRedis;
-  redisPrefix: string;
+  keySpace: KeySpace;
   options?: Partial<PlatformWriterOptions>;
   /** Builds the HTTP writer for a game's settings; default {@link PlatformRestrictionClient}. */
   client?: (settings: PlatformSettings) => Pick<PlatformRestrictionClient, 'write'>;
@@ -110,7 +111,7 @@ export class PlatformBanWriter {
     }
 
     const attempt = newest.attempts + 1;
-    const wait = await reserveWriteSlot(this.deps.redis, this.deps.redisPrefix, gameId, externalId, `${newest.id}:${attempt}`, this.opts);
+    const wait = await reserveWriteSlot(this.deps.redis, this.deps.keySpace, gameId, externalId, `${newest.id}:${attempt}`, this.opts);
     if (wait > 0) return { kind: 'delay', delayMs: wait, why: 'rate_limit' };
 
     // Nothing between taking the slot and sending: the platform counts the write when it arrives.
@@ -142,7 +143,7 @@ export class PlatformBanWriter {
     await db.platformBanWrite.update({ where: { id: writeId }, data: { lastError: err.message, attempts: attempt } });
     const backoff = Math.min(this.opts.backoffMaxMs, this.opts.backoffBaseMs * 2 ** (attempt - 1));
     const delayMs = err.retryAfterMs ?? Math.round(backoff / 2 + (this.random() * backoff) / 2);
-    if (err.status === 429) await pauseWrites(this.deps.redis, this.deps.redisPrefix, gameId, delayMs);
+    if (err.status === 429) await pauseWrites(this.deps.redis, this.deps.keySpace, gameId, delayMs);
     log.info('platform restriction write will be retried', { gameId, writeId, attempts: attempt, status: err.status, delayMs });
     return { kind: 'delay', delayMs, why: 'retry' };
   }

@@ -15,8 +15,8 @@
  */
 import type { Db } from '../store/prisma.js';
 import type { AppRedis } from '../store/redis.js';
-import { GameKeys, GlobalKeys } from '../store/keys.js';
 import { applyCommandTransitions, type CommandTransitionRow } from './command-log-flusher.js';
+import type { KeySpace } from '../store/keyspace/key-space.js';
 
 /** Due index members handled per round, and commands one script call looks at. */
 const BATCH = 500;
@@ -30,8 +30,8 @@ export const NO_LIVE_STATE = 'no live state';
 const OPEN = ['pending', 'dispatched'];
 
 /** Runs the game's expiry script until nothing due is left; returns how many commands it expired. */
-export async function expireGame(redis: AppRedis, redisPrefix: string, gameId: string, nowMs: number): Promise<number> {
-  const keys = new GameKeys(redisPrefix, gameId);
+export async function expireGame(redis: AppRedis, keySpace: KeySpace, gameId: string, nowMs: number): Promise<number> {
+  const keys = keySpace.game(gameId);
   let expired = 0;
   for (let more = 1; more; ) {
     const [n, m] = (await redis.runScript('expireCommands', [keys.commandExpiry(), keys.commandLog()], { b: keys.base, now: nowMs, n: BATCH })) as [number, number];
@@ -47,8 +47,8 @@ export async function expireGame(redis: AppRedis, redisPrefix: string, gameId: s
  * within a second. Idempotent.
  * @returns how many commands were expired and in which games.
  */
-export async function expireDueCommands(redis: AppRedis, redisPrefix: string, nowMs: number): Promise<{ expired: number; games: string[] }> {
-  const global = new GlobalKeys(redisPrefix);
+export async function expireDueCommands(redis: AppRedis, keySpace: KeySpace, nowMs: number): Promise<{ expired: number; games: string[] }> {
+  const global = keySpace.global;
   const index = global.commandExpiryIndex();
   const touched = new Set<string>();
   let expired = 0;
@@ -57,7 +57,7 @@ export async function expireDueCommands(redis: AppRedis, redisPrefix: string, no
     if (!members.length) break;
     const games = new Set(members.map((m) => m.slice(0, m.indexOf(':'))));
     for (const gameId of games) {
-      const n = await expireGame(redis, redisPrefix, gameId, nowMs);
+      const n = await expireGame(redis, keySpace, gameId, nowMs);
       if (n) touched.add(gameId);
       expired += n;
     }
@@ -74,7 +74,7 @@ export async function expireDueCommands(redis: AppRedis, redisPrefix: string, no
  * expiry in line with Redis (see the module comment). At most `limit` rows per call, oldest expiry first.
  * @returns how many rows it looked at and how many it changed or had expired.
  */
-export async function reconcileCommands(db: Db, redis: AppRedis, redisPrefix: string, nowMs: number, limit = 500): Promise<{ checked: number; fixed: number }> {
+export async function reconcileCommands(db: Db, redis: AppRedis, keySpace: KeySpace, nowMs: number, limit = 500): Promise<{ checked: number; fixed: number }> {
   const rows = await db.command.findMany({
     where: { status: { in: OPEN }, expiresAt: { lt: new Date(nowMs - RECONCILE_GRACE_MS) } },
     select: { id: true, gameId: true, expiresAt: true },
@@ -83,7 +83,7 @@ export async function reconcileCommands(db: Db, redis: AppRedis, redisPrefix: st
   });
   if (!rows.length) return { checked: 0, fixed: 0 };
   const pipeline = redis.pipeline();
-  for (const r of rows) pipeline.hmget(new GameKeys(redisPrefix, r.gameId).command(r.id), 'status', 'doneAt', 'reason', 'server');
+  for (const r of rows) pipeline.hmget(keySpace.game(r.gameId).command(r.id), 'status', 'doneAt', 'reason', 'server');
   const live = (await pipeline.exec()) ?? [];
 
   const byGame = new Map<string, CommandTransitionRow[]>();
@@ -101,7 +101,7 @@ export async function reconcileCommands(db: Db, redis: AppRedis, redisPrefix: st
     await applyCommandTransitions(db, gameId, transitions);
     fixed += transitions.length;
   }
-  for (const gameId of expireIn) fixed += await expireGame(redis, redisPrefix, gameId, nowMs);
-  if (expireIn.size) await redis.zadd(new GlobalKeys(redisPrefix).activeGames(), ...[...expireIn].flatMap((g) => [nowMs, g]));
+  for (const gameId of expireIn) fixed += await expireGame(redis, keySpace, gameId, nowMs);
+  if (expireIn.size) await redis.zadd(keySpace.global.activeGames(), ...[...expireIn].flatMap((g) => [nowMs, g]));
   return { checked: rows.length, fixed };
 }

@@ -6,9 +6,9 @@
  */
 import type { Db } from '../store/prisma.js';
 import type { StreamConsumer } from '../store/streams.js';
-import { GameKeys } from '../store/keys.js';
 import type { FlushHooks } from '../events/event-flusher.js';
 import { DeadLetters, insertIsolating, refusalReason } from '../store/dead-letters.js';
+import type { KeySpace } from '../store/keyspace/key-space.js';
 
 /** One command transition to record: the command moved to `status` at `at` (on `server`, '' if none). */
 export interface CommandTransitionRow {
@@ -59,8 +59,8 @@ export async function applyCommandTransitions(db: Db, gameId: string, rows: read
  * (src/store/dead-letters.ts); the entries are acknowledged only after both.
  * @throws on a failure that is not a refusal of rows (entries stay pending).
  */
-export async function flushCommandLog(db: Db, consumer: StreamConsumer, redisPrefix: string, gameId: string, batch = 1000, hooks: FlushHooks = {}): Promise<{ entries: number }> {
-  const key = new GameKeys(redisPrefix, gameId).commandLog();
+export async function flushCommandLog(db: Db, consumer: StreamConsumer, keySpace: KeySpace, gameId: string, batch = 1000, hooks: FlushHooks = {}): Promise<{ entries: number }> {
+  const key = keySpace.game(gameId).commandLog();
   const entries = await consumer.read(key, batch);
   if (!entries.length) return { entries: 0 };
   const rows: (CommandTransitionRow & { entryId: string })[] = [];
@@ -70,7 +70,7 @@ export async function flushCommandLog(db: Db, consumer: StreamConsumer, redisPre
   }
   // Halves are applied in stream order, and a status only moves forward, so bisecting changes no outcome.
   const refused = await insertIsolating(rows, (chunk) => applyCommandTransitions(db, gameId, chunk));
-  await new DeadLetters(consumer.redis, redisPrefix).add(gameId, 'command_log', refused.map(({ row, err }) => ({ entryId: row.entryId, reason: refusalReason(err), row })));
+  await new DeadLetters(consumer.redis, keySpace).add(gameId, 'command_log', refused.map(({ row, err }) => ({ entryId: row.entryId, reason: refusalReason(err), row })));
   await hooks.afterInsert?.();
   await consumer.done(key, entries.map((e) => e.id));
   return { entries: entries.length };

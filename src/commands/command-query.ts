@@ -17,9 +17,9 @@
  */
 import type { Db } from '../store/prisma.js';
 import type { AppRedis } from '../store/redis.js';
-import { GameKeys } from '../store/keys.js';
 import { NotFoundError } from '../errors.js';
 import { COMMAND_STATUSES, type CommandStatus } from '../schemas/commands.js';
+import type { KeySpace } from '../store/keyspace/key-space.js';
 
 /** One state change. */
 export interface TransitionView {
@@ -142,10 +142,10 @@ function view(r: Row, hash: Record<string, string> | null): CommandView {
 }
 
 /** The command hashes of `rows` (null where none), one pipelined round trip. */
-async function hashes(redis: AppRedis, redisPrefix: string, rows: Row[]): Promise<(Record<string, string> | null)[]> {
+async function hashes(redis: AppRedis, keySpace: KeySpace, rows: Row[]): Promise<(Record<string, string> | null)[]> {
   if (!rows.length) return [];
   const pipeline = redis.pipeline();
-  for (const r of rows) pipeline.hgetall(new GameKeys(redisPrefix, r.gameId).command(r.id));
+  for (const r of rows) pipeline.hgetall(keySpace.game(r.gameId).command(r.id));
   const replies = (await pipeline.exec()) ?? [];
   return rows.map((_r, i) => {
     const h = replies[i]?.[1] as Record<string, string> | undefined;
@@ -161,7 +161,7 @@ const ROW_INCLUDE = { transitions: { orderBy: [{ at: 'asc' as const }, { id: 'as
  * their current status, so fewer than `limit` may come back.
  * @throws {NotFoundError} unknown game.
  */
-export async function listCommands(db: Db, redis: AppRedis, redisPrefix: string, filter: ListFilter): Promise<CommandView[]> {
+export async function listCommands(db: Db, redis: AppRedis, keySpace: KeySpace, filter: ListFilter): Promise<CommandView[]> {
   if (!(await db.game.findUnique({ where: { id: filter.gameId }, select: { id: true } }))) throw new NotFoundError(`game ${filter.gameId} not found`);
   const wanted = filter.statuses?.length ? new Set<string>(filter.statuses) : null;
   // A recorded open row may already be terminal in Redis (flush lag), so open rows are always fetched.
@@ -177,7 +177,7 @@ export async function listCommands(db: Db, redis: AppRedis, redisPrefix: string,
     orderBy: [{ issuedAt: 'desc' }, { id: 'asc' }],
     take: filter.limit ?? 100,
   })) as Row[];
-  const live = await hashes(redis, redisPrefix, rows);
+  const live = await hashes(redis, keySpace, rows);
   const views = rows.map((r, i) => view(r, live[i]!));
   return wanted ? views.filter((v) => wanted.has(v.status)) : views;
 }
@@ -186,9 +186,9 @@ export async function listCommands(db: Db, redis: AppRedis, redisPrefix: string,
  * One command with its payload, its status and every transition, oldest first, from one source.
  * @throws {NotFoundError} `unknown_command` when no command has that id.
  */
-export async function showCommand(db: Db, redis: AppRedis, redisPrefix: string, id: string): Promise<CommandDetail> {
+export async function showCommand(db: Db, redis: AppRedis, keySpace: KeySpace, id: string): Promise<CommandDetail> {
   const row = (await db.command.findUnique({ where: { id }, include: ROW_INCLUDE })) as Row | null;
   if (!row) throw new NotFoundError(`command ${id} not found`, 'unknown_command');
-  const [hash] = await hashes(redis, redisPrefix, [row]);
+  const [hash] = await hashes(redis, keySpace, [row]);
   return { ...view(row, hash!), payload: row.payload };
 }

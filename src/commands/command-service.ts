@@ -31,13 +31,14 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../store/prisma.js';
 import type { AppRedis } from '../store/redis.js';
-import { COMMAND_HASH_GRACE_SECONDS, GameKeys, GlobalKeys } from '../store/keys.js';
+import { COMMAND_HASH_GRACE_SECONDS } from '../store/keys.js';
 import { NotFoundError, ValidationError } from '../errors.js';
 import { COMMAND_TARGETS, validateCommandPayload, type CommandType } from '../schemas/commands.js';
 import { log } from '../log.js';
 import { appendAudit } from '../audit/audit-chain.js';
 import { CommandQueueFullError } from './command-errors.js';
 import type { NudgeRequester } from './nudge-queue.js';
+import type { KeySpace } from '../store/keyspace/key-space.js';
 
 /** Default time to live of a command, seconds. */
 export const DEFAULT_EXPIRY_SECONDS = 300;
@@ -85,7 +86,7 @@ export interface IssuedCommand {
 export interface CommandServiceDeps {
   db: Db;
   redis: AppRedis;
-  redisPrefix: string;
+  keySpace: KeySpace;
   /** Where nudges are requested; without one no nudge is sent. */
   nudges?: NudgeRequester;
 }
@@ -190,7 +191,7 @@ export async function issueCommand(deps: CommandServiceDeps, input: IssueCommand
     }, nowMs);
   });
 
-  const keys = new GameKeys(deps.redisPrefix, game.id);
+  const keys = deps.keySpace.game(game.id);
   // Key order matters: the heartbeat script appends `"target"` by replacing the closing brace.
   const entry = JSON.stringify({ id, type, payload, issuedAt: issuedAt.toISOString(), expiresAt: expiresAt.toISOString() });
   const result = (await deps.redis.runScript('issueCommand', [keys.command(id), keys.servers(), keys.where(), keys.commandExpiry(), keys.commandLog()], {
@@ -221,7 +222,7 @@ export async function issueCommand(deps: CommandServiceDeps, input: IssueCommand
     );
   }
   const routedTo = result[1] ? String(result[1]) : null;
-  await deps.redis.zadd(new GlobalKeys(deps.redisPrefix).commandExpiryIndex(), expiresAt.getTime(), `${game.id}:${id}`);
+  await deps.redis.zadd(deps.keySpace.global.commandExpiryIndex(), expiresAt.getTime(), `${game.id}:${id}`);
 
   let nudgeRequested = false;
   if (routedTo && game.nudgesEnabled && deps.nudges) {

@@ -22,7 +22,7 @@ export type ModeratorCommandResult = IssuedCommand & {
  */
 export async function issueModeratorCommand(deps: CommandServiceDeps, input: IssueCommandInput): Promise<ModeratorCommandResult> {
   if (input.type === 'door_set_state') {
-    const { command, door } = await issueDoorSetState({ db: deps.db, redis: deps.redis, redisPrefix: deps.redisPrefix, commands: deps }, { ...input, type: 'door_set_state' });
+    const { command, door } = await issueDoorSetState({ db: deps.db, redis: deps.redis, keySpace: deps.keySpace, commands: deps }, { ...input, type: 'door_set_state' });
     return { ...command, door };
   }
   return issueCommand(deps, input);

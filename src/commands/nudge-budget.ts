@@ -11,7 +11,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { AppRedis } from '../store/redis.js';
-import { GameKeys, NUDGE_WINDOW_MS } from '../store/keys.js';
+import { NUDGE_WINDOW_MS } from '../store/keys.js';
+import type { KeySpace } from '../store/keyspace/key-space.js';
 
 export const NUDGE_BUDGET_BASE = 40;
 export const NUDGE_BUDGET_PER_SERVER = 80;
@@ -37,8 +38,8 @@ export type Admission =
   | { kind: 'no_servers' };
 
 /** Takes one publish from `gameId`'s budget at `nowMs` (ms), or says when there will be room. */
-export async function admitNudge(redis: AppRedis, redisPrefix: string, gameId: string, nowMs: number): Promise<Admission> {
-  const keys = new GameKeys(redisPrefix, gameId);
+export async function admitNudge(redis: AppRedis, keySpace: KeySpace, gameId: string, nowMs: number): Promise<Admission> {
+  const keys = keySpace.game(gameId);
   const [ok, value, servers] = (await redis.runScript('nudgeAdmit', [keys.nudgeLog(), keys.servers()], {
     now: nowMs,
     w: NUDGE_WINDOW_MS,

@@ -11,7 +11,7 @@
 import { absorbSharedConnectionErrors } from '../store/connection-state.js';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { GlobalKeys } from '../store/keys.js';
+import type { KeySpace } from '../store/keyspace/key-space.js';
 
 /** BullMQ queue of the `publish-nudges` worker role (its own hash tag, BullMQ's Cluster guidance). */
 export const NUDGE_QUEUE = '{publish-nudges}';
@@ -38,8 +38,8 @@ export class NudgeQueue implements NudgeRequester {
    * @param connection a Redis connection of this process (not closed by {@link close}).
    * @param opts.coalesceMs how long a request waits for others of its game, ms (default {@link NUDGE_COALESCE_MS}).
    */
-  constructor(connection: Redis, redisPrefix: string, opts: { coalesceMs?: number } = {}) {
-    this.queue = new Queue<NudgeJobData>(NUDGE_QUEUE, { connection, prefix: new GlobalKeys(redisPrefix).bullPrefix() });
+  constructor(connection: Redis, keySpace: KeySpace, opts: { coalesceMs?: number } = {}) {
+    this.queue = new Queue<NudgeJobData>(NUDGE_QUEUE, { connection, prefix: keySpace.global.bullPrefix() });
     absorbSharedConnectionErrors(this.queue, `queue:${NUDGE_QUEUE}`);
     this.coalesceMs = opts.coalesceMs ?? NUDGE_COALESCE_MS;
   }

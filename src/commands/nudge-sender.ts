@@ -14,6 +14,7 @@ import type { AppRedis } from '../store/redis.js';
 import { admitNudge } from './nudge-budget.js';
 import { CloudMessagingPublisher } from './cloud-messaging-publisher.js';
 import { nudgeMessage, type NudgePublisher } from './nudge-publisher.js';
+import type { KeySpace } from '../store/keyspace/key-space.js';
 
 /** A nudge request older than this is dropped, ms: the longest heartbeat interval (spec: 15 to 60 s). */
 export const NUDGE_MAX_AGE_MS = 60_000;
@@ -44,7 +45,7 @@ export type NudgeOutcome =
 export interface NudgeSenderDeps {
   db: Db;
   redis: AppRedis;
-  redisPrefix: string;
+  keySpace: KeySpace;
   /** Default {@link cloudMessagingFor}. */
   publisherFor?: PublisherFactory;
 }
@@ -70,7 +71,7 @@ export class NudgeSender {
     if (!publisher) return { kind: 'skipped', reason: 'no_push' };
     if (nowMs - requestedAtMs > NUDGE_MAX_AGE_MS) return { kind: 'skipped', reason: 'stale' };
 
-    const admission = await admitNudge(this.deps.redis, this.deps.redisPrefix, gameId, nowMs);
+    const admission = await admitNudge(this.deps.redis, this.deps.keySpace, gameId, nowMs);
     if (admission.kind === 'no_servers') return { kind: 'skipped', reason: 'no_live_servers' };
     if (admission.kind === 'wait') return { kind: 'retry', afterMs: admission.retryAfterMs, reason: 'budget' };
 

@@ -79,7 +79,7 @@ export function createConsoleApp(deps: ConsoleAppDeps): Express {
     res.setHeader('Cache-Control', 'no-store');
     next();
   });
-  const reads = { db: deps.services.db, redis: deps.services.redis, redisPrefix: deps.services.redisPrefix };
+  const reads = { db: deps.services.db, redis: deps.services.redis, keySpace: deps.services.keySpace };
   if (deps.live) api.use(liveStreamApi({ db: deps.services.db, hub: deps.live }));
   api.use(liveApi(reads), moderationApi(deps.services), doorsApi(deps.services), bansApi(deps.services), healthApi(reads), chartsApi(reads));
   app.use('/console/api', api);

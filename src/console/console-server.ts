@@ -20,6 +20,7 @@ import { LiveHub } from './live/live-hub.js';
 import { registerLiveMetrics } from './live/live-metrics.js';
 import { createRedis } from '../store/redis.js';
 import { buildConsoleOpenApiDocument } from '../openapi/console-openapi-document.js';
+import type { KeySpace } from '../store/keyspace/key-space.js';
 
 /** A running console listener. */
 export interface ConsoleListener {
@@ -34,20 +35,20 @@ export interface ConsoleListener {
  * (not closed by {@link ConsoleListener.close}).
  * @throws when the port cannot be bound (the API process then fails to start).
  */
-export async function startConsole(deps: { config: Readonly<Config>; redis: AppRedis; db: Db; metrics: ApiMetrics }): Promise<ConsoleListener> {
-  const { config } = deps;
+export async function startConsole(deps: { config: Readonly<Config>; keySpace: KeySpace; redis: AppRedis; db: Db; metrics: ApiMetrics }): Promise<ConsoleListener> {
+  const { config, keySpace } = deps;
   const token = resolveConsoleToken(config.consoleToken);
-  const services = createConsoleServices({ db: deps.db, redis: deps.redis, redisPrefix: config.redisPrefix });
+  const services = createConsoleServices({ db: deps.db, redis: deps.redis, keySpace });
   const closeScrape = registerScrapeMetrics(deps.metrics.registry, {
     db: deps.db,
     redis: deps.redis,
-    redisPrefix: config.redisPrefix,
+    keySpace,
     queueNames: Object.values(ROLES).map((r) => r.queue),
   });
   const live = new LiveHub({
     db: deps.db,
     redis: deps.redis,
-    redisPrefix: config.redisPrefix,
+    keySpace,
     createReader: () => createRedis(config.redisUrl, { name: 'console-live', forWorker: true }),
   });
   registerLiveMetrics(deps.metrics.registry, live);

@@ -8,7 +8,6 @@ import { absorbSharedConnectionErrors } from '../store/connection-state.js';
 import { Queue } from 'bullmq';
 import type { Db } from '../store/prisma.js';
 import type { AppRedis } from '../store/redis.js';
-import { GlobalKeys } from '../store/keys.js';
 import type { CommandServiceDeps } from '../commands/command-service.js';
 import { NudgeQueue } from '../commands/nudge-queue.js';
 import type { DoorAdminDeps } from '../doors/door-admin-service.js';
@@ -16,11 +15,12 @@ import { BanService } from '../bans/ban-service.js';
 import { Blocklist } from '../bans/blocklist.js';
 import { commandKickIssuer } from '../bans/ban-kicks.js';
 import { PLATFORM_BANS_QUEUE, PlatformWriteQueue, type PlatformBanJob } from '../bans/platform-write-queue.js';
+import type { KeySpace } from '../store/keyspace/key-space.js';
 
 export interface ConsoleServices {
   db: Db;
   redis: AppRedis;
-  redisPrefix: string;
+  keySpace: KeySpace;
   commands: CommandServiceDeps;
   doors: DoorAdminDeps;
   bans: BanService;
@@ -29,26 +29,26 @@ export interface ConsoleServices {
 }
 
 /** Wires the services over `redis` and `db` (both owned and closed by the caller). */
-export function createConsoleServices(deps: { db: Db; redis: AppRedis; redisPrefix: string }): ConsoleServices {
-  const { db, redis, redisPrefix } = deps;
-  const nudges = new NudgeQueue(redis, redisPrefix);
-  const platformQueue = new Queue<PlatformBanJob>(PLATFORM_BANS_QUEUE, { connection: redis, prefix: new GlobalKeys(redisPrefix).bullPrefix() });
+export function createConsoleServices(deps: { db: Db; redis: AppRedis; keySpace: KeySpace }): ConsoleServices {
+  const { db, redis, keySpace } = deps;
+  const nudges = new NudgeQueue(redis, keySpace);
+  const platformQueue = new Queue<PlatformBanJob>(PLATFORM_BANS_QUEUE, { connection: redis, prefix: keySpace.global.bullPrefix() });
   absorbSharedConnectionErrors(platformQueue, `queue:${PLATFORM_BANS_QUEUE}`);
-  const commands: CommandServiceDeps = { db, redis, redisPrefix, nudges };
+  const commands: CommandServiceDeps = { db, redis, keySpace, nudges };
   const bans = new BanService({
     db,
     redis,
-    redisPrefix,
-    blocklist: new Blocklist(redis, db, redisPrefix),
+    keySpace,
+    blocklist: new Blocklist(redis, db, keySpace),
     platformWrites: new PlatformWriteQueue(platformQueue, db),
     kick: commandKickIssuer(commands),
   });
   return {
     db,
     redis,
-    redisPrefix,
+    keySpace,
     commands,
-    doors: { db, redis, redisPrefix, commands },
+    doors: { db, redis, keySpace, commands },
     bans,
     async close() {
       await Promise.allSettled([nudges.close(), platformQueue.close()]);

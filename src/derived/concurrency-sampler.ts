@@ -10,6 +10,7 @@
 import type { Redis } from 'ioredis';
 import type { Db } from '../store/prisma.js';
 import { GameKeys } from '../store/keys.js';
+import type { KeySpace } from '../store/keyspace/key-space.js';
 
 /** One sample per game per UTC minute, ms. */
 export const MINUTE_MS = 60_000;
@@ -48,13 +49,13 @@ async function liveCounts(redis: Redis, keys: GameKeys): Promise<{ players: numb
  * Samples `gameIds` at server time `nowMs` (ms) and upserts one row per game with live servers.
  * @throws on Redis or Postgres failure (the next run samples again).
  */
-export async function sampleConcurrency(redis: Redis, db: Db, redisPrefix: string, gameIds: readonly string[], nowMs: number): Promise<SampleResult> {
+export async function sampleConcurrency(redis: Redis, db: Db, keySpace: KeySpace, gameIds: readonly string[], nowMs: number): Promise<SampleResult> {
   const minute = new Date(Math.floor(nowMs / MINUTE_MS) * MINUTE_MS);
   const ids: string[] = [];
   const players: number[] = [];
   const servers: number[] = [];
   for (const gameId of gameIds) {
-    const c = await liveCounts(redis, new GameKeys(redisPrefix, gameId));
+    const c = await liveCounts(redis, keySpace.game(gameId));
     if (!c.servers) continue;
     ids.push(gameId);
     players.push(c.players);

@@ -29,6 +29,7 @@ import type { Db } from '../store/prisma.js';
 import { GlobalKeys } from '../store/keys.js';
 import { FAR_FUTURE_MS, type ShiftDeriver } from './shift-deriver.js';
 import { ruleCoversSession } from './shift-merge.js';
+import type { KeySpace } from '../store/keyspace/key-space.js';
 
 /** Default Session rows read per tick. */
 export const DEFAULT_BATCH = 500;
@@ -68,11 +69,11 @@ export class LiveDerivation {
   constructor(
     private readonly db: Db,
     private readonly redis: Redis,
-    redisPrefix: string,
+    keySpace: KeySpace,
     private readonly deriver: ShiftDeriver,
     private readonly opts: { batch?: number; accrualRefreshMs?: number } = {},
   ) {
-    this.keys = new GlobalKeys(redisPrefix);
+    this.keys = keySpace.global;
   }
 
   /**

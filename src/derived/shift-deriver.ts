@@ -27,10 +27,10 @@ import { randomUUID } from 'node:crypto';
 import type { Prisma } from '@prisma/client';
 import type { Redis } from 'ioredis';
 import type { Db } from '../store/prisma.js';
-import { GlobalKeys } from '../store/keys.js';
 import { mergeSessions, ruleCoversSession, type SessionSpan, type ShiftSpan } from './shift-merge.js';
 import { bestPaidPosition, payoutAmountMinor, wholeSeconds, type PayRule } from './payout-math.js';
 import { reportMemberChange, type SubjectChanges } from '../workspace/subject-changes.js';
+import type { KeySpace } from '../store/keyspace/key-space.js';
 
 /** Stand-in for "no end" in period bounds (ms): 9999-12-31. */
 export const FAR_FUTURE_MS = Date.UTC(9999, 11, 31);
@@ -103,10 +103,10 @@ export class ShiftDeriver {
   constructor(
     private readonly db: Db,
     private readonly redis: Redis,
-    redisPrefix: string,
+    keySpace: KeySpace,
     private readonly changes: SubjectChanges,
   ) {
-    this.openKey = new GlobalKeys(redisPrefix).openShifts();
+    this.openKey = keySpace.global.openShifts();
   }
 
   /** The games of `workspaceId` with their intervals. */

@@ -14,9 +14,9 @@ import type { Prisma } from '@prisma/client';
 import { pgPoolOf, type Db } from '../store/prisma.js';
 import { copyAndApply, copyLine, copyTime } from '../store/bulk-copy.js';
 import type { StreamConsumer } from '../store/streams.js';
-import { GameKeys } from '../store/keys.js';
 import type { FlushHooks } from '../events/event-flusher.js';
 import { DeadLetters, insertIsolating, refusalReason, type DeadLetterInput } from '../store/dead-letters.js';
+import type { KeySpace } from '../store/keyspace/key-space.js';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -33,8 +33,8 @@ interface LoggedDecision {
  * with its reason and the others are stored (src/store/dead-letters.ts).
  * @throws on a Postgres or Redis failure that is not a refusal of rows (entries stay pending).
  */
-export async function flushAccessLog(db: Db, consumer: StreamConsumer, redisPrefix: string, gameId: string, batch = 500, hooks: FlushHooks = {}): Promise<{ entries: number; rows: number }> {
-  const key = new GameKeys(redisPrefix, gameId).accessStream();
+export async function flushAccessLog(db: Db, consumer: StreamConsumer, keySpace: KeySpace, gameId: string, batch = 500, hooks: FlushHooks = {}): Promise<{ entries: number; rows: number }> {
+  const key = keySpace.game(gameId).accessStream();
   const entries = await consumer.read(key, batch);
   if (!entries.length) return { entries: 0, rows: 0 };
   const rows: { entryId: string; data: Prisma.AccessLogCreateManyInput }[] = [];
@@ -68,7 +68,7 @@ export async function flushAccessLog(db: Db, consumer: StreamConsumer, redisPref
     }
   }
   const refused = await insertIsolating(rows, (chunk) => applyRows(db, gameId, chunk, hooks));
-  await new DeadLetters(consumer.redis, redisPrefix).add(gameId, 'access_log', [...unreadable, ...refused.map(({ row, err }) => ({ entryId: row.entryId, reason: refusalReason(err), row: row.data }))]);
+  await new DeadLetters(consumer.redis, keySpace).add(gameId, 'access_log', [...unreadable, ...refused.map(({ row, err }) => ({ entryId: row.entryId, reason: refusalReason(err), row: row.data }))]);
   await hooks.afterInsert?.();
   await consumer.done(key, entries.map((e) => e.id));
   return { entries: entries.length, rows: rows.length };

@@ -17,7 +17,7 @@
  * tenure thresholds end a decision early; see evaluate.ts), checked by the script.
  */
 import type { AppRedis } from '../store/redis.js';
-import { DOOR_DECISIONS_TTL_MARGIN_SECONDS, GameKeys, GlobalKeys } from '../store/keys.js';
+import { DOOR_DECISIONS_TTL_MARGIN_SECONDS, GlobalKeys } from '../store/keys.js';
 import { replayClaim } from '../auth/replay-tags.js';
 import { quotaScriptArgs } from '../limits/quota-script-args.js';
 import { ReplayError } from '../errors.js';
@@ -26,6 +26,7 @@ import { doorQuota } from '../limits/quotas.js';
 import { QuotaExceededError } from '../limits/quota-error.js';
 import type { Effect } from './door-types.js';
 import { ThrottleMarks } from '../limits/throttle-marks.js';
+import type { KeySpace } from '../store/keyspace/key-space.js';
 
 /**
  * A decision as cached: its expiry (ms since the epoch), its outcome and its public JSON (see
@@ -89,9 +90,9 @@ export class DecisionCache {
   private readonly throttled: ThrottleMarks;
 
   /** `doorCacheTtlSeconds`: config `DOOR_CACHE_TTL_SECONDS`, the longest life of a cached decision. */
-  constructor(private readonly redis: AppRedis, private readonly redisPrefix: string, private readonly doorCacheTtlSeconds: number) {
-    this.globalKeys = new GlobalKeys(redisPrefix);
-    this.throttled = new ThrottleMarks(redis, redisPrefix);
+  constructor(private readonly redis: AppRedis, private readonly keySpace: KeySpace, private readonly doorCacheTtlSeconds: number) {
+    this.globalKeys = keySpace.global;
+    this.throttled = new ThrottleMarks(redis, keySpace);
   }
 
   /**
@@ -102,7 +103,7 @@ export class DecisionCache {
    *   (src/limits/quotas.ts `doorQuota`); nothing is looked up or logged.
    */
   async lookup(input: LookupInput): Promise<Lookup> {
-    const keys = new GameKeys(this.redisPrefix, input.gameId);
+    const keys = this.keySpace.game(input.gameId);
     const q = doorQuota(input.mode, { keyId: input.keyId, externalId: input.externalId, doorKey: input.doorKey, doorCacheTtlSeconds: this.doorCacheTtlSeconds });
     const replay = replayClaim(keys, input.keyId, input.signature, input.nowMs);
     const quota = quotaScriptArgs(keys, input.keyId, q, input.nowMs);
@@ -136,7 +137,7 @@ export class DecisionCache {
    */
   async store(input: StoreInput): Promise<void> {
     if (!input.fresh.length && !input.logged.length) return;
-    const keys = new GameKeys(this.redisPrefix, input.gameId);
+    const keys = this.keySpace.game(input.gameId);
     const window = this.window(input.nowMs);
     const windowMs = this.doorCacheTtlSeconds * 1000;
     const entries: string[] = [];

@@ -26,6 +26,7 @@ import { raiseDoorsVersion } from './doors-version.js';
 import { evaluateDoor } from './evaluate.js';
 import { loadSubjectContext, type SubjectContext } from './subject-context.js';
 import { WorkspaceSnapshots } from './workspace-snapshot.js';
+import type { KeySpace } from '../store/keyspace/key-space.js';
 
 /** Who is asking: the authenticated key's game plus the request's signature (the replay-cache key). */
 export interface DoorCaller {
@@ -37,7 +38,7 @@ export interface DoorCaller {
 export interface DoorAccessDeps {
   db: Db;
   redis: AppRedis;
-  redisPrefix: string;
+  keySpace: KeySpace;
   /** Config `DOOR_CACHE_TTL_SECONDS`: longest life of a cached decision, seconds. */
   doorCacheTtlSeconds: number;
 }
@@ -96,7 +97,7 @@ export class DoorAccessService {
     this.ttlMs = deps.doorCacheTtlSeconds * 1000;
     this.catalog = new DoorCatalog(deps.db);
     this.workspaces = new WorkspaceSnapshots(deps.db, this.ttlMs);
-    this.cache = new DecisionCache(deps.redis, deps.redisPrefix, deps.doorCacheTtlSeconds);
+    this.cache = new DecisionCache(deps.redis, deps.keySpace, deps.doorCacheTtlSeconds);
   }
 
   /**
@@ -158,7 +159,7 @@ export class DoorAccessService {
   private async definitions(gameId: string, found: Lookup): Promise<CatalogEntry> {
     const entry = await this.guard(() => this.catalog.get(gameId, found.doorsVersion));
     if (found.doorsVersion === null) {
-      await raiseDoorsVersion(this.deps.redis, this.deps.redisPrefix, gameId, entry.version);
+      await raiseDoorsVersion(this.deps.redis, this.deps.keySpace, gameId, entry.version);
     }
     return entry;
   }

@@ -13,7 +13,6 @@
 import { Prisma } from '@prisma/client';
 import type { Db } from '../store/prisma.js';
 import type { AppRedis } from '../store/redis.js';
-import { GameKeys } from '../store/keys.js';
 import { DomainError, NotFoundError, ValidationError } from '../errors.js';
 import { appendAudit } from '../audit/audit-chain.js';
 import { checkIssueInput, issueCommand, type CommandServiceDeps, type IssueCommandInput, type IssuedCommand } from '../commands/command-service.js';
@@ -21,12 +20,13 @@ import { FAIL_MODES, FORCED_STATES } from '../schemas/doors.js';
 import { DOOR_EFFECTS, SUBJECT_TYPES, type Effect, type FailMode, type ForcedState, type PolicyConditions, type SubjectType } from './door-types.js';
 import { incrementDoorsVersion, raiseDoorsVersion } from './doors-version.js';
 import { parseConditions } from './policy-conditions.js';
+import type { KeySpace } from '../store/keyspace/key-space.js';
 
 export interface DoorAdminDeps {
   db: Db;
   redis: AppRedis;
-  redisPrefix: string;
-  /** Where forced-state commands are issued (defaults to db/redis/redisPrefix without nudges). */
+  keySpace: KeySpace;
+  /** Where forced-state commands are issued (defaults to db/redis/keySpace without nudges). */
   commands?: CommandServiceDeps;
 }
 
@@ -107,7 +107,7 @@ async function versioned<T>(
     await appendAudit(tx, { workspaceId: game.workspaceId, gameId: game.id, actor, action, detail });
     return { result, doorsVersion };
   });
-  await raiseDoorsVersion(deps.redis, deps.redisPrefix, game.id, doorsVersion);
+  await raiseDoorsVersion(deps.redis, deps.keySpace, game.id, doorsVersion);
   return { ...result, doorsVersion };
 }
 
@@ -198,8 +198,8 @@ export async function forceDoor(deps: DoorAdminDeps, gameId: string, key: string
     await tx.door.update({ where: { id: door.id }, data: { forcedState } });
     return { result: {}, detail: { key, from: door.forcedState, to: forcedState } };
   });
-  const commandDeps = deps.commands ?? { db: deps.db, redis: deps.redis, redisPrefix: deps.redisPrefix };
-  const servers = await deps.redis.zrange(new GameKeys(deps.redisPrefix, game.id).servers(), '0', '-1');
+  const commandDeps = deps.commands ?? { db: deps.db, redis: deps.redis, keySpace: deps.keySpace };
+  const servers = await deps.redis.zrange(deps.keySpace.game(game.id).servers(), '0', '-1');
   const commands: ForceResult['commands'] = [];
   const failures: ForceResult['failures'] = [];
   for (const externalServerId of servers) {
@@ -256,7 +256,7 @@ export async function issueDoorSetState(
   const server = checked.server;
   const game = await requireGame(deps.db, input.gameId);
   await requireDoor(deps.db, game.id, doorKey);
-  if ((await deps.redis.zscore(new GameKeys(deps.redisPrefix, game.id).servers(), server)) === null) {
+  if ((await deps.redis.zscore(deps.keySpace.game(game.id).servers(), server)) === null) {
     throw new NotFoundError(`server ${server} is not live in game ${game.id}`, 'server_not_live');
   }
   let from: ForcedState = 'auto';
@@ -266,7 +266,7 @@ export async function issueDoorSetState(
     await tx.door.update({ where: { id: door.id }, data: { forcedState: state } });
     return { result: {}, detail: { key: doorKey, from, to: state, via: 'command', externalServerId: server } };
   });
-  const commandDeps = deps.commands ?? { db: deps.db, redis: deps.redis, redisPrefix: deps.redisPrefix };
+  const commandDeps = deps.commands ?? { db: deps.db, redis: deps.redis, keySpace: deps.keySpace };
   try {
     const command = await issueCommand(commandDeps, { ...input, type: 'door_set_state', payload: { doorKey, state } });
     return { command, door: { key: doorKey, from, forcedState: state, doorsVersion: recorded.doorsVersion } };

@@ -12,8 +12,8 @@
 import type { Prisma } from '@prisma/client';
 import type { AppRedis } from '../store/redis.js';
 import type { Db } from '../store/prisma.js';
-import { GameKeys } from '../store/keys.js';
 import { log } from '../log.js';
+import type { KeySpace } from '../store/keyspace/key-space.js';
 
 /** Increments `Game.doorsVersion` inside the caller's transaction; returns the new version. */
 export async function incrementDoorsVersion(tx: Prisma.TransactionClient, gameId: string): Promise<number> {
@@ -22,8 +22,8 @@ export async function incrementDoorsVersion(tx: Prisma.TransactionClient, gameId
 }
 
 /** Raises the Redis copy to `version` (no-op when it is already there or above); returns the stored version. */
-export async function raiseDoorsVersion(redis: AppRedis, redisPrefix: string, gameId: string, version: number): Promise<number> {
-  const key = new GameKeys(redisPrefix, gameId).doorsVersion();
+export async function raiseDoorsVersion(redis: AppRedis, keySpace: KeySpace, gameId: string, version: number): Promise<number> {
+  const key = keySpace.game(gameId).doorsVersion();
   return Number(await redis.runScript('raiseDoorsVersion', [key], { v: version }));
 }
 
@@ -36,7 +36,7 @@ export async function raiseDoorsVersion(redis: AppRedis, redisPrefix: string, ga
 export class DoorsVersionReader {
   private readonly inflight = new Map<string, Promise<number | null>>();
 
-  constructor(private readonly redis: AppRedis, private readonly db: Db, private readonly redisPrefix: string) {}
+  constructor(private readonly redis: AppRedis, private readonly db: Db, private readonly keySpace: KeySpace) {}
 
   /**
    * `fromRedis` when Redis held a version, else the version initialised from Postgres, or null when it
@@ -55,7 +55,7 @@ export class DoorsVersionReader {
   private async initialise(gameId: string): Promise<number | null> {
     try {
       const game = await this.db.game.findUnique({ where: { id: gameId }, select: { doorsVersion: true } });
-      return game ? await raiseDoorsVersion(this.redis, this.redisPrefix, gameId, game.doorsVersion) : null;
+      return game ? await raiseDoorsVersion(this.redis, this.keySpace, gameId, game.doorsVersion) : null;
     } catch (err) {
       log.warn('could not initialise the doors version', { gameId, err: String(err) });
       return null;

@@ -18,7 +18,7 @@
  */
 import type { Db } from '../store/prisma.js';
 import type { AppRedis } from '../store/redis.js';
-import { GameKeys } from '../store/keys.js';
+import type { KeySpace } from '../store/keyspace/key-space.js';
 
 /** Field of `GameKeys.doorSubjects` that versions everything workspace-wide (schedule, org tree). */
 export const WORKSPACE_FIELD = 'w';
@@ -28,7 +28,7 @@ export function memberField(externalId: string): string {
 }
 
 export class DoorSubjectInvalidator {
-  constructor(private readonly db: Db, private readonly redis: AppRedis, private readonly redisPrefix: string) {}
+  constructor(private readonly db: Db, private readonly redis: AppRedis, private readonly keySpace: KeySpace) {}
 
   /** A member's positions, records, clock-in state or join date changed (`externalId` = Member.externalId). */
   async memberChanged(workspaceId: string, externalId: string): Promise<void> {
@@ -44,7 +44,7 @@ export class DoorSubjectInvalidator {
     const games = await this.db.game.findMany({ where: { workspaceId }, select: { id: true } });
     if (!games.length) return;
     const pipe = this.redis.pipeline();
-    for (const g of games) pipe.hincrby(new GameKeys(this.redisPrefix, g.id).doorSubjects(), field, 1);
+    for (const g of games) pipe.hincrby(this.keySpace.game(g.id).doorSubjects(), field, 1);
     const results = await pipe.exec();
     const failed = results?.find(([err]) => err)?.[0];
     if (failed) throw failed;

@@ -16,10 +16,10 @@
 import { pgPoolOf, type Db } from '../store/prisma.js';
 import { copyAndApply, copyLine } from '../store/bulk-copy.js';
 import type { StreamConsumer } from '../store/streams.js';
-import { GameKeys } from '../store/keys.js';
 import type { EventEntry } from '../schemas/heartbeat.js';
 import { toStorableIso } from '../schemas/date-time.js';
 import { DeadLetters, insertIsolating, refusalReason, type DeadLetterInput } from '../store/dead-letters.js';
+import type { KeySpace } from '../store/keyspace/key-space.js';
 
 export interface FlushResult {
   /** Stream entries (heartbeats) consumed. */
@@ -55,8 +55,8 @@ export const EVENT_FLUSH_BATCH = 500;
  * @throws on a Postgres or Redis failure that is not a refusal of rows; the entries stay pending and are
  *   retried.
  */
-export async function flushEvents(db: Db, consumer: StreamConsumer, redisPrefix: string, gameId: string, batch = EVENT_FLUSH_BATCH, hooks: FlushHooks = {}): Promise<FlushResult> {
-  const key = new GameKeys(redisPrefix, gameId).eventStream();
+export async function flushEvents(db: Db, consumer: StreamConsumer, keySpace: KeySpace, gameId: string, batch = EVENT_FLUSH_BATCH, hooks: FlushHooks = {}): Promise<FlushResult> {
+  const key = keySpace.game(gameId).eventStream();
   const entries = await consumer.read(key, batch);
   if (!entries.length) return { entries: 0, events: 0, oldestReceivedMs: 0 };
   const rows: PendingRow[] = [];
@@ -103,7 +103,7 @@ export async function flushEvents(db: Db, consumer: StreamConsumer, redisPrefix:
       refused.push({ entryId: row.entryId, reason: refusalReason(err), row: row.row });
     }
   }
-  await new DeadLetters(consumer.redis, redisPrefix).add(gameId, 'events', refused);
+  await new DeadLetters(consumer.redis, keySpace).add(gameId, 'events', refused);
   await hooks.afterInsert?.();
   await consumer.done(key, entries.map((e) => e.id));
   return { entries: entries.length, events: rows.length, oldestReceivedMs: oldest };

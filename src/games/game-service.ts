@@ -8,6 +8,7 @@ import type { Db } from '../store/prisma.js';
 import { NotFoundError, ValidationError } from '../errors.js';
 import { appendAudit } from '../audit/audit-chain.js';
 import { publishInvalidation } from '../auth/key-service.js';
+import type { KeySpace } from '../store/keyspace/key-space.js';
 
 export const MIN_INTERVAL_SECONDS = 15;
 export const MAX_INTERVAL_SECONDS = 60;
@@ -54,7 +55,7 @@ export async function createGame(
  * Changes a game's heartbeat interval (seconds), audits it, and invalidates cached key data on every API
  * process. @throws {NotFoundError} unknown game. @throws {ValidationError} interval outside 15–60.
  */
-export async function setHeartbeatInterval(db: Db, redis: Redis, redisPrefix: string, gameId: string, seconds: number, actor = 'operator'): Promise<void> {
+export async function setHeartbeatInterval(db: Db, redis: Redis, keySpace: KeySpace, gameId: string, seconds: number, actor = 'operator'): Promise<void> {
   checkInterval(seconds);
   const game = await db.game.findUnique({ where: { id: gameId } });
   if (!game) throw new NotFoundError(`game ${gameId} not found`);
@@ -62,5 +63,5 @@ export async function setHeartbeatInterval(db: Db, redis: Redis, redisPrefix: st
     await tx.game.update({ where: { id: gameId }, data: { heartbeatIntervalSeconds: seconds } });
     await appendAudit(tx, { workspaceId: game.workspaceId, gameId, actor, action: 'game.set-interval', detail: { from: game.heartbeatIntervalSeconds, to: seconds } });
   });
-  await publishInvalidation(redis, redisPrefix, `game:${gameId}`);
+  await publishInvalidation(redis, keySpace, `game:${gameId}`);
 }

@@ -4,7 +4,6 @@
  * user, {@link BAN_CHECK_QUOTA} per (key, user) per minute (src/limits/quotas.ts).
  */
 import type { AppRedis } from '../store/redis.js';
-import { GameKeys } from '../store/keys.js';
 import { replayClaim } from '../auth/replay-tags.js';
 import { ReplayError } from '../errors.js';
 import type { SignedRequest } from '../auth/signed-request.js';
@@ -12,13 +11,14 @@ import { BAN_CHECK_QUOTA, KIND_TAGS, MINUTE_WINDOW_SECONDS } from './quotas.js';
 import { quotaScriptArgs } from './quota-script-args.js';
 import { QuotaExceededError } from './quota-error.js';
 import { ThrottleMarks } from './throttle-marks.js';
+import type { KeySpace } from '../store/keyspace/key-space.js';
 
 /** The replay claim and ban-check quota of one process, over its API Redis client. */
 export class BanCheckClaim {
   private readonly throttled: ThrottleMarks;
 
-  constructor(private readonly redis: AppRedis, private readonly redisPrefix: string) {
-    this.throttled = new ThrottleMarks(redis, redisPrefix);
+  constructor(private readonly redis: AppRedis, private readonly keySpace: KeySpace) {
+    this.throttled = new ThrottleMarks(redis, keySpace);
   }
 
   /**
@@ -26,7 +26,7 @@ export class BanCheckClaim {
    * @throws {ReplayError} 409 `replayed_signature`. @throws {QuotaExceededError} 429 with Retry-After.
    */
   async claim(signed: SignedRequest, externalId: string, nowMs: number): Promise<void> {
-    const keys = new GameKeys(this.redisPrefix, signed.key.gameId);
+    const keys = this.keySpace.game(signed.key.gameId);
     const replay = replayClaim(keys, signed.key.keyId, signed.signature, nowMs);
     const quota = quotaScriptArgs(keys, signed.key.keyId, { kind: 'ban_check', tag: KIND_TAGS.ban_check, field: externalId, quota: BAN_CHECK_QUOTA, perServer: 0, windowSeconds: MINUTE_WINDOW_SECONDS, who: externalId }, nowMs);
     const [outcome, retryAfter] = (await this.redis.runScript('banCheckClaim', [...quota.keys, ...replay.keys], { ...replay.args, ...quota.args })) as [string, string?];

@@ -18,7 +18,8 @@
  */
 import type { Redis } from 'ioredis';
 import type { Db } from '../store/prisma.js';
-import { GameKeys, GlobalKeys, THROTTLE_COUNT_TTL_SECONDS, THROTTLE_HISTORY_MINUTES } from '../store/keys.js';
+import { THROTTLE_COUNT_TTL_SECONDS, THROTTLE_HISTORY_MINUTES } from '../store/keys.js';
+import type { KeySpace } from '../store/keyspace/key-space.js';
 
 /** Throttled minutes (out of the last {@link THROTTLE_HISTORY_MINUTES}) that make throttling persistent. */
 export const PERSISTENT_MINUTES = 5;
@@ -38,8 +39,8 @@ export interface ThrottledMinute {
 }
 
 /** The last {@link THROTTLE_HISTORY_MINUTES} minutes up to and including the one of `nowMs`, oldest first. */
-export async function throttleHistory(redis: Redis, redisPrefix: string, gameId: string, nowMs: number): Promise<ThrottledMinute[]> {
-  const keys = new GameKeys(redisPrefix, gameId);
+export async function throttleHistory(redis: Redis, keySpace: KeySpace, gameId: string, nowMs: number): Promise<ThrottledMinute[]> {
+  const keys = keySpace.game(gameId);
   const last = Math.floor(nowMs / MINUTE_MS);
   const minutes = Array.from({ length: THROTTLE_HISTORY_MINUTES }, (_, i) => last - THROTTLE_HISTORY_MINUTES + 1 + i);
   const pipe = redis.pipeline();
@@ -107,8 +108,8 @@ export interface HealthCheckResult {
  * recently and the games with an open throttling warning, at server time `nowMs`.
  * @throws on Redis or Postgres failure (the next run checks again).
  */
-export async function checkIngestHealth(redis: Redis, db: Db, redisPrefix: string, nowMs: number): Promise<HealthCheckResult> {
-  const recent = new GlobalKeys(redisPrefix).throttledGames();
+export async function checkIngestHealth(redis: Redis, db: Db, keySpace: KeySpace, nowMs: number): Promise<HealthCheckResult> {
+  const recent = keySpace.global.throttledGames();
   await redis.zremrangebyscore(recent, '-inf', String(nowMs - THROTTLE_COUNT_TTL_SECONDS * 1000));
   const throttled = await redis.zrange(recent, '0', '-1');
   const open = await db.ingestHealthWarning.findMany({ where: { kind: THROTTLING_WARNING, resolvedAt: null }, select: { id: true, gameId: true } });
@@ -116,7 +117,7 @@ export async function checkIngestHealth(redis: Redis, db: Db, redisPrefix: strin
   const result: HealthCheckResult = { checked: 0, raised: [], refreshed: [], resolved: [] };
   for (const gameId of new Set([...throttled, ...openByGame.keys()])) {
     result.checked++;
-    const history = await throttleHistory(redis, redisPrefix, gameId, nowMs);
+    const history = await throttleHistory(redis, keySpace, gameId, nowMs);
     const openId = openByGame.get(gameId);
     const at = new Date(nowMs);
     if (isPersistent(history)) {

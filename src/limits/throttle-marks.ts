@@ -7,16 +7,16 @@
  * open warning, and the next 429 marks again.
  */
 import type { Redis } from 'ioredis';
-import { GlobalKeys } from '../store/keys.js';
 import { log } from '../log.js';
+import type { KeySpace } from '../store/keyspace/key-space.js';
 
 /** Per-process writer of the throttled-games index (see the module comment). */
 export class ThrottleMarks {
   private readonly last = new Map<string, number>();
   private readonly key: string;
 
-  constructor(private readonly redis: Redis, redisPrefix: string) {
-    this.key = new GlobalKeys(redisPrefix).throttledGames();
+  constructor(private readonly redis: Redis, keySpace: KeySpace) {
+    this.key = keySpace.global.throttledGames();
   }
 
   /** Records that `gameId` answered a 429 at `nowMs` (ms); never throws, never waits. */

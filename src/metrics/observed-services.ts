@@ -7,13 +7,15 @@ import type { ErrorRequestHandler } from 'express';
 import { HeartbeatService, type HeartbeatInput, type RecordedHeartbeat } from '../presence/heartbeat-service.js';
 import { DoorAccessService, type AnsweredDecision, type DoorAccessDeps, type DoorBulkAnswer, type DoorCaller, type DoorCheckAnswer } from '../doors/door-access-service.js';
 import type { AppRedis } from '../store/redis.js';
+import type { ReplicaAck } from '../store/replica-ack.js';
 import { QuotaExceededError } from '../limits/quota-error.js';
 import type { ApiMetrics } from './api-metrics.js';
+import type { KeySpace } from '../store/keyspace/key-space.js';
 
 /** Counts accepted heartbeats and the events they carried. */
 export class ObservedHeartbeatService extends HeartbeatService {
-  constructor(redis: AppRedis, redisPrefix: string, private readonly metrics: ApiMetrics) {
-    super(redis, redisPrefix);
+  constructor(redis: AppRedis, keySpace: KeySpace, private readonly metrics: ApiMetrics, ack?: ReplicaAck) {
+    super(redis, keySpace, ack);
   }
 
   override async record(input: HeartbeatInput): Promise<RecordedHeartbeat> {

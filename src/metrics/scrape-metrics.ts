@@ -25,11 +25,11 @@ import { Queue } from 'bullmq';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Db } from '../store/prisma.js';
 import type { AppRedis } from '../store/redis.js';
-import { GlobalKeys } from '../store/keys.js';
 import { streamBacklogs, FLUSHED_STREAMS, type StreamName } from '../ops/stream-backlog.js';
 import { log } from '../log.js';
 import { DEAD_LETTER_SOURCES, DeadLetters } from '../store/dead-letters.js';
 import { THROTTLING_WARNING } from '../limits/ingest-health.js';
+import type { KeySpace } from '../store/keyspace/key-space.js';
 
 /** BullMQ job states reported per queue. */
 const JOB_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'failed'] as const;
@@ -77,14 +77,14 @@ function answers(probe: Promise<unknown>): Promise<boolean> {
 export interface ScrapeSources {
   db: Db;
   redis: AppRedis;
-  redisPrefix: string;
+  keySpace: KeySpace;
   /** BullMQ queue names of the worker roles (src/jobs/worker-roles.ts ROLES). */
   queueNames: readonly string[];
 }
 
 /** Registers the scrape-time metrics on `registry`; returns a function closing the queue handles it opened. */
 export function registerScrapeMetrics(registry: Registry, src: ScrapeSources): () => Promise<void> {
-  const prefix = new GlobalKeys(src.redisPrefix).bullPrefix();
+  const prefix = src.keySpace.global.bullPrefix();
   const queues = src.queueNames.map((name) => new Queue(name, { connection: src.redis, prefix }));
   for (const [i, queue] of queues.entries()) absorbSharedConnectionErrors(queue, `queue:${src.queueNames[i]}`);
   const errors = new Counter({ name: 'gis_scrape_errors_total', help: 'Metric sources that could not be read during a scrape', labelNames: ['source'] as const, registers: [registry] });
@@ -119,8 +119,8 @@ export function registerScrapeMetrics(registry: Registry, src: ScrapeSources): (
     const now = Date.now();
     if (streamRead && now - streamRead.at < 1000) return streamRead.result;
     const result = (async () => {
-      const games = await src.redis.zrangebyscore(new GlobalKeys(src.redisPrefix).activeGames(), String(now - ACTIVE_WINDOW_MS), '+inf');
-      const perGame = await streamBacklogs(src.redis, src.redisPrefix, games, now);
+      const games = await src.redis.zrangebyscore(src.keySpace.global.activeGames(), String(now - ACTIVE_WINDOW_MS), '+inf');
+      const perGame = await streamBacklogs(src.redis, src.keySpace, games, now);
       const totals = {} as StreamTotals;
       for (const stream of Object.keys(FLUSHED_STREAMS) as StreamName[]) {
         totals[stream] = { entries: 0, lag: 0 };
@@ -181,7 +181,7 @@ export function registerScrapeMetrics(registry: Registry, src: ScrapeSources): (
     },
   });
 
-  const deadLetters = new DeadLetters(src.redis, src.redisPrefix);
+  const deadLetters = new DeadLetters(src.redis, src.keySpace);
   new Counter({
     name: 'gis_dead_letters_total',
     help: 'Rows Postgres refused that the flushers set aside in the per-game dead-letter streams, by source stream (README "Failure behaviour")',

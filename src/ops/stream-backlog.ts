@@ -8,6 +8,7 @@
  */
 import type { Redis } from 'ioredis';
 import { GameKeys } from '../store/keys.js';
+import type { KeySpace } from '../store/keyspace/key-space.js';
 
 /** The streams the workers drain, by the name metrics and the console use. */
 export const FLUSHED_STREAMS = {
@@ -31,11 +32,11 @@ export interface StreamBacklog {
  * Backlog of every flushed stream of each game in `gameIds`, at `nowMs` (ms), in one pipeline.
  * @throws the Redis client's error when Redis is unreachable.
  */
-export async function streamBacklogs(redis: Redis, redisPrefix: string, gameIds: readonly string[], nowMs: number): Promise<Map<string, Record<StreamName, StreamBacklog>>> {
+export async function streamBacklogs(redis: Redis, keySpace: KeySpace, gameIds: readonly string[], nowMs: number): Promise<Map<string, Record<StreamName, StreamBacklog>>> {
   const names = Object.keys(FLUSHED_STREAMS) as StreamName[];
   const pipe = redis.pipeline();
   for (const gameId of gameIds) {
-    const keys = new GameKeys(redisPrefix, gameId);
+    const keys = keySpace.game(gameId);
     for (const name of names) {
       const key = FLUSHED_STREAMS[name](keys);
       pipe.xlen(key);

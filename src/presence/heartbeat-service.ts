@@ -2,11 +2,13 @@
  * Applies one accepted heartbeat to the hot state in a single Redis round trip (the `heartbeat` Lua
  * script): replay check, server refresh, roster reconciliation into session transitions, event
  * buffering, acks/failures, and command delivery (spec: POST heartbeat, Events, Command lifecycle).
- * When it returns, the request's events and roster are in Redis: the 200 promise of the spec.
+ * When it returns, the request's events and roster are in Redis: the 200 promise of the spec (and, with
+ * REDIS_WAIT_REPLICAS, on that many of the master's replicas too).
  */
 import { createHash } from 'node:crypto';
 import type { AppRedis } from '../store/redis.js';
-import { GameKeys, GlobalKeys, SERVER_TTL_SECONDS } from '../store/keys.js';
+import type { ReplicaAck } from '../store/replica-ack.js';
+import { GlobalKeys, SERVER_TTL_SECONDS } from '../store/keys.js';
 import { replayClaim } from '../auth/replay-tags.js';
 import { ReplayError } from '../errors.js';
 import type { HeartbeatRequest } from '../schemas/heartbeat.js';
@@ -15,6 +17,7 @@ import { heartbeatQuota, KIND_TAGS, MINUTE_WINDOW_SECONDS } from '../limits/quot
 import { quotaScriptArgs } from '../limits/quota-script-args.js';
 import { QuotaExceededError } from '../limits/quota-error.js';
 import { ThrottleMarks } from '../limits/throttle-marks.js';
+import type { KeySpace } from '../store/keyspace/key-space.js';
 
 export interface HeartbeatInput {
   gameId: string;
@@ -41,9 +44,13 @@ export class HeartbeatService {
   private readonly globalKeys: GlobalKeys;
   private readonly throttled: ThrottleMarks;
 
-  constructor(private readonly redis: AppRedis, private readonly redisPrefix: string) {
-    this.globalKeys = new GlobalKeys(redisPrefix);
-    this.throttled = new ThrottleMarks(redis, redisPrefix);
+  /**
+   * @param ack when set (REDIS_WAIT_REPLICAS ≥ 1), a heartbeat is answered only once its write is on that
+   *   many replicas (else `UnreplicatedWriteError`, 503); absent, the script's reply is the answer.
+   */
+  constructor(private readonly redis: AppRedis, private readonly keySpace: KeySpace, private readonly ack?: ReplicaAck) {
+    this.globalKeys = keySpace.global;
+    this.throttled = new ThrottleMarks(redis, keySpace);
   }
 
   /**
@@ -53,10 +60,12 @@ export class HeartbeatService {
    * @throws {ReplayError} 409 when the signature was seen in the last 600 s (src/auth/replay-tags.ts).
    * @throws {QuotaExceededError} 429 with Retry-After when this (key, server) is over its heartbeat quota
    *   (src/limits/quotas.ts); nothing of the request is stored.
+   * @throws {UnreplicatedWriteError} (src/store/replica-ack.ts) 503 with Retry-After, only with a {@link ReplicaAck}: the heartbeat
+   *   was stored on the master but not confirmed on enough replicas in time (the client sends it again).
    */
   async record(input: HeartbeatInput): Promise<RecordedHeartbeat> {
     const { body } = input;
-    const keys = new GameKeys(this.redisPrefix, input.gameId);
+    const keys = this.keySpace.game(input.gameId);
     const meta = {
       sc: body.externalScopeId ?? '',
       pc: body.playerCount,
@@ -91,7 +100,7 @@ export class HeartbeatService {
       ...quota.keys,
       ...replay.keys,
     ];
-    const result = (await this.redis.runScript('heartbeat', scriptKeys, {
+    const scriptArgs = {
       b: keys.base,
       sid,
       t: String(input.nowMs),
@@ -108,7 +117,14 @@ export class HeartbeatService {
       keyId: input.keyId,
       ...replay.args,
       ...quota.args,
-    })) as string[];
+    };
+    // With REDIS_WAIT_REPLICAS (src/store/replica-ack.ts) the script runs on the slot master's connection
+    // and is followed by WAIT; a replayed or throttled heartbeat stored nothing and needs no confirmation.
+    const result = (
+      this.ack
+        ? await this.ack.write(keys.base, (redis) => redis.runScript('heartbeat', scriptKeys, scriptArgs), (r) => (r as string[])[0] !== 'replay' && (r as string[])[0] !== 'limited')
+        : await this.redis.runScript('heartbeat', scriptKeys, scriptArgs)
+    ) as string[];
     if (result[0] === 'replay') throw new ReplayError('replayed_signature', 'this signature was already used; re-sign with a fresh timestamp');
     if (result[0] === 'limited') {
       this.throttled.mark(input.gameId, input.nowMs);

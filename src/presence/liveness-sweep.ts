@@ -6,8 +6,8 @@
  */
 import type { Db } from '../store/prisma.js';
 import type { AppRedis } from '../store/redis.js';
-import { GameKeys } from '../store/keys.js';
 import { MIN_INTERVAL_SECONDS } from '../games/game-service.js';
+import type { KeySpace } from '../store/keyspace/key-space.js';
 
 export interface SweepResult {
   gone: string[];
@@ -16,8 +16,8 @@ export interface SweepResult {
 }
 
 /** Sweeps one game at server time `nowMs`. Idempotent; a late heartbeat always wins over the sweep. */
-export async function sweepGame(redis: AppRedis, db: Db, redisPrefix: string, gameId: string, goneAfterMissedIntervals: number, nowMs: number): Promise<SweepResult> {
-  const keys = new GameKeys(redisPrefix, gameId);
+export async function sweepGame(redis: AppRedis, db: Db, keySpace: KeySpace, gameId: string, goneAfterMissedIntervals: number, nowMs: number): Promise<SweepResult> {
+  const keys = keySpace.game(gameId);
   const result: SweepResult = { gone: [], sessionsClosed: 0, live: 0 };
   const earliestCutoff = nowMs - goneAfterMissedIntervals * MIN_INTERVAL_SECONDS * 1000;
   const candidates = await redis.zrangebyscore(keys.servers(), '-inf', String(earliestCutoff));

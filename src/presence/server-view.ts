@@ -10,7 +10,7 @@
  * - hash {@link GameKeys.roster}: externalId → `<openedAtMs>\n<json [username, team]>`.
  */
 import type { Redis } from 'ioredis';
-import { GameKeys } from '../store/keys.js';
+import type { KeySpace } from '../store/keyspace/key-space.js';
 
 /** Field names of the server hash as written by `heartbeat.lua` (keep both in step). */
 export const SERVER_FIELDS = {
@@ -139,14 +139,14 @@ function repliesOf(results: [Error | null, unknown][] | null): unknown[] {
 }
 
 /**
- * Lists the live servers of `gameId` under `redisPrefix`, sorted by externalServerId, at server time
+ * Lists the live servers of `gameId` in `keySpace`, sorted by externalServerId, at server time
  * `nowMs` (ms). Two round trips (the zset, then one pipeline of every server hash and roster size; all
  * keys share the game's hash slot). A zset member whose hash has expired is left out. `stale` is
  * computed against the newest sdkVersion among the returned servers.
  * @throws the Redis client's error when Redis is unreachable.
  */
-export async function listLiveServers(redis: Redis, redisPrefix: string, gameId: string, nowMs: number): Promise<LiveServer[]> {
-  const keys = new GameKeys(redisPrefix, gameId);
+export async function listLiveServers(redis: Redis, keySpace: KeySpace, gameId: string, nowMs: number): Promise<LiveServer[]> {
+  const keys = keySpace.game(gameId);
   const flat = await redis.zrange(keys.servers(), '0', '-1', 'WITHSCORES');
   const members: { sid: string; score: number }[] = [];
   for (let i = 0; i + 1 < flat.length; i += 2) members.push({ sid: flat[i]!, score: Number(flat[i + 1]) });
@@ -214,8 +214,8 @@ export function parseRosterValue(value: string): { openedAtMs: number; username:
  * externalId. Empty when the server is unknown, gone or has nobody on it; unreadable entries are skipped.
  * @throws the Redis client's error when Redis is unreachable.
  */
-export async function getRoster(redis: Redis, redisPrefix: string, gameId: string, externalServerId: string, nowMs: number): Promise<RosterEntry[]> {
-  const raw = await redis.hgetall(new GameKeys(redisPrefix, gameId).roster(externalServerId));
+export async function getRoster(redis: Redis, keySpace: KeySpace, gameId: string, externalServerId: string, nowMs: number): Promise<RosterEntry[]> {
+  const raw = await redis.hgetall(keySpace.game(gameId).roster(externalServerId));
   const entries: RosterEntry[] = [];
   for (const [externalId, value] of Object.entries(raw)) {
     const parsed = parseRosterValue(value);

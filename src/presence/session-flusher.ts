@@ -12,8 +12,8 @@ import { pgPoolOf, type Db } from '../store/prisma.js';
 import { copyAndApply, copyLine, copyTime } from '../store/bulk-copy.js';
 import type { StreamConsumer, StreamEntry } from '../store/streams.js';
 import { DeadLetters, insertIsolating, isRowRefusal, refusalReason, type DeadLetterInput } from '../store/dead-letters.js';
-import { GameKeys } from '../store/keys.js';
 import type { FlushHooks } from '../events/event-flusher.js';
+import type { KeySpace } from '../store/keyspace/key-space.js';
 
 /** A session close as the UPDATE applies it, with the stream entry it came from. */
 interface SessionClose {
@@ -38,8 +38,8 @@ export const SESSION_FLUSH_BATCH = 2000;
  * (src/store/dead-letters.ts); the entries are acknowledged only after both.
  * @throws on a failure that is not a refusal of rows (entries stay pending).
  */
-export async function flushSessions(db: Db, consumer: StreamConsumer, redisPrefix: string, gameId: string, batch = SESSION_FLUSH_BATCH, hooks: FlushHooks = {}): Promise<{ entries: number; opened: number; closed: number }> {
-  const key = new GameKeys(redisPrefix, gameId).sessionStream();
+export async function flushSessions(db: Db, consumer: StreamConsumer, keySpace: KeySpace, gameId: string, batch = SESSION_FLUSH_BATCH, hooks: FlushHooks = {}): Promise<{ entries: number; opened: number; closed: number }> {
+  const key = keySpace.game(gameId).sessionStream();
   const entries = await consumer.read(key, batch);
   if (!entries.length) return { entries: 0, opened: 0, closed: 0 };
   const opens: { entryId: string; data: Prisma.SessionCreateManyInput }[] = [];
@@ -84,7 +84,7 @@ export async function flushSessions(db: Db, consumer: StreamConsumer, redisPrefi
   await applyUpRun();
   for (const { row, err } of await insertIsolating(opens, (chunk) => applyOpens(db, gameId, chunk, hooks))) setAside(row.entryId, err, row.data);
   for (const { row, err } of await insertIsolating(closes, (chunk) => applyCloses(db, gameId, chunk, hooks))) setAside(row.entryId, err, row);
-  await new DeadLetters(consumer.redis, redisPrefix).add(gameId, 'sessions', refused);
+  await new DeadLetters(consumer.redis, keySpace).add(gameId, 'sessions', refused);
   await hooks.afterInsert?.();
   await consumer.done(key, entries.map((e) => e.id));
   return { entries: entries.length, opened: opens.length, closed: closes.length };

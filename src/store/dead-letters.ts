@@ -23,9 +23,10 @@
  *   (`gis_dead_letters_total{stream}`).
  */
 import type { Redis } from 'ioredis';
-import { DEAD_LETTER_MAXLEN, DEAD_LETTER_ROW_MAX_CHARS, GameKeys, GlobalKeys } from './keys.js';
+import { DEAD_LETTER_MAXLEN, DEAD_LETTER_ROW_MAX_CHARS, GlobalKeys } from './keys.js';
 import { isDependencyUnavailable } from './dependency-errors.js';
 import { log } from '../log.js';
+import type { KeySpace } from './keyspace/key-space.js';
 
 /** The flushed streams whose rows can be dead-lettered (the names of src/ops/stream-backlog.ts). */
 export const DEAD_LETTER_SOURCES = ['events', 'sessions', 'command_log', 'access_log'] as const;
@@ -181,8 +182,8 @@ function rowJson(row: unknown): string {
 export class DeadLetters {
   private readonly global: GlobalKeys;
 
-  constructor(private readonly redis: Redis, private readonly redisPrefix: string) {
-    this.global = new GlobalKeys(redisPrefix);
+  constructor(private readonly redis: Redis, private readonly keySpace: KeySpace) {
+    this.global = keySpace.global;
   }
 
   /**
@@ -192,7 +193,7 @@ export class DeadLetters {
    */
   async add(gameId: string, source: DeadLetterSource, letters: readonly DeadLetterInput[], nowMs = Date.now()): Promise<void> {
     if (!letters.length) return;
-    const keys = new GameKeys(this.redisPrefix, gameId);
+    const keys = this.keySpace.game(gameId);
     const multi = this.redis.multi();
     for (const l of letters) {
       const json = rowJson(l.row);
@@ -212,7 +213,7 @@ export class DeadLetters {
    * rows cut to `rowChars` characters.
    */
   async summary(gameId: string, latest = 5, rowChars = 300): Promise<DeadLetterSummary> {
-    const keys = new GameKeys(this.redisPrefix, gameId);
+    const keys = this.keySpace.game(gameId);
     const [counts, kept, entries] = await Promise.all([
       this.redis.hgetall(keys.deadLetterCounts()),
       this.redis.xlen(keys.deadLetters()),

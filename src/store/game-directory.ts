@@ -7,6 +7,7 @@
 import type { Redis } from 'ioredis';
 import type { Db } from './prisma.js';
 import { GlobalKeys } from './keys.js';
+import type { KeySpace } from './keyspace/key-space.js';
 
 export const FULL_SCAN_MS = 30_000;
 /** Active marks older than this are pruned (the full scan still covers those games). */
@@ -19,8 +20,8 @@ export class GameDirectory {
   private readonly lastFullFor = new Map<string, number>();
   private readonly keys: GlobalKeys;
 
-  constructor(private readonly redis: Redis, private readonly db: Db, redisPrefix: string) {
-    this.keys = new GlobalKeys(redisPrefix);
+  constructor(private readonly redis: Redis, private readonly db: Db, keySpace: KeySpace) {
+    this.keys = keySpace.global;
   }
 
   /**

@@ -51,7 +51,7 @@ export const DEAD_LETTER_MAXLEN = 1000;
 /** Longest refused row (its JSON) a dead letter keeps, in characters; longer ones are cut and marked. */
 export const DEAD_LETTER_ROW_MAX_CHARS = 16 * 1024;
 
-/** Key builders for one game's hot state. */
+/** Key builders for one game's hot state; made only by `KeySpace.game` (src/store/keyspace/key-space.ts). */
 export class GameKeys {
   /** `<prefix>:{g:<gameId>}`: the hash-tagged base every per-game key extends. */
   readonly base: string;
@@ -195,6 +195,7 @@ export class GameKeys {
 /**
  * Key builders for one workspace's hot state: `<prefix>:{w:<workspaceId>}`, one Cluster slot per
  * workspace. Bans are workspace-scoped (spec: What the service does, item 5), so the blocklist lives here.
+ * Made only by `KeySpace.workspace`.
  */
 export class WorkspaceKeys {
   /** `<prefix>:{w:<workspaceId>}`: the hash-tagged base every per-workspace key extends. */
@@ -218,9 +219,9 @@ export class WorkspaceKeys {
   }
 }
 
-/** Keys that are not per game. */
+/** Keys that are not per game; made only by `KeySpace` (its `global`). */
 export class GlobalKeys {
-  constructor(readonly prefix: string) {}
+  constructor(private readonly prefix: string) {}
 
   /** zset gameId → last activity ms: games whose streams the flushers should look at. */
   activeGames(): string {

@@ -99,12 +99,12 @@ export function parseRedisUrl(url: string): RedisTarget {
  * `enableAutoPipelining`: the commands sent in one event-loop tick go out in one write. Connection state
  * changes are logged once each (store/connection-state.ts).
  */
-export function createRedis(url: string, opts: { forWorker?: boolean; name?: string; autoPipelining?: boolean } = {}): AppRedis {
+export function createRedis(url: string, opts: { forWorker?: boolean; name?: string; autoPipelining?: boolean; commandTimeoutMs?: number } = {}): AppRedis {
   const target = parseRedisUrl(url);
   const options: RedisOptions = {
     connectionName: opts.name,
     maxRetriesPerRequest: opts.forWorker ? null : 1,
-    ...(opts.forWorker ? {} : { commandTimeout: COMMAND_TIMEOUT_MS }),
+    ...(opts.forWorker ? {} : { commandTimeout: opts.commandTimeoutMs ?? COMMAND_TIMEOUT_MS }),
     // Reconnect quickly (ioredis's default backs off to 2 s): recovery is prompt once Redis returns.
     retryStrategy: (attempt: number) => Math.min(attempt * 100, RECONNECT_MAX_DELAY_MS),
     // Replaces a patch of ioredis internals that corked the socket (issue #18: no patching of library
@@ -112,29 +112,40 @@ export function createRedis(url: string, opts: { forWorker?: boolean; name?: str
     enableAutoPipelining: opts.autoPipelining ?? false,
     lazyConnect: false,
   };
-  const client = target.kind === 'cluster' ? createCluster(target, options, { spreadPipelines: !opts.forWorker }) : (new Redis(url, options) as AppRedis);
+  const client = target.kind === 'cluster' ? createCluster(target, options, { forWorker: opts.forWorker ?? false }) : new Redis(url, options);
   watchConnection(client, { name: opts.name ?? 'redis' });
+  return withScripts(client);
+}
+
+/**
+ * Defines the project's scripts on `client` (a client of {@link createRedis}, or one node connection of
+ * a Cluster, which ioredis creates without them: src/store/replica-ack.ts writes on those) and adds
+ * `runScript`. Returns the same object, typed as an {@link AppRedis}.
+ */
+export function withScripts(client: Redis | Cluster): AppRedis {
+  const app = client as AppRedis;
   for (const name of SCRIPTS) {
-    client.defineCommand(name, { lua: scriptSource(name) });
+    app.defineCommand(name, { lua: scriptSource(name) });
   }
-  client.runScript = function runScript(name, keys, args) {
+  app.runScript = function runScript(name, keys, args) {
     const fn = (this as unknown as Record<string, (...a: (string | number | Buffer)[]) => Promise<unknown>>)[name]!;
     // no numberOfKeys at definition: ioredis then takes the key count as the first argument
     return fn.call(this, keys.length, ...keys, packr.pack(args));
   };
-  return client;
+  return app;
 }
 
 /**
  * An ioredis Cluster with the options of a single client applied to every node connection, returned as
- * an {@link AppRedis}: it has the same command API (commands, `defineCommand` scripts routed by their
+ * an {@link AppRedis} by {@link createRedis}: it has the same command API (commands, `defineCommand` scripts routed by their
  * first key's slot, `multi`/`pipeline` within one slot, pub/sub, `duplicate` for BullMQ). What a Cluster
  * does not have is given here: `commandQueue` (admission control reads its length) as the sum over the
- * nodes; and, with `spreadPipelines`, a `pipeline()` that may span nodes ({@link spreadPipeline}).
+ * nodes; and, except on BullMQ's connections (`forWorker`), a `pipeline()` that may span nodes
+ * ({@link spreadPipeline}). BullMQ's connections also skip the ready check (see below).
  * Commands without keys (INFO, CONFIG GET, SCAN) go to one node; callers that must see every master use
  * `clusterMasters`.
  */
-function createCluster(target: Extract<RedisTarget, { kind: 'cluster' }>, options: RedisOptions, opts: { spreadPipelines: boolean }): AppRedis {
+function createCluster(target: Extract<RedisTarget, { kind: 'cluster' }>, options: RedisOptions, opts: { forWorker: boolean }): Cluster {
   // No auto-pipelining on a Cluster: ioredis builds it on `pipeline()`, which the service's Cluster clients
   // replace with a node-spanning one ({@link spreadPipeline}); each node connection still writes a tick's
   // commands together as the socket allows.
@@ -143,7 +154,15 @@ function createCluster(target: Extract<RedisTarget, { kind: 'cluster' }>, option
     clusterRetryStrategy: retryStrategy,
     // Reads stay on masters: the hot path reads what it just wrote (rosters, replay keys, commands).
     scaleReads: 'master',
-    enableReadyCheck: true,
+    // The ready check (CLUSTER INFO must say cluster_state:ok) stays on the API's clients. It is off on
+    // BullMQ's (forWorker): ioredis's Cluster.connect() never settles when that check fails — it
+    // reconnects on its own but leaves the promise pending — and BullMQ awaits connect() when its
+    // watchdog resets a worker's blocking connection. A reset during a failover (cluster_state:fail
+    // until the replica is promoted) then parked that worker for good: the flush stopped until the
+    // process restarted (README "Failover"; test/faults/cluster-failover.fault.ts). Without the check,
+    // connect() resolves once the slot map is read, and commands sent before the promotion get
+    // CLUSTERDOWN, which ioredis and BullMQ retry.
+    enableReadyCheck: !opts.forWorker,
     redisOptions: {
       ...nodeOptions,
       ...(target.username ? { username: target.username } : {}),
@@ -154,8 +173,8 @@ function createCluster(target: Extract<RedisTarget, { kind: 'cluster' }>, option
     get: () => ({ length: cluster.nodes('all').reduce((n, node) => n + node.commandQueue.length, 0) }),
   });
   // Not on BullMQ's connections (forWorker): a queue's keys share its hash tag, so its pipelines stay on one node.
-  if (opts.spreadPipelines) cluster.pipeline = spreadPipeline(cluster);
-  return cluster as unknown as AppRedis;
+  if (!opts.forWorker) cluster.pipeline = spreadPipeline(cluster);
+  return cluster;
 }
 
 type Queued = [name: string, args: unknown[]];

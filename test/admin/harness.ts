@@ -12,7 +12,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { createDb, type Db } from '../../src/store/prisma.js';
-import { GlobalKeys } from '../../src/store/keys.js';
+import { KeySpace } from '../../src/store/keyspace/key-space.js';
 import { parseRedisUrl } from '../../src/store/redis.js';
 import { deleteKeys } from '../support/redis-keys.js';
 
@@ -129,7 +129,7 @@ export async function listenInvalidations(prefix: string): Promise<{ messages: s
   const sub = connectTestRedis({ maxRetriesPerRequest: null });
   const messages: string[] = [];
   sub.on('message', (_ch: string, m: string) => messages.push(m));
-  await sub.subscribe(new GlobalKeys(prefix).authChannel());
+  await sub.subscribe(new KeySpace(prefix).global.authChannel());
   return {
     messages,
     async waitFor(message, timeoutMs = 2000) {

@@ -4,6 +4,7 @@ import type { Db } from '../../src/store/prisma.js';
 import { GameKeys } from '../../src/store/keys.js';
 import { compareSdkVersions, getRoster, listLiveServers, newestSdkVersion, parseRosterValue } from '../../src/presence/server-view.js';
 import { createTestDb, createTestRedis, createWorkspaceAndGame, deleteRedisPrefix, deleteWorkspaces, okJson, randomPrefix, runAdmin } from './harness.js';
+import { KeySpace } from '../../src/store/keyspace/key-space.js';
 
 interface SeedServer {
   sid: string;
@@ -67,6 +68,7 @@ describe('admin CLI: servers', function () {
   // Each CLI run is its own process (tsx compiles the CLI): seconds apiece on a busy machine.
   this.timeout(90_000);
   const prefix = randomPrefix();
+  const keySpace = new KeySpace(prefix);
   const workspaceIds: string[] = [];
   let db: Db;
   let redis: Redis;
@@ -83,7 +85,7 @@ describe('admin CLI: servers', function () {
     workspaceIds.push(a.workspaceId, b.workspaceId);
     gameId = a.gameId;
     emptyGameId = b.gameId;
-    keys = new GameKeys(prefix, gameId);
+    keys = keySpace.game(gameId);
     now = Date.now();
     await seedServer(redis, keys, {
       sid: 'srv-a', lastMs: now - 5_000, firstMs: now - 3_600_000, scope: 'place-1', region: 'eu-west', pc: 2, mp: 20, sdk: '1.10.0', up: 3_700, iv: 20,
@@ -115,7 +117,7 @@ describe('admin CLI: servers', function () {
   });
 
   it('listLiveServers returns typed rows with roster size and the stale flag', async function () {
-    const rows = await listLiveServers(redis, prefix, gameId, now);
+    const rows = await listLiveServers(redis, keySpace, gameId, now);
     expect(rows.map((r) => r.externalServerId)).to.deep.equal(['srv-a', 'srv-b', 'srv-c']);
     expect(rows[0]).to.deep.equal({
       externalServerId: 'srv-a',
@@ -134,15 +136,15 @@ describe('admin CLI: servers', function () {
     });
     expect(rows[1]).to.include({ externalScopeId: null, region: null, stale: true, rosterSize: 0, secondsSinceLastHeartbeat: 12, heartbeatIntervalSeconds: 30 });
     expect(rows[2]).to.include({ stale: false, rosterSize: 1 });
-    expect(await listLiveServers(redis, prefix, emptyGameId, now)).to.deep.equal([]);
+    expect(await listLiveServers(redis, keySpace, emptyGameId, now)).to.deep.equal([]);
   });
 
   it('getRoster returns users with session length, oldest session first', async function () {
-    expect(await getRoster(redis, prefix, gameId, 'srv-a', now)).to.deep.equal([
+    expect(await getRoster(redis, keySpace, gameId, 'srv-a', now)).to.deep.equal([
       { externalId: 'u-1', username: 'alice', team: 'red', openedAt: new Date(now - 600_000), sessionSeconds: 600 },
       { externalId: 'u-2', username: 'bob', team: null, openedAt: new Date(now - 60_000), sessionSeconds: 60 },
     ]);
-    expect(await getRoster(redis, prefix, gameId, 'srv-unknown', now)).to.deep.equal([]);
+    expect(await getRoster(redis, keySpace, gameId, 'srv-unknown', now)).to.deep.equal([]);
   });
 
   it('servers list prints the live view, --all adds gone servers, and servers roster a roster', async function () {

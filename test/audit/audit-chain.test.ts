@@ -52,7 +52,7 @@ describe('tamper-evident audit trail', function () {
 
   it('appends every moderation and key action of a workspace to one unbroken chain', async () => {
     const g: TestGame = await h.game();
-    const deps = { db: h.db, redis: h.redis, redisPrefix: h.config.redisPrefix };
+    const deps = { db: h.db, redis: h.redis, keySpace: h.keySpace };
     expect((await h.heartbeat(g, heartbeatBody(['p1'], { externalServerId: 'audit-s1' }))).status).to.equal(200);
     await issueCommand(deps, { gameId: g.gameId, type: 'kick', payload: { reason: 'spam' }, target: { externalId: 'p1' }, issuedBy: 'test:mod' });
     await createDoor(deps, { gameId: g.gameId, key: 'vault', name: 'Vault' }, 'test:mod');
@@ -60,7 +60,7 @@ describe('tamper-evident audit trail', function () {
     const bans = banService(h);
     const { ban } = await bans.create({ workspaceId: g.workspaceId, externalId: 'p2', scope: 'game', gameId: g.gameId, reason: 'cheating', issuedBy: 'test:mod' });
     await bans.lift(ban.id, 'test:mod');
-    await revokeKey(h.db, h.redis, h.config.redisPrefix, g.keyPrefix, 'test:mod');
+    await revokeKey(h.db, h.redis, h.keySpace, g.keyPrefix, 'test:mod');
 
     const rows = await h.db.auditLog.findMany({ where: { workspaceId: g.workspaceId }, orderBy: { seq: 'asc' } });
     expect(rows.map((r) => r.action)).to.include.members(['game.create', 'key.create', 'command.issue', 'door.create', 'door.force', 'ban.create', 'ban.lift', 'key.revoke']);

@@ -6,10 +6,11 @@ import { expect } from 'chai';
 import { Harness, type TestGame } from '../support/harness.js';
 import { Blocklist } from '../../src/bans/blocklist.js';
 import { BanService } from '../../src/bans/ban-service.js';
-import { GameKeys, WorkspaceKeys } from '../../src/store/keys.js';
+import { WorkspaceKeys } from '../../src/store/keys.js';
 import { setLogLevel } from '../../src/log.js';
 import { banService, check } from './support.js';
 import { deleteKeys, scanKeys } from '../support/redis-keys.js';
+import { KeySpace } from '../../src/store/keyspace/key-space.js';
 
 describe('ban blocklist in Redis', () => {
   const h = new Harness();
@@ -21,13 +22,13 @@ describe('ban blocklist in Redis', () => {
     setLogLevel(h.config.logLevel);
     bans = banService(h);
     g = await h.game();
-    keys = new WorkspaceKeys(h.config.redisPrefix, g.workspaceId);
+    keys = h.keySpace.workspace(g.workspaceId);
   });
   after(() => h.close());
 
   /** What FLUSHALL does to this suite: every key under its prefix is gone (other suites use other prefixes). */
   async function flushRedis(): Promise<void> {
-    await deleteKeys(h.redis, `${h.config.redisPrefix}:*`);
+    await deleteKeys(h.redis, h.keySpace.scanPattern());
   }
 
   async function banned(user: string, server = 'server-1'): Promise<boolean> {
@@ -37,13 +38,13 @@ describe('ban blocklist in Redis', () => {
   }
 
   it('keeps its keys under the workspace hash tag, and the platform write keys under the game tag', async () => {
-    const k = new WorkspaceKeys('p', 'W1');
+    const k = new KeySpace('p').workspace('W1');
     for (const name of [k.banList(), k.banMeta(), k.banRebuildLock()]) expect(name.startsWith('p:{w:W1}:')).to.equal(true, name);
-    const gk = new GameKeys('p', 'G1');
+    const gk = new KeySpace('p').game('G1');
     for (const name of [gk.banWriteSlots(), gk.banWriteUserSlots('u'), gk.banWritePause()]) expect(name.startsWith('p:{g:G1}:')).to.equal(true, name);
     await bans.create({ workspaceId: g.workspaceId, externalId: 'f-keys', scope: 'workspace', reason: 'r', issuedBy: 't' });
     await check(h, g, 'f-keys');
-    const found = await scanKeys(h.redis, `${h.config.redisPrefix}:*${g.workspaceId}*`);
+    const found = await scanKeys(h.redis, h.keySpace.scanPattern(`*${g.workspaceId}*`));
     expect(found.sort()).to.deep.equal([keys.banList(), keys.banMeta()].sort());
   });
 
@@ -69,8 +70,8 @@ describe('ban blocklist in Redis', () => {
 
   it('rebuilds once (single flight) when many checks, in two processes, find it missing', async () => {
     await flushRedis();
-    const processA = new Blocklist(h.redis, h.db, h.config.redisPrefix);
-    const processB = new Blocklist(h.redis, h.db, h.config.redisPrefix);
+    const processA = new Blocklist(h.redis, h.db, h.keySpace);
+    const processB = new Blocklist(h.redis, h.db, h.keySpace);
     const lookups = Array.from({ length: 40 }, (_, i) => (i % 2 ? processA : processB).lookup(g.workspaceId, 'f-perm'));
     const results = await Promise.all(lookups);
     for (const entries of results) expect(entries.map((e) => e.scope)).to.deep.equal(['workspace']);
@@ -94,7 +95,7 @@ describe('ban blocklist in Redis', () => {
         throw new Error('connection lost');
       }
     }
-    const flaky = new BanService({ db: h.db, redis: h.redis, redisPrefix: h.config.redisPrefix, blocklist: new FailingSync(h.redis, h.db, h.config.redisPrefix) });
+    const flaky = new BanService({ db: h.db, redis: h.redis, keySpace: h.keySpace, blocklist: new FailingSync(h.redis, h.db, h.keySpace) });
     const err = await flaky.create({ workspaceId: g.workspaceId, externalId: 'f-flaky', scope: 'workspace', reason: 'r', issuedBy: 't' }).catch((e: Error) => e);
     expect((err as Error).message).to.match(/is stored/).and.match(/rebuilt from Postgres/);
     expect(await h.db.ban.count({ where: { workspaceId: g.workspaceId, externalId: 'f-flaky' } })).to.equal(1);

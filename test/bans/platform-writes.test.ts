@@ -14,7 +14,6 @@ import { PLATFORM_BANS_QUEUE, PlatformWriteQueue, type PlatformBanJob } from '..
 import { reconcilePlatformBans } from '../../src/bans/platform-reconcile.js';
 import { setPlatformSettings } from '../../src/games/platform-settings.js';
 import { GameDirectory } from '../../src/store/game-directory.js';
-import { GlobalKeys } from '../../src/store/keys.js';
 import { createRedis, type AppRedis } from '../../src/store/redis.js';
 import { setLogLevel } from '../../src/log.js';
 import { platformBansJob } from '../../workers/jobs/platform-bans.job.js';
@@ -41,9 +40,9 @@ describe('platform ban writes (native-ban games)', function () {
     queue = platformQueue(h);
     bans = banService(h, { queue, debounceMs: DEBOUNCE_MS });
     workerConnection = createRedis(h.config.redisUrl, { forWorker: true });
-    const ctx = { config: h.config, redis: h.redis, db: h.db, games: new GameDirectory(h.redis, h.db, h.config.redisPrefix), consumerName: 'test' };
+    const ctx = { config: h.config, keySpace: h.keySpace, redis: h.redis, db: h.db, games: new GameDirectory(h.redis, h.db, h.keySpace), consumerName: 'test' };
     const run = platformBansJob(ctx, { options: { debounceMs: DEBOUNCE_MS, userWindowMs: USER_WINDOW_MS + 300, maxAttempts: 4, backoffBaseMs: 200 } });
-    worker = new Worker(PLATFORM_BANS_QUEUE, run, { connection: workerConnection, prefix: new GlobalKeys(h.config.redisPrefix).bullPrefix(), concurrency: 16 });
+    worker = new Worker(PLATFORM_BANS_QUEUE, run, { connection: workerConnection, prefix: h.keySpace.global.bullPrefix(), concurrency: 16 });
   });
   after(async () => {
     await worker.close();

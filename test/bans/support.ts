@@ -10,7 +10,6 @@ import { BanService } from '../../src/bans/ban-service.js';
 import { Blocklist } from '../../src/bans/blocklist.js';
 import { commandKickIssuer } from '../../src/bans/ban-kicks.js';
 import { PLATFORM_BANS_QUEUE, PlatformWriteQueue, type PlatformBanJob } from '../../src/bans/platform-write-queue.js';
-import { GlobalKeys } from '../../src/store/keys.js';
 
 export const CHECK = '/api/v1/game/bans/check';
 
@@ -32,19 +31,19 @@ export async function siblingGame(h: Harness, g: TestGame, name = 'sibling game'
 
 /** The BullMQ queue of platform ban writes under the harness's prefix (close it after use). */
 export function platformQueue(h: Harness): Queue<PlatformBanJob> {
-  return new Queue<PlatformBanJob>(PLATFORM_BANS_QUEUE, { connection: h.redis, prefix: new GlobalKeys(h.config.redisPrefix).bullPrefix() });
+  return new Queue<PlatformBanJob>(PLATFORM_BANS_QUEUE, { connection: h.redis, prefix: h.keySpace.global.bullPrefix() });
 }
 
 /** A ban service as the CLI builds it, on the harness's connections. */
 export function banService(h: Harness, opts: { queue?: Queue<PlatformBanJob>; debounceMs?: number } = {}): BanService {
-  const redisPrefix = h.config.redisPrefix;
+  const { keySpace } = h;
   return new BanService({
     db: h.db,
     redis: h.redis,
-    redisPrefix,
-    blocklist: new Blocklist(h.redis, h.db, redisPrefix),
+    keySpace,
+    blocklist: new Blocklist(h.redis, h.db, keySpace),
     platformWrites: opts.queue ? new PlatformWriteQueue(opts.queue, h.db, opts.debounceMs) : null,
-    kick: commandKickIssuer({ db: h.db, redis: h.redis, redisPrefix }),
+    kick: commandKickIssuer({ db: h.db, redis: h.redis, keySpace }),
   });
 }
 

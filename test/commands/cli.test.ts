@@ -111,7 +111,7 @@ describe('admin commands issue|list|show', () => {
 
   it('surfaces an expired command to its issuer: list and show after the expiry worker and the flush', async () => {
     const c = json(await admin('commands', 'issue', '--game', g.gameId, '--type', 'teleport', '--user', 'away', '--payload', '{"place":"jail"}', '--expires-in', '5', '--json'));
-    await expireDueCommands(h.redis, h.config.redisPrefix, Date.parse(c.expiresAt));
+    await expireDueCommands(h.redis, h.keySpace, Date.parse(c.expiresAt));
     await h.flush(g.gameId);
     const listed = json<{ commands: any[] }>(await admin('commands', 'list', '--game', g.gameId, '--status', 'expired', '--json')).commands;
     expect(listed.map((x) => x.id)).to.deep.equal([c.id]);

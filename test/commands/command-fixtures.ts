@@ -29,7 +29,7 @@ export function ownPrefixHarness(tag: string): Harness {
 
 /** Deletes every key of `h`'s own prefix, then closes it. */
 export async function closeOwnPrefix(h: Harness): Promise<void> {
-  await deleteByPattern(h.redis, `${h.config.redisPrefix}:*`);
+  await deleteByPattern(h.redis, h.keySpace.scanPattern());
   await h.close();
 }
 
@@ -50,7 +50,7 @@ export function issue(
   input: Omit<IssueCommandInput, 'gameId' | 'issuedBy'> & { issuedBy?: string },
   nudges?: NudgeRequester,
 ): Promise<IssuedCommand> {
-  return issueCommand({ db: h.db, redis: h.redis, redisPrefix: h.config.redisPrefix, nudges }, { issuedBy: 'test:moderator', gameId: g.gameId, ...input });
+  return issueCommand({ db: h.db, redis: h.redis, keySpace: h.keySpace, nudges }, { issuedBy: 'test:moderator', gameId: g.gameId, ...input });
 }
 
 /** One heartbeat of `server` with `players`; asserts 200 and returns the command entries it delivered. */

@@ -10,7 +10,6 @@ import { okJson, runAdmin } from '../admin/harness.js';
 import { beat, closeOwnPrefix, issue, ownPrefixHarness } from './command-fixtures.js';
 import { listCommands, showCommand, type CommandView } from '../../src/commands/command-query.js';
 import { expireDueCommands } from '../../src/commands/command-expiry.js';
-import { GameKeys } from '../../src/store/keys.js';
 
 type Shown = { status: string; statusAt: string; source: string; failureReason: string | null; transitions: { toStatus: string; at: string; externalServerId: string | null; reason: string | null }[] };
 
@@ -61,7 +60,7 @@ describe('consistent command view (status and transitions from one source)', fun
 
     // After the flush, and once the hash is gone, Postgres tells the same story with the same times.
     await h.flush(g.gameId);
-    await h.redis.del(new GameKeys(h.config.redisPrefix, g.gameId).command(c.id));
+    await h.redis.del(h.keySpace.game(g.gameId).command(c.id));
     const afterwards = await show(c.id);
     expect(afterwards).to.include({ status: 'acked', source: 'recorded' });
     expect(afterwards.transitions).to.deep.equal(acked.transitions);
@@ -74,14 +73,14 @@ describe('consistent command view (status and transitions from one source)', fun
     const expiring = await issue(h, g, { type: 'freeze', payload: {}, target: { externalId: 'cid' }, expiresInSeconds: 5 });
     await beat(h, g, 'cv-2', ['bea', 'cid']);
     await beat(h, g, 'cv-2', ['bea', 'cid'], { failures: [{ id: failing.id, reason: 'player is an admin' }] });
-    await expireDueCommands(h.redis, h.config.redisPrefix, Date.now() + 10_000);
+    await expireDueCommands(h.redis, h.keySpace, Date.now() + 10_000);
 
-    const failed = await showCommand(h.db, h.redis, h.config.redisPrefix, failing.id);
+    const failed = await showCommand(h.db, h.redis, h.keySpace, failing.id);
     expect(failed).to.include({ status: 'failed', failureReason: 'player is an admin', source: 'live' });
     expect(failed.transitions.at(-1)).to.include({ toStatus: 'failed', externalServerId: 'cv-2', reason: 'player is an admin' });
     expectConsistent(failed, 'failed');
 
-    const expired = await showCommand(h.db, h.redis, h.config.redisPrefix, expiring.id);
+    const expired = await showCommand(h.db, h.redis, h.keySpace, expiring.id);
     expect(expired).to.include({ status: 'expired', source: 'live' });
     expect(expired.transitions.at(-1)!.at.getTime()).to.equal(expiring.expiresAt.getTime());
     expectConsistent(expired, 'expired');
@@ -91,15 +90,15 @@ describe('consistent command view (status and transitions from one source)', fun
     await beat(h, g, 'cv-3', ['dee']);
     const c = await issue(h, g, { type: 'kick', payload: { reason: 'x' }, target: { externalId: 'dee' } });
     await beat(h, g, 'cv-3', ['dee']);
-    const key = new GameKeys(h.config.redisPrefix, g.gameId).command(c.id);
+    const key = h.keySpace.game(g.gameId).command(c.id);
     await h.redis.hdel(key, 't:pending', 't:dispatched');
-    const v = await showCommand(h.db, h.redis, h.config.redisPrefix, c.id);
+    const v = await showCommand(h.db, h.redis, h.keySpace, c.id);
     expect(v).to.include({ status: 'pending', source: 'recorded' });
     expectConsistent(v, 'legacy hash');
   });
 
   it('the console list (listCommands) obeys the same rule for every command', async () => {
-    const views: CommandView[] = await listCommands(h.db, h.redis, h.config.redisPrefix, { gameId: g.gameId, limit: 50 });
+    const views: CommandView[] = await listCommands(h.db, h.redis, h.keySpace, { gameId: g.gameId, limit: 50 });
     expect(views.length).to.be.greaterThan(3);
     for (const v of views) expectConsistent(v, `${v.type} ${v.id}`);
   });

@@ -4,7 +4,6 @@
  */
 import { expect } from 'chai';
 import type { TestGame } from '../support/harness.js';
-import { GameKeys, GlobalKeys } from '../../src/store/keys.js';
 import { expireDueCommands, reconcileCommands, NO_LIVE_STATE, RECONCILE_GRACE_MS } from '../../src/commands/command-expiry.js';
 import { expireCommandsJob } from '../../workers/jobs/expire-commands.job.js';
 import { GameDirectory } from '../../src/store/game-directory.js';
@@ -34,14 +33,14 @@ describe('command expiry', () => {
     const delivered = await issue(h, g, { type: 'freeze', target: { externalId: 'u1' }, expiresInSeconds: 30 });
     const later = await issue(h, g, { type: 'unmute', target: { externalId: 'u1' }, expiresInSeconds: 600 });
     // deliver only `delivered` and `later` (queued stays pending: its heartbeat comes after this one)
-    const keys = new GameKeys(h.config.redisPrefix, g.gameId);
+    const keys = h.keySpace.game(g.gameId);
     await h.redis.lrem(keys.pendingCommands('srv-1'), 0, queued.id);
     expect((await beat(h, g, 'srv-1', ['u1'])).map((e) => e.id).sort()).to.deep.equal([delivered.id, later.id].sort());
     await h.redis.rpush(keys.pendingCommands('srv-1'), queued.id);
 
     // one second before expiry nothing happens; at expiry the three expire, the later one does not
-    expect((await expireDueCommands(h.redis, h.config.redisPrefix, waiting.expiresAt.getTime() - 1000)).expired).to.equal(0);
-    const run = await expireDueCommands(h.redis, h.config.redisPrefix, waiting.expiresAt.getTime() + 500);
+    expect((await expireDueCommands(h.redis, h.keySpace, waiting.expiresAt.getTime() - 1000)).expired).to.equal(0);
+    const run = await expireDueCommands(h.redis, h.keySpace, waiting.expiresAt.getTime() + 500);
     expect(run.expired).to.equal(3);
     expect(run.games).to.deep.equal([g.gameId]);
     for (const c of [waiting, queued, delivered]) expect(await h.redis.hget(keys.command(c.id), 'status'), c.type).to.equal('expired');
@@ -70,12 +69,12 @@ describe('command expiry', () => {
     const g = await game();
     const c = await issue(h, g, { type: 'kick', target: { externalId: 'x' }, payload: { reason: 'r' }, expiresInSeconds: 10 });
     const at = c.expiresAt.getTime() + 1;
-    const [a, b] = await Promise.all([expireDueCommands(h.redis, h.config.redisPrefix, at), expireDueCommands(h.redis, h.config.redisPrefix, at)]);
+    const [a, b] = await Promise.all([expireDueCommands(h.redis, h.keySpace, at), expireDueCommands(h.redis, h.keySpace, at)]);
     expect(a.expired + b.expired).to.equal(1);
-    expect((await expireDueCommands(h.redis, h.config.redisPrefix, at + 60_000)).expired).to.equal(0);
+    expect((await expireDueCommands(h.redis, h.keySpace, at + 60_000)).expired).to.equal(0);
     await h.flush(g.gameId);
     expect((await recorded(h, c.id)).transitions.map((t) => t.toStatus)).to.deep.equal(['pending', 'expired']);
-    const index = await h.redis.zrange(new GlobalKeys(h.config.redisPrefix).commandExpiryIndex(), '0', '-1');
+    const index = await h.redis.zrange(h.keySpace.global.commandExpiryIndex(), '0', '-1');
     expect(index.filter((m) => m.startsWith(g.gameId))).to.deep.equal([]);
   });
 
@@ -86,7 +85,7 @@ describe('command expiry', () => {
     const failed = await issue(h, g, { type: 'unmute', target: { externalId: 'u1' }, expiresInSeconds: 10 });
     await beat(h, g, 'srv-1', ['u1']);
     await beat(h, g, 'srv-1', ['u1'], { acks: [acked.id], failures: [{ id: failed.id, reason: 'not muted' }] });
-    expect((await expireDueCommands(h.redis, h.config.redisPrefix, acked.expiresAt.getTime() + 1000)).expired).to.equal(0);
+    expect((await expireDueCommands(h.redis, h.keySpace, acked.expiresAt.getTime() + 1000)).expired).to.equal(0);
     await h.flush(g.gameId);
     expect((await recorded(h, acked.id)).status).to.equal('acked');
     expect((await recorded(h, failed.id)).status).to.equal('failed');
@@ -102,17 +101,17 @@ describe('command expiry', () => {
     expect((await recorded(h, stale.id)).status).to.equal('expired');
     // a full queue of expired-but-not-yet-swept commands does not block new ones
     for (let i = 0; i < SERVER_QUEUE_CAP; i++) await issue(h, g, { type: 'custom', target: { externalServerId: 'srv-1' }, payload: {}, expiresInSeconds: 5, nowMs: longAgo });
-    await expireDueCommands(h.redis, h.config.redisPrefix, Date.now());
+    await expireDueCommands(h.redis, h.keySpace, Date.now());
     expect((await issue(h, g, { type: 'custom', target: { externalServerId: 'srv-1' }, payload: {} })).routedTo).to.equal('srv-1');
   });
 
   it('the worker role expires due commands and reconciles Postgres rows left behind', async () => {
     const g = await game();
     const due = await issue(h, g, { type: 'kick', target: { externalId: 'nobody' }, payload: { reason: 'r' }, expiresInSeconds: 5, nowMs: Date.now() - 10_000 });
-    const run = expireCommandsJob({ config: h.config, redis: h.redis, db: h.db, games: new GameDirectory(h.redis, h.db, h.config.redisPrefix), consumerName: 'test' });
+    const run = expireCommandsJob({ config: h.config, keySpace: h.keySpace, redis: h.redis, db: h.db, games: new GameDirectory(h.redis, h.db, h.keySpace), consumerName: 'test' });
     const result = await run();
     expect(result.expired).to.be.at.least(1);
-    expect(await h.redis.hget(new GameKeys(h.config.redisPrefix, g.gameId).command(due.id), 'status')).to.equal('expired');
+    expect(await h.redis.hget(h.keySpace.game(g.gameId).command(due.id), 'status')).to.equal('expired');
   });
 
   it('reconciles: a row without Redis state expires; a terminal state whose log entry was lost is copied', async () => {
@@ -121,13 +120,13 @@ describe('command expiry', () => {
     const past = Date.now() - RECONCILE_GRACE_MS - 120_000;
     const orphan = await issue(h, g, { type: 'kick', target: { externalId: 'u9' }, payload: { reason: 'r' }, expiresInSeconds: 30, nowMs: past });
     const acked = await issue(h, g, { type: 'freeze', target: { externalId: 'u1' }, expiresInSeconds: 30, nowMs: past + 1 });
-    const keys = new GameKeys(h.config.redisPrefix, g.gameId);
+    const keys = h.keySpace.game(g.gameId);
     // the command was delivered and acked just before expiring, but that log entry was lost (Redis crash)
     await h.redis.hset(keys.command(acked.id), 'status', 'acked', 'server', 'srv-1', 'doneAt', String(past + 5000));
     // and the orphan's Redis state never got written (crash between the issuer's two writes)
     await h.redis.del(keys.command(orphan.id));
     await h.redis.del(keys.commandLog());
-    const res = await reconcileCommands(h.db, h.redis, h.config.redisPrefix, Date.now());
+    const res = await reconcileCommands(h.db, h.redis, h.keySpace, Date.now());
     expect(res.fixed).to.be.at.least(2);
     const o = await recorded(h, orphan.id);
     expect(o.status).to.equal('expired');
@@ -136,7 +135,7 @@ describe('command expiry', () => {
     expect(a.status).to.equal('acked');
     expect(a.transitions.at(-1)).to.deep.include({ toStatus: 'acked', externalServerId: 'srv-1', at: new Date(past + 5000) });
     // a second pass finds nothing left to do for this game
-    await reconcileCommands(h.db, h.redis, h.config.redisPrefix, Date.now());
+    await reconcileCommands(h.db, h.redis, h.keySpace, Date.now());
     expect((await recorded(h, orphan.id)).transitions).to.have.length(2);
   });
 });

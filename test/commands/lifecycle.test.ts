@@ -5,7 +5,6 @@
  */
 import { expect } from 'chai';
 import { Harness, type TestGame } from '../support/harness.js';
-import { GameKeys } from '../../src/store/keys.js';
 import { StreamConsumer } from '../../src/store/streams.js';
 import { flushCommandLog } from '../../src/commands/command-log-flusher.js';
 import { beat, deleteCommands, isCommandEntry, issue, recorded } from './command-fixtures.js';
@@ -52,7 +51,7 @@ describe('command lifecycle', () => {
       expiresAt: c.expiresAt.toISOString(),
       target: { externalServerId: 'srv-1', externalId: 'u1' },
     });
-    const keys = new GameKeys(h.config.redisPrefix, g.gameId);
+    const keys = h.keySpace.game(g.gameId);
     expect(await h.redis.hget(keys.command(c.id), 'status')).to.equal('dispatched');
     await h.flush(g.gameId);
     const r = await recorded(h, c.id);
@@ -92,7 +91,7 @@ describe('command lifecycle', () => {
     await beat(h, g, 'srv-1', ['u1'], { acks: [c.id] });
     await h.flush(g.gameId);
     const first = await recorded(h, c.id);
-    const keys = new GameKeys(h.config.redisPrefix, g.gameId);
+    const keys = h.keySpace.game(g.gameId);
     const hashBefore = await h.redis.hgetall(keys.command(c.id));
     expect(await beat(h, g, 'srv-1', ['u1'], { acks: [c.id, c.id] })).to.deep.equal([]);
     expect(await beat(h, g, 'srv-1', ['u1'], { acks: [c.id] })).to.deep.equal([]);
@@ -108,7 +107,7 @@ describe('command lifecycle', () => {
     const c = await issue(h, g, { type: 'freeze', target: { externalId: 'u1' } });
     expect((await beat(h, g, 'srv-1', ['u1'])).map((e) => e.id)).to.deep.equal([c.id]);
     // time passes beyond expiresAt before the ack arrives (the expiry job has not run yet)
-    const keys = new GameKeys(h.config.redisPrefix, g.gameId);
+    const keys = h.keySpace.game(g.gameId);
     await h.redis.hset(keys.command(c.id), 'exp', String(Date.now() - 1));
     expect(await beat(h, g, 'srv-1', ['u1'], { acks: [c.id] })).to.deep.equal([]);
     expect(await h.redis.hget(keys.command(c.id), 'status')).to.equal('expired');
@@ -170,16 +169,16 @@ describe('command lifecycle', () => {
     const c = await issue(h, g, { type: 'message', target: { externalServerId: 'srv-1' }, payload: { text: 'hi' } });
     await beat(h, g, 'srv-1', ['u1', 'u2', 'u3']);
     await beat(h, g, 'srv-1', ['u2', 'u3'], { acks: [a.id], failures: [{ id: b.id, reason: 'gone' }] });
-    const keys = new GameKeys(h.config.redisPrefix, g.gameId);
+    const keys = h.keySpace.game(g.gameId);
     // worker 1 reads the whole log and dies before committing anything
     const dying = new StreamConsumer(h.redis, 'flush-command-log', 'worker-1', 0);
     expect((await dying.read(keys.commandLog(), 100)).length).to.be.greaterThan(0);
     // worker 2 (after the restart) claims the abandoned entries and flushes them
     const next = new StreamConsumer(h.redis, 'flush-command-log', 'worker-2', 0);
-    while ((await flushCommandLog(h.db, next, h.config.redisPrefix, g.gameId)).entries) { /* drain */ }
+    while ((await flushCommandLog(h.db, next, h.keySpace, g.gameId)).entries) { /* drain */ }
     // and a second pass over the same entries (the dead worker's duplicate) changes nothing
     const again = new StreamConsumer(h.redis, 'flush-command-log', 'worker-3', 0);
-    expect((await flushCommandLog(h.db, again, h.config.redisPrefix, g.gameId)).entries).to.equal(0);
+    expect((await flushCommandLog(h.db, again, h.keySpace, g.gameId)).entries).to.equal(0);
     for (const cmd of [a, b, c]) {
       const live = await h.redis.hget(keys.command(cmd.id), 'status');
       expect((await recorded(h, cmd.id)).status, cmd.type).to.equal(live);

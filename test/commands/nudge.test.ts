@@ -14,7 +14,6 @@ import { NudgeSender, NUDGE_MAX_AGE_MS } from '../../src/commands/nudge-sender.j
 import { NUDGE_QUEUE, NudgeQueue, type NudgeJobData } from '../../src/commands/nudge-queue.js';
 import { publishNudgesJob } from '../../workers/jobs/publish-nudges.job.js';
 import { GameDirectory } from '../../src/store/game-directory.js';
-import { GlobalKeys } from '../../src/store/keys.js';
 import { createRedis, type AppRedis } from '../../src/store/redis.js';
 import { setLogLevel } from '../../src/log.js';
 import { beat, deleteCommands, issue } from './command-fixtures.js';
@@ -60,10 +59,10 @@ describe('urgent nudges', () => {
     setLogLevel(h.config.logLevel);
     await platform.start();
     bull = createRedis(h.config.redisUrl, { name: 'test-bull', forWorker: true });
-    const prefix = new GlobalKeys(h.config.redisPrefix).bullPrefix();
-    nudges = new NudgeQueue(h.redis, h.config.redisPrefix);
+    const prefix = h.keySpace.global.bullPrefix();
+    nudges = new NudgeQueue(h.redis, h.keySpace);
     queue = new Queue<NudgeJobData>(NUDGE_QUEUE, { connection: bull, prefix });
-    const run = publishNudgesJob({ config: h.config, redis: h.redis, db: h.db, games: new GameDirectory(h.redis, h.db, h.config.redisPrefix), consumerName: 'test' });
+    const run = publishNudgesJob({ config: h.config, keySpace: h.keySpace, redis: h.redis, db: h.db, games: new GameDirectory(h.redis, h.db, h.keySpace), consumerName: 'test' });
     worker = new Worker<NudgeJobData>(NUDGE_QUEUE, (job: Job<NudgeJobData>, token?: string) => run(job, token), { connection: bull, prefix, concurrency: 4 });
   });
   after(async () => {
@@ -115,7 +114,7 @@ describe('urgent nudges', () => {
       const perMinute = nudgesPerMinute(3);
       const spacing = nudgeSpacingMs(3);
       expect([perMinute, spacing]).to.deep.equal([84, 715]);
-      const admit = (at: number) => admitNudge(h.redis, h.config.redisPrefix, g.gameId, at);
+      const admit = (at: number) => admitNudge(h.redis, h.keySpace, g.gameId, at);
       const t = Date.now();
       expect((await admit(t)).kind).to.equal('admitted');
       // a second nudge right away waits for the spacing
@@ -138,7 +137,7 @@ describe('urgent nudges', () => {
       try {
         const g = await pushGame({ live: 3 });
         await h.db.game.update({ where: { id: g.gameId }, data: { cloudApiBaseUrl: strict.baseUrl } });
-        const sender = new NudgeSender({ db: h.db, redis: h.redis, redisPrefix: h.config.redisPrefix });
+        const sender = new NudgeSender({ db: h.db, redis: h.redis, keySpace: h.keySpace });
         // two minutes of a nudge request every 200 ms, on one clock shared by the service and the platform
         const step = 200;
         let sent = 0;
@@ -156,7 +155,7 @@ describe('urgent nudges', () => {
 
   describe('sender', () => {
     it('sends nothing for games without push, without live servers, or for stale requests', async () => {
-      const sender = new NudgeSender({ db: h.db, redis: h.redis, redisPrefix: h.config.redisPrefix });
+      const sender = new NudgeSender({ db: h.db, redis: h.redis, keySpace: h.keySpace });
       const now = Date.now();
       const disabled = await pushGame({ enabled: false });
       const noUniverse = await pushGame({ universe: null });
@@ -175,7 +174,7 @@ describe('urgent nudges', () => {
 
     it('turns a platform 429 into a retry after its Retry-After', async () => {
       const g = await pushGame();
-      const sender = new NudgeSender({ db: h.db, redis: h.redis, redisPrefix: h.config.redisPrefix });
+      const sender = new NudgeSender({ db: h.db, redis: h.redis, keySpace: h.keySpace });
       platform.enqueue({ status: 429, headers: { 'retry-after': '3' } });
       const now = Date.now();
       expect(await sender.send(g.gameId, now, now)).to.deep.equal({ kind: 'retry', afterMs: 3000, reason: 'rate_limited' });
@@ -190,7 +189,7 @@ describe('urgent nudges', () => {
       const before = platform.accepted.length;
       // a burst: 20 commands issued at once (as a lockdown script would), inside the coalescing window
       // (widened here so a slow test machine cannot stretch the burst past it)
-      const wide = new NudgeQueue(h.redis, h.config.redisPrefix, { coalesceMs: 3000 });
+      const wide = new NudgeQueue(h.redis, h.keySpace, { coalesceMs: 3000 });
       const issued = await Promise.all(
         Array.from({ length: 20 }, (_, i) => issue(h, g, { type: 'message', target: { externalServerId: `srv-${i % 3}` }, payload: { text: `m${i}` } }, wide)),
       );

@@ -5,7 +5,6 @@
  */
 import { expect } from 'chai';
 import { Harness, type TestGame } from '../support/harness.js';
-import { GameKeys } from '../../src/store/keys.js';
 import { sweepGame } from '../../src/presence/liveness-sweep.js';
 import { DomainError } from '../../src/errors.js';
 import { SERVER_QUEUE_CAP, USER_QUEUE_CAP } from '../../src/commands/command-service.js';
@@ -66,7 +65,7 @@ describe('command routing', () => {
     expect(c.routedTo).to.equal('srv-a');
     // u1 leaves srv-a in the heartbeat that would have delivered it, then shows up on srv-b
     expect(await beat(h, g, 'srv-a', [])).to.deep.equal([]);
-    const keys = new GameKeys(h.config.redisPrefix, g.gameId);
+    const keys = h.keySpace.game(g.gameId);
     expect(await h.redis.lrange(keys.userCommands('u1'), 0, -1)).to.deep.equal([c.id]);
     expect((await beat(h, g, 'srv-b', ['u1'])).map((e) => e.id)).to.deep.equal([c.id]);
   });
@@ -78,7 +77,7 @@ describe('command routing', () => {
     const c = await issue(h, g, { type: 'kick', target: { externalId: 'u1' }, payload: { reason: 'x' } });
     expect((await beat(h, g, 'srv-a', ['u1'])).map((e) => e.id)).to.deep.equal([c.id]);
     // srv-a stops heartbeating and is declared gone (3 missed 20 s intervals)
-    const swept = await sweepGame(h.redis, h.db, h.config.redisPrefix, g.gameId, 3, start + 5 * 60_000);
+    const swept = await sweepGame(h.redis, h.db, h.keySpace, g.gameId, 3, start + 5 * 60_000);
     expect(swept.gone).to.deep.equal(['srv-a']);
     const [entry] = await beat(h, g, 'srv-b', ['u1']);
     expect(entry).to.deep.include({ id: c.id, target: { externalServerId: 'srv-b', externalId: 'u1' } });

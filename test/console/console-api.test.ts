@@ -17,7 +17,6 @@ import { buildOpenApiDocument } from '../../src/openapi/openapi-document.js';
 import { createDoor } from '../../src/doors/door-admin-service.js';
 import { THROTTLING_WARNING } from '../../src/limits/ingest-health.js';
 import { DeadLetters } from '../../src/store/dead-letters.js';
-import { GameKeys } from '../../src/store/keys.js';
 
 const TOKEN = 'test-operator-token-0123456789abcdef';
 const API = '/console/api';
@@ -38,9 +37,9 @@ describe('console API', () => {
   };
 
   before(async () => {
-    services = createConsoleServices({ db: h.db, redis: h.redis, redisPrefix: h.config.redisPrefix });
+    services = createConsoleServices({ db: h.db, redis: h.redis, keySpace: h.keySpace });
     metrics = new ApiMetrics({ defaultMetrics: false });
-    closeScrape = registerScrapeMetrics(metrics.registry, { db: h.db, redis: h.redis, redisPrefix: h.config.redisPrefix, queueNames: ['{flush-events}'] });
+    closeScrape = registerScrapeMetrics(metrics.registry, { db: h.db, redis: h.redis, keySpace: h.keySpace, queueNames: ['{flush-events}'] });
     consoleApp = createConsoleApp({ services, token: TOKEN, metrics: metrics.registry, openapi: buildOpenApiDocument() });
     g = await h.game();
   });
@@ -145,7 +144,7 @@ describe('console API', () => {
 
   describe('doors, bans, health and charts', () => {
     it('forces a door and switches a lockdown on and off', async () => {
-      const deps = { db: h.db, redis: h.redis, redisPrefix: h.config.redisPrefix };
+      const deps = { db: h.db, redis: h.redis, keySpace: h.keySpace };
       await createDoor(deps, { gameId: g.gameId, key: 'gate', name: 'Gate' }, 'test');
       await createDoor(deps, { gameId: g.gameId, key: 'armory', name: 'Armory' }, 'test');
       const forced = await post(`${API}/games/${g.gameId}/doors/gate/state`, { state: 'unlocked' });
@@ -196,7 +195,7 @@ describe('console API', () => {
     });
 
     it('shows the dead letters of the game: counts per stream and the newest with their reasons', async () => {
-      await new DeadLetters(h.redis, h.config.redisPrefix).add(g.gameId, 'events', [{ entryId: '1-0', reason: '23514: refused for the test', row: { e: 'ev-1' } }]);
+      await new DeadLetters(h.redis, h.keySpace).add(g.gameId, 'events', [{ entryId: '1-0', reason: '23514: refused for the test', row: { e: 'ev-1' } }]);
       const health = await get(`${API}/games/${g.gameId}/health`);
       expect(health.body.deadLetters.bySource).to.deep.equal({ events: 1, sessions: 0, command_log: 0, access_log: 0 });
       expect(health.body.deadLetters.latest[0]).to.include({ source: 'events', entryId: '1-0', reason: '23514: refused for the test', row: '{"e":"ev-1"}' });
@@ -217,7 +216,7 @@ describe('console API', () => {
 
   describe('/metrics', () => {
     it('counts requests, heartbeats, events and door decisions in-process and reads queues, streams and commands at scrape time', async () => {
-      const game: Express = createApp({ config: h.config, redis: h.redis, db: h.db, verifier: h.verifier, metrics });
+      const game: Express = createApp({ config: h.config, keySpace: h.keySpace, redis: h.redis, db: h.db, verifier: h.verifier, metrics });
       const signedTo = (app: Express) => Object.assign(Object.create(h) as Harness, { app });
       const hh = signedTo(game);
       await hh.heartbeat(g, heartbeatBody(['p1'], { externalServerId: 'srv-metrics', events: [event('spawn'), event('spawn')] }));
@@ -226,7 +225,7 @@ describe('console API', () => {
       // a server over its quota in this window and the next (whenever the request lands): one 429
       const keyId = (await h.db.apiKey.findUniqueOrThrow({ where: { prefix: g.keyPrefix } })).id;
       const window = Math.floor(Date.now() / 60_000);
-      for (const w of [window, window + 1]) await h.redis.hset(new GameKeys(h.config.redisPrefix, g.gameId).rateWindow('hb', w, keyId), 'srv-loop', '100000');
+      for (const w of [window, window + 1]) await h.redis.hset(h.keySpace.game(g.gameId).rateWindow('hb', w, keyId), 'srv-loop', '100000');
       expect((await hh.heartbeat(g, heartbeatBody([], { externalServerId: 'srv-loop' }))).status).to.equal(429);
       const text = (await get('/metrics')).text;
       expect(text).to.match(/gis_http_requests_total\{route="\/api\/v1\/game\/heartbeat",method="POST",status="200"\} 1/);

@@ -26,6 +26,7 @@ import { addPolicy, createDoor } from '../../src/doors/door-admin-service.js';
 import { GameClient, type CommandEntry, type CommandOutcome } from '@gis/client';
 import { okJson, runAdmin } from '../admin/harness.js';
 import { ROOT, Stack } from '../support/stack.js';
+import { KeySpace } from '../../src/store/keyspace/key-space.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -157,7 +158,7 @@ describe('moderator console in a browser (end to end)', function () {
     gameId = game.id;
     emptyGameId = (await createGame(db, { workspaceId, name: `${gameName} (empty)`, heartbeatIntervalSeconds: 15 })).id;
     key = (await createKey(db, gameId, [...SCOPES], 'test')).key;
-    const doorDeps = { db, redis, redisPrefix: prefix };
+    const doorDeps = { db, redis, keySpace: new KeySpace(prefix) };
     await createDoor(doorDeps, { gameId, key: 'armory', name: 'Armory', kind: 'locker' }, 'test');
     await addPolicy(doorDeps, { gameId, doorKey: 'armory', effect: 'allow', subjectType: 'everyone' }, 'test');
     denyDave = (await addPolicy(doorDeps, { gameId, doorKey: 'armory', effect: 'deny', subjectType: 'users', subjectIds: ['dave'] }, 'test')).id;

@@ -45,11 +45,11 @@ describe('console live feed (Server-Sent Events from the Redis streams)', functi
     e.event === 'commands' && (e.data as { commands: Cmd[] }).commands.some((c) => c.id === id && c.status === status);
 
   before(async () => {
-    services = createConsoleServices({ db: h.db, redis: h.redis, redisPrefix: h.config.redisPrefix });
+    services = createConsoleServices({ db: h.db, redis: h.redis, keySpace: h.keySpace });
     hub = new LiveHub({
       db: h.db,
       redis: h.redis,
-      redisPrefix: h.config.redisPrefix,
+      keySpace: h.keySpace,
       createReader: () => {
         readers += 1;
         return createRedis(h.config.redisUrl, { name: 'test-live', forWorker: true });
@@ -98,7 +98,7 @@ describe('console live feed (Server-Sent Events from the Redis streams)', functi
   it('shows a command from its issue to acked, every status with its transition', async () => {
     const s = await open();
     await beat('live-b', ['kim']);
-    const c = await issueCommand({ db: h.db, redis: h.redis, redisPrefix: h.config.redisPrefix }, { gameId: g.gameId, type: 'kick', payload: { reason: 'live' }, target: { externalId: 'kim' }, issuedBy: 'test:mod' });
+    const c = await issueCommand({ db: h.db, redis: h.redis, keySpace: h.keySpace }, { gameId: g.gameId, type: 'kick', payload: { reason: 'live' }, target: { externalId: 'kim' }, issuedBy: 'test:mod' });
     await s.waitFor(commandIn(c.id, 'pending'), 'the issued command');
     await beat('live-b', ['kim']);
     await s.waitFor(commandIn(c.id, 'dispatched'), 'dispatched');
@@ -114,7 +114,7 @@ describe('console live feed (Server-Sent Events from the Redis streams)', functi
     const before = hub.stats();
     expect(before.subscribers).to.be.at.least(5);
 
-    const c = await issueCommand({ db: h.db, redis: h.redis, redisPrefix: h.config.redisPrefix }, { gameId: g.gameId, type: 'kick', payload: { reason: 'n' }, target: { externalId: 'nobody-online' }, issuedBy: 'test:mod' });
+    const c = await issueCommand({ db: h.db, redis: h.redis, keySpace: h.keySpace }, { gameId: g.gameId, type: 'kick', payload: { reason: 'n' }, target: { externalId: 'nobody-online' }, issuedBy: 'test:mod' });
     const got = await Promise.all(five.map((s) => s.waitFor(commandIn(c.id, 'pending'), 'the new command')));
     expect(new Set(got.map((e) => e.id)).size, 'one snapshot for all').to.equal(1);
     const after = hub.stats();
@@ -125,7 +125,7 @@ describe('console live feed (Server-Sent Events from the Redis streams)', functi
   it('closing the hub ends every stream (graceful shutdown)', async () => {
     const s = await open();
     await s.waitFor((e) => e.event === 'servers', 'first view');
-    const other = new LiveHub({ db: h.db, redis: h.redis, redisPrefix: h.config.redisPrefix, createReader: () => h.redis.duplicate() });
+    const other = new LiveHub({ db: h.db, redis: h.redis, keySpace: h.keySpace, createReader: () => h.redis.duplicate() });
     let closed = false;
     other.subscribe(g.gameId, { server: null, send: () => undefined, close: () => (closed = true) });
     await other.close();

@@ -83,15 +83,15 @@ describe('analytics', () => {
     await heartbeatAt(h, g, ['d', 'e'], 'srv-b');
     const nowMs = Date.now();
     const minute = new Date(Math.floor(nowMs / 60_000) * 60_000);
-    expect(await sampleConcurrency(h.redis, h.db, h.config.redisPrefix, [g.gameId], nowMs)).to.deep.equal({ minute, games: 1 });
+    expect(await sampleConcurrency(h.redis, h.db, h.keySpace, [g.gameId], nowMs)).to.deep.equal({ minute, games: 1 });
     expect(await h.db.concurrencySample.findUnique({ where: { gameId_minute: { gameId: g.gameId, minute } } })).to.include({ players: 5, servers: 2 });
     // sampled again within the same minute: the newer view replaces the row
     await heartbeatAt(h, g, ['d', 'e', 'f', 'g'], 'srv-b');
-    await sampleConcurrency(h.redis, h.db, h.config.redisPrefix, [g.gameId], nowMs);
+    await sampleConcurrency(h.redis, h.db, h.keySpace, [g.gameId], nowMs);
     expect(await h.db.concurrencySample.findUnique({ where: { gameId_minute: { gameId: g.gameId, minute } } })).to.include({ players: 7, servers: 2 });
     const empty = await h.game();
     games.push(empty.gameId);
-    expect((await sampleConcurrency(h.redis, h.db, h.config.redisPrefix, [empty.gameId], nowMs)).games).to.equal(0);
+    expect((await sampleConcurrency(h.redis, h.db, h.keySpace, [empty.gameId], nowMs)).games).to.equal(0);
     const a = await gameAnalytics(h.db, g.gameId, minute, new Date(minute.getTime() + 60_000));
     expect(a.concurrency.points).to.deep.equal([{ minute, players: 7, servers: 2, source: 'sample' }]);
   });

@@ -35,8 +35,8 @@ export async function memberWithPosition(h: Harness, workspaceId: string, extern
 
 /** The live derivation over the harness's connections, and a way to run it until caught up. */
 export function liveDerivation(h: Harness, changes: SubjectChanges = new RecordingChanges(), opts: { accrualRefreshMs?: number } = {}) {
-  const deriver = new ShiftDeriver(h.db, h.redis, h.config.redisPrefix, changes);
-  const live = new LiveDerivation(h.db, h.redis, h.config.redisPrefix, deriver, { batch: 1000, ...opts });
+  const deriver = new ShiftDeriver(h.db, h.redis, h.keySpace, changes);
+  const live = new LiveDerivation(h.db, h.redis, h.keySpace, deriver, { batch: 1000, ...opts });
   return {
     deriver,
     live,

@@ -66,7 +66,7 @@ describe('derived rebuild equals the live path', () => {
     const lastB = await heartbeatAt(h, g, ['m1'], 'srv-b', { externalScopeId: 'lobby' });
     await h.flush(g.gameId);
     await live.run();
-    await sweepGame(h.redis, h.db, h.config.redisPrefix, g.gameId, h.config.goneAfterMissedIntervals, lastB + 3_600_000); // both servers crash
+    await sweepGame(h.redis, h.db, h.keySpace, g.gameId, h.config.goneAfterMissedIntervals, lastB + 3_600_000); // both servers crash
     await h.flush(g.gameId);
     await live.run();
 

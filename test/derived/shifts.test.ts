@@ -49,7 +49,7 @@ describe('auto clock-in shifts from rosters', () => {
     expect(await shiftsOf(h, member.id)).to.deep.equal([[t1, null]]);
 
     // the server goes silent; the sweep notices ten minutes later
-    const r = await sweepGame(h.redis, h.db, h.config.redisPrefix, g.gameId, h.config.goneAfterMissedIntervals, last + 10 * 60_000);
+    const r = await sweepGame(h.redis, h.db, h.keySpace, g.gameId, h.config.goneAfterMissedIntervals, last + 10 * 60_000);
     expect(r.gone).to.deep.equal(['crashy']);
     await h.flush(g.gameId);
     await live.run();
@@ -116,7 +116,7 @@ describe('auto clock-in shifts from rosters', () => {
     await live.run();
     const first = await h.db.shift.findMany({ where: { memberId: member.id }, include: { payouts: true } });
     // a worker killed before moving its cursor re-reads the same sessions
-    await h.redis.del(`${h.config.redisPrefix}:derived:session-cursor`);
+    await h.redis.del(h.keySpace.global.derivedSessionCursor());
     await live.run();
     await live.run();
     const again = await h.db.shift.findMany({ where: { memberId: member.id }, include: { payouts: true } });

@@ -154,7 +154,7 @@ describe('access log for moderators', function () {
     await h.db.accessLog.createMany({
       data: [31, 30.5, 29, 1].map((d, i) => ({ gameId: old.gameId, doorKey: 'gate', externalId: 'x', decision: 'allow', reason: 'default_allow', at: new Date(now - d * day), dedupeKey: `ret-${old.gameId}-${i}` })),
     });
-    const run = pruneAccessLogJob({ config: h.config, redis: h.redis, db: h.db, games: new GameDirectory(h.redis, h.db, h.config.redisPrefix), consumerName: 'test' });
+    const run = pruneAccessLogJob({ config: h.config, keySpace: h.keySpace, redis: h.redis, db: h.db, games: new GameDirectory(h.redis, h.db, h.keySpace), consumerName: 'test' });
     const r = await run();
     expect(r.deleted).to.be.at.least(2);
     const left = await h.db.accessLog.findMany({ where: { gameId: old.gameId }, select: { at: true } });

@@ -21,7 +21,7 @@ describe('door decision cache', () => {
   const h = new Harness();
   let g: TestGame;
   let org: Org;
-  const deps = () => ({ db: h.db, redis: h.redis, redisPrefix: h.config.redisPrefix });
+  const deps = () => ({ db: h.db, redis: h.redis, keySpace: h.keySpace });
 
   before(async () => {
     g = await h.game(['doors', 'heartbeat']);
@@ -163,7 +163,7 @@ describe('door decision cache', () => {
       service.check({ gameId: g.gameId, keyId: randomUUID(), signature: randomUUID() }, { doorKey, externalId: user }, nowMs).then((a) => JSON.parse(doorCheckBody(a, nowMs)) as Record<string, unknown>);
 
     before(() => {
-      service = new DoorAccessService({ db: h.db, redis: h.redis, redisPrefix: h.config.redisPrefix, doorCacheTtlSeconds: h.config.doorCacheTtlSeconds });
+      service = new DoorAccessService({ db: h.db, redis: h.redis, keySpace: h.keySpace, doorCacheTtlSeconds: h.config.doorCacheTtlSeconds });
     });
 
     it('an operation ending', async () => {

@@ -31,7 +31,7 @@ describe('reference client: doors', function () {
   let sent: string[];
   /** When set, door requests fail as if the service were unreachable, or answer this status. */
   let outage: 'network' | 503 | null;
-  const deps = () => ({ db: h.db, redis: h.redis, redisPrefix: h.config.redisPrefix });
+  const deps = () => ({ db: h.db, redis: h.redis, keySpace: h.keySpace });
 
   before(async () => {
     g = await h.game();

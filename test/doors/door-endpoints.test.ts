@@ -9,7 +9,6 @@ import addFormatsModule from 'ajv-formats';
 import { Harness, heartbeatBody, type TestGame } from '../support/harness.js';
 import { createApp } from '../../src/app.js';
 import { createDb } from '../../src/store/prisma.js';
-import { GameKeys } from '../../src/store/keys.js';
 import { StreamConsumer } from '../../src/store/streams.js';
 import { sign } from '../../src/auth/signature.js';
 import { flushAccessLog } from '../../src/doors/access-log-flusher.js';
@@ -41,7 +40,7 @@ describe('door endpoints', () => {
   const h = new Harness();
   let g: TestGame;
   let lounge: { key: string; ids: string[] };
-  const deps = () => ({ db: h.db, redis: h.redis, redisPrefix: h.config.redisPrefix });
+  const deps = () => ({ db: h.db, redis: h.redis, keySpace: h.keySpace });
 
   before(async () => {
     g = await h.game(['doors', 'heartbeat']);
@@ -122,10 +121,10 @@ describe('door endpoints', () => {
 
   it('heartbeat config knows the version of a game whose doors never changed since Redis was emptied', async () => {
     const fresh = await h.game(['heartbeat', 'doors']);
-    await h.redis.del(new GameKeys(h.config.redisPrefix, fresh.gameId).doorsVersion());
+    await h.redis.del(h.keySpace.game(fresh.gameId).doorsVersion());
     const hb = await h.heartbeat(fresh, heartbeatBody());
     expect(hb.body.config.doorsVersion).to.equal(1);
-    expect(await h.redis.get(new GameKeys(h.config.redisPrefix, fresh.gameId).doorsVersion())).to.equal('1');
+    expect(await h.redis.get(h.keySpace.game(fresh.gameId).doorsVersion())).to.equal('1');
     expect((await manifest(h, fresh)).body.version).to.equal(1);
   });
 
@@ -136,7 +135,7 @@ describe('door endpoints', () => {
   it('unknown game (deleted while its key is still cached) → 404 unknown_game', async () => {
     const doomed = await h.game(['heartbeat', 'doors']);
     expect((await h.heartbeat(doomed, heartbeatBody())).status).to.equal(200); // key now cached by this process
-    await h.redis.del(new GameKeys(h.config.redisPrefix, doomed.gameId).doorsVersion());
+    await h.redis.del(h.keySpace.game(doomed.gameId).doorsVersion());
     await h.db.game.delete({ where: { id: doomed.gameId } });
     expectError(await manifest(h, doomed), 404, 'unknown_game');
     expectError(await check(h, doomed, 'lounge', 'vip'), 404, 'unknown_game');
@@ -171,7 +170,7 @@ describe('door endpoints', () => {
     const warm = await check(h, g, 'lounge', 'pg-down');
     expect(warm.body.cached).to.equal(false);
     const deadDb = createDb('postgresql://postgres@127.0.0.1:1/none', 1);
-    const app = createApp({ config: h.config, redis: h.redis, db: deadDb, verifier: h.verifier });
+    const app = createApp({ config: h.config, keySpace: h.keySpace, redis: h.redis, db: deadDb, verifier: h.verifier });
     try {
       const call = (user: string) => {
         const raw = JSON.stringify({ doorKey: 'lounge', externalId: user, n: Math.random() });
@@ -213,12 +212,12 @@ describe('door endpoints', () => {
     await doorWith(h, other.gameId, [], { key: 'hatch' });
     for (const u of ['a', 'b', 'c']) await check(h, other, 'hatch', u);
     const doomed = new StreamConsumer(h.redis, 'flush-access-log', 'doomed');
-    const crash = await flushAccessLog(h.db, doomed, h.config.redisPrefix, other.gameId, 2, { afterInsert: () => { throw new Error('SIGKILL'); } }).catch((e: unknown) => e);
+    const crash = await flushAccessLog(h.db, doomed, h.keySpace, other.gameId, 2, { afterInsert: () => { throw new Error('SIGKILL'); } }).catch((e: unknown) => e);
     expect(String(crash)).to.include('SIGKILL');
     const restarted = new StreamConsumer(h.redis, 'flush-access-log', 'restarted', 0);
-    while ((await flushAccessLog(h.db, restarted, h.config.redisPrefix, other.gameId)).entries) { /* drain */ }
+    while ((await flushAccessLog(h.db, restarted, h.keySpace, other.gameId)).entries) { /* drain */ }
     expect((await h.db.accessLog.findMany({ where: { gameId: other.gameId } })).map((r) => r.externalId).sort()).to.deep.equal(['a', 'b', 'c']);
-    expect(await h.redis.xlen(new GameKeys(h.config.redisPrefix, other.gameId).accessStream())).to.equal(0);
+    expect(await h.redis.xlen(h.keySpace.game(other.gameId).accessStream())).to.equal(0);
   });
 
   it('every key the door paths write is under the game hash tag', async () => {
@@ -228,8 +227,8 @@ describe('door endpoints', () => {
     await bulk(h, other, 'u');
     await manifest(h, other);
     await h.heartbeat(other, heartbeatBody());
-    const found = await scanKeys(h.redis, `${h.config.redisPrefix}:*${other.gameId}*`);
-    const base = new GameKeys(h.config.redisPrefix, other.gameId).base;
+    const found = await scanKeys(h.redis, h.keySpace.scanPattern(`*${other.gameId}*`));
+    const base = h.keySpace.game(other.gameId).base;
     expect(found.some((k) => k.includes(':doors:dec:'))).to.equal(true);
     for (const key of found) expect(key.startsWith(`${base}:`)).to.equal(true, key);
   });

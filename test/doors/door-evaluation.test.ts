@@ -243,13 +243,13 @@ describe('door evaluation (table)', () => {
     // written around the operator tools (which would refuse them), then the version raised as any change does
     await h.db.doorPolicy.update({ where: { id: allow.ids[1]! }, data: { conditions: { clockedin: true } } });
     await h.db.doorPolicy.update({ where: { id: deny.ids[1]! }, data: { conditions: { timeWindow: { from: 'noon' } } } });
-    await forceDoor({ db: h.db, redis: h.redis, redisPrefix: h.config.redisPrefix }, g.gameId, allow.key, 'auto', 'test');
+    await forceDoor({ db: h.db, redis: h.redis, keySpace: h.keySpace }, g.gameId, allow.key, 'auto', 'test');
     expect((await check(h, g, allow.key, 'bob')).body).to.include({ decision: 'allow', reason: `policy_allow:${allow.ids[0]}` });
     expect((await check(h, g, deny.key, 'bob')).body).to.include({ decision: 'deny', reason: `policy_deny:${deny.ids[1]}` });
   });
 
   it('forced locked / unlocked override every policy until returned to auto', async () => {
-    const deps = { db: h.db, redis: h.redis, redisPrefix: h.config.redisPrefix };
+    const deps = { db: h.db, redis: h.redis, keySpace: h.keySpace };
     const allowAll = await doorWith(h, g.gameId, [{ effect: 'allow', subjectType: 'everyone', priority: 1000 }]);
     const denyAll = await doorWith(h, g.gameId, [{ effect: 'deny', subjectType: 'everyone' }], { defaultEffect: 'allow' });
     await forceDoor(deps, g.gameId, allowAll.key, 'locked', 'test');

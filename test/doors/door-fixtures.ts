@@ -78,7 +78,7 @@ export async function doorWith(
   policies: PolicySpec[],
   door: { defaultEffect?: string; failMode?: string; key?: string; kind?: string } = {},
 ): Promise<{ key: string; ids: string[] }> {
-  const deps = { db: h.db, redis: h.redis, redisPrefix: h.config.redisPrefix };
+  const deps = { db: h.db, redis: h.redis, keySpace: h.keySpace };
   const key = door.key ?? doorKey();
   await createDoor(deps, { gameId, key, name: `Door ${key}`, kind: door.kind, defaultEffect: door.defaultEffect, failMode: door.failMode }, 'test');
   const ids: string[] = [];
@@ -88,7 +88,7 @@ export async function doorWith(
 
 /** The invalidation hooks the workspace services call after a write. */
 export function invalidator(h: Harness): DoorSubjectInvalidator {
-  return new DoorSubjectInvalidator(h.db, h.redis, h.config.redisPrefix);
+  return new DoorSubjectInvalidator(h.db, h.redis, h.keySpace);
 }
 
 // Unknown request fields are ignored (spec: Versioning rule 2); `n` keeps two identical calls in one second

@@ -5,7 +5,6 @@
  */
 import { expect } from 'chai';
 import { Harness, heartbeatBody, event, type TestGame } from '../support/harness.js';
-import { GameKeys } from '../../src/store/keys.js';
 import { StreamConsumer } from '../../src/store/streams.js';
 import { DeadLetters } from '../../src/store/dead-letters.js';
 import { flushEvents } from '../../src/events/event-flusher.js';
@@ -17,7 +16,7 @@ describe('bulk-loading flush (issue #20)', function () {
   this.timeout(60_000);
   const h = new Harness();
   let g: TestGame;
-  const keys = () => new GameKeys(h.config.redisPrefix, g.gameId);
+  const keys = () => h.keySpace.game(g.gameId);
   const drain = async (run: () => Promise<{ entries: number }>): Promise<void> => {
     while ((await run()).entries) { /* until the stream is empty */ }
   };
@@ -51,7 +50,7 @@ describe('bulk-loading flush (issue #20)', function () {
     }
     const consumer = new StreamConsumer(h.redis, 'flush-events', 'test');
     // One stream entry per batch: the repeat arrives in a later load than the original.
-    await drain(() => flushEvents(h.db, consumer, h.config.redisPrefix, g.gameId, 1));
+    await drain(() => flushEvents(h.db, consumer, h.keySpace, g.gameId, 1));
     const rows = await h.db.playerEvent.findMany({ where: { gameId: g.gameId, eventId: first.eventId } });
     expect(rows).to.have.length(1);
     expect(rows[0]!.payload).to.deep.equal({ n: 1 });
@@ -63,12 +62,12 @@ describe('bulk-loading flush (issue #20)', function () {
     expect((await h.heartbeat(g, heartbeatBody(['p1'], { events: evs }))).status).to.equal(200);
     const doomed = new StreamConsumer(h.redis, 'flush-events', 'doomed');
     let err: unknown;
-    await flushEvents(h.db, doomed, h.config.redisPrefix, g.gameId, 10, { beforeCommit: () => { throw new Error('SIGKILL'); } }).catch((e: unknown) => (err = e));
+    await flushEvents(h.db, doomed, h.keySpace, g.gameId, 10, { beforeCommit: () => { throw new Error('SIGKILL'); } }).catch((e: unknown) => (err = e));
     expect(String(err)).to.include('SIGKILL');
     expect(await h.db.playerEvent.count({ where: { gameId: g.gameId } })).to.equal(0); // rolled back
     expect(await h.redis.xlen(keys().eventStream())).to.equal(1); // not acknowledged
     const restarted = new StreamConsumer(h.redis, 'flush-events', 'restarted', 0);
-    await drain(() => flushEvents(h.db, restarted, h.config.redisPrefix, g.gameId));
+    await drain(() => flushEvents(h.db, restarted, h.keySpace, g.gameId));
     // A second pass over the same rows (the retry of a flusher killed after COMMIT) adds nothing.
     expect(await h.db.playerEvent.count({ where: { gameId: g.gameId } })).to.equal(3);
     expect(await h.redis.xlen(keys().eventStream())).to.equal(0);
@@ -78,13 +77,13 @@ describe('bulk-loading flush (issue #20)', function () {
     expect((await h.heartbeat(g, heartbeatBody(['a', 'b']))).status).to.equal(200);
     expect((await h.heartbeat(g, heartbeatBody(['a']))).status).to.equal(200);
     const doomed = new StreamConsumer(h.redis, 'flush-sessions', 'doomed');
-    await flushSessions(h.db, doomed, h.config.redisPrefix, g.gameId, 100, { beforeCommit: () => { throw new Error('crash'); } }).catch(() => undefined);
+    await flushSessions(h.db, doomed, h.keySpace, g.gameId, 100, { beforeCommit: () => { throw new Error('crash'); } }).catch(() => undefined);
     expect(await h.db.session.count({ where: { gameId: g.gameId } })).to.equal(0);
     const restarted = new StreamConsumer(h.redis, 'flush-sessions', 'restarted', 0);
-    await drain(() => flushSessions(h.db, restarted, h.config.redisPrefix, g.gameId));
+    await drain(() => flushSessions(h.db, restarted, h.keySpace, g.gameId));
     // The same transitions again (a flusher killed after COMMIT, before XACK) change nothing.
     await h.redis.xadd(keys().sessionStream(), '*', ...(await h.db.session.findMany({ where: { gameId: g.gameId, externalId: 'a' } })).flatMap((s) => ['k', 'o', 's', s.externalServerId, 'u', s.externalId, 'n', 'a', 'at', String(s.openedAt.getTime())]));
-    await drain(() => flushSessions(h.db, restarted, h.config.redisPrefix, g.gameId));
+    await drain(() => flushSessions(h.db, restarted, h.keySpace, g.gameId));
     const sessions = await h.db.session.findMany({ where: { gameId: g.gameId }, orderBy: { externalId: 'asc' } });
     expect(sessions.map((s) => [s.externalId, s.closeReason])).to.deep.equal([['a', null], ['b', 'left']]);
   });
@@ -97,7 +96,7 @@ describe('bulk-loading flush (issue #20)', function () {
     await h.redis.xadd(keys().sessionStream(), '*', 'k', 'gone', 's', 'srv-1', 'at', String(t0 + 1000));
     await h.redis.xadd(keys().sessionStream(), '*', ...up('srv-1', t0 + 2000, '1.1'));
     await h.redis.xadd(keys().sessionStream(), '*', ...up('srv-1', t0 + 3000, '1.2'));
-    await drain(() => flushSessions(h.db, new StreamConsumer(h.redis, 'flush-sessions', 'test'), h.config.redisPrefix, g.gameId));
+    await drain(() => flushSessions(h.db, new StreamConsumer(h.redis, 'flush-sessions', 'test'), h.keySpace, g.gameId));
     const servers = await h.db.gameServer.findMany({ where: { gameId: g.gameId }, orderBy: { externalServerId: 'asc' } });
     expect(servers.map((s) => [s.externalServerId, s.sdkVersion, s.maxPlayers, s.region, s.goneAt, s.firstSeenAt.getTime(), s.lastSeenAt.getTime()])).to.deep.equal([
       ['srv-1', '1.2', 40, 'eu', null, t0, t0 + 3000],
@@ -109,10 +108,10 @@ describe('bulk-loading flush (issue #20)', function () {
     const ok = [event('join'), event('leave')];
     const bad = event('spawn', { eventId: 'bad\u0000id' });
     await h.redis.xadd(keys().eventStream(), '*', 's', 'srv-old', 'r', String(Date.now()), 'e', JSON.stringify([ok[0], bad, ok[1]]));
-    await flushEvents(h.db, new StreamConsumer(h.redis, 'flush-events', 'test'), h.config.redisPrefix, g.gameId);
+    await flushEvents(h.db, new StreamConsumer(h.redis, 'flush-events', 'test'), h.keySpace, g.gameId);
     const stored = await h.db.playerEvent.findMany({ where: { gameId: g.gameId }, select: { eventId: true } });
     expect(stored.map((r) => r.eventId).sort()).to.deep.equal(ok.map((e) => e.eventId).sort());
-    const letters = await new DeadLetters(h.redis, h.config.redisPrefix).summary(g.gameId);
+    const letters = await new DeadLetters(h.redis, h.keySpace).summary(g.gameId);
     expect(letters.bySource.events).to.equal(1);
     expect(letters.latest[0]!.reason).to.match(/^22/); // a data exception, from COPY's input conversion
     expect(await h.redis.xlen(keys().eventStream())).to.equal(0);
@@ -122,10 +121,10 @@ describe('bulk-loading flush (issue #20)', function () {
     const decisions = JSON.stringify([{ doorKey: 'd1', decision: 'grant', reason: 'policy', policyId: null }, { doorKey: 'd2', decision: 'deny', reason: 'no_policy', policyId: null }]);
     await h.redis.xadd(keys().accessStream(), '*', 'u', 'user-1', 's', 'srv-1', 'at', String(Date.now()), 'v', decisions);
     const doomed = new StreamConsumer(h.redis, 'flush-access-log', 'doomed');
-    await flushAccessLog(h.db, doomed, h.config.redisPrefix, g.gameId, 10, { beforeCommit: () => { throw new Error('crash'); } }).catch(() => undefined);
+    await flushAccessLog(h.db, doomed, h.keySpace, g.gameId, 10, { beforeCommit: () => { throw new Error('crash'); } }).catch(() => undefined);
     expect(await h.db.accessLog.count({ where: { gameId: g.gameId } })).to.equal(0);
     const restarted = new StreamConsumer(h.redis, 'flush-access-log', 'restarted', 0);
-    await drain(() => flushAccessLog(h.db, restarted, h.config.redisPrefix, g.gameId));
+    await drain(() => flushAccessLog(h.db, restarted, h.keySpace, g.gameId));
     const rows = await h.db.accessLog.findMany({ where: { gameId: g.gameId }, orderBy: { doorKey: 'asc' } });
     expect(rows.map((r) => [r.doorKey, r.decision, r.externalServerId, r.policyId])).to.deep.equal([['d1', 'grant', 'srv-1', null], ['d2', 'deny', 'srv-1', null]]);
   });

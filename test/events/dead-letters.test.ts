@@ -15,7 +15,7 @@ import { flushSessions } from '../../src/presence/session-flusher.js';
 import { flushAccessLog } from '../../src/doors/access-log-flusher.js';
 import { flushCommandLog } from '../../src/commands/command-log-flusher.js';
 import { DeadLetters, type DeadLetterSummary } from '../../src/store/dead-letters.js';
-import { DEAD_LETTER_MAXLEN, DEAD_LETTER_ROW_MAX_CHARS, GameKeys } from '../../src/store/keys.js';
+import { DEAD_LETTER_MAXLEN, DEAD_LETTER_ROW_MAX_CHARS } from '../../src/store/keys.js';
 import { createDb } from '../../src/store/prisma.js';
 import { isDependencyUnavailable } from '../../src/store/dependency-errors.js';
 import { beat, deleteCommands, issue, recorded } from '../commands/command-fixtures.js';
@@ -35,12 +35,12 @@ describe('dead letters (issue #16)', function () {
     constraints.push([table, name]);
   }
 
-  const keys = () => new GameKeys(h.config.redisPrefix, g.gameId);
+  const keys = () => h.keySpace.game(g.gameId);
   const summary = (): Promise<DeadLetterSummary> => dead.summary(g.gameId, 10, 100_000);
 
   before(async () => {
     g = await h.game();
-    dead = new DeadLetters(h.redis, h.config.redisPrefix);
+    dead = new DeadLetters(h.redis, h.keySpace);
   });
   after(async () => {
     for (const [table, name] of constraints) await h.db.$executeRawUnsafe(`ALTER TABLE "${table}" DROP CONSTRAINT IF EXISTS ${name}`);
@@ -58,7 +58,7 @@ describe('dead letters (issue #16)', function () {
     }
     const consumer = new StreamConsumer(h.redis, 'flush-events', 'test');
     // One run takes the three heartbeats as one batch (one INSERT statement until the refusal).
-    const run = await flushEvents(h.db, consumer, h.config.redisPrefix, g.gameId);
+    const run = await flushEvents(h.db, consumer, h.keySpace, g.gameId);
     expect(run.entries).to.equal(3);
 
     const good = [a[0]!, a[2]!, ...b, ...c].map((e) => e.eventId);
@@ -74,7 +74,7 @@ describe('dead letters (issue #16)', function () {
 
     // The clients retry nothing (they got 200); a later heartbeat re-sending the same events changes nothing.
     expect((await h.heartbeat(g, heartbeatBody(['p1'], { externalServerId: 'srv-a', events: a }))).status).to.equal(200);
-    await flushEvents(h.db, consumer, h.config.redisPrefix, g.gameId);
+    await flushEvents(h.db, consumer, h.keySpace, g.gameId);
     expect(await h.db.playerEvent.count({ where: { gameId: g.gameId } })).to.equal(good.length);
     expect((await summary()).bySource.events).to.equal(2); // the poison again, set aside again
   });
@@ -85,7 +85,7 @@ describe('dead letters (issue #16)', function () {
     const now = Date.now();
     // The heartbeat script's entry format (src/store/lua/heartbeat.lua): s server, r received ms, e events JSON.
     await h.redis.xadd(keys().eventStream(), '*', 's', 'srv-old', 'r', String(now), 'e', JSON.stringify([bad, ok]));
-    await flushEvents(h.db, new StreamConsumer(h.redis, 'flush-events', 'test'), h.config.redisPrefix, g.gameId);
+    await flushEvents(h.db, new StreamConsumer(h.redis, 'flush-events', 'test'), h.keySpace, g.gameId);
     expect(await h.db.playerEvent.count({ where: { gameId: g.gameId, eventId: { in: [ok.eventId, bad.eventId] } } })).to.equal(1);
     const [latest] = (await summary()).latest;
     expect(latest!.reason).to.match(/occurredAt "0000-01-01T00:00:00Z" is not a storable RFC 3339 date-time/);
@@ -98,7 +98,7 @@ describe('dead letters (issue #16)', function () {
     expect((await h.heartbeat(g, heartbeatBody([], { externalServerId: 'srv-outage', events: [e] }))).status).to.equal(200);
     const down = createDb('postgresql://postgres@127.0.0.1:1/unreachable', 1); // nothing listens on port 1
     try {
-      const err = await flushEvents(down, new StreamConsumer(h.redis, 'flush-events', 'test'), h.config.redisPrefix, g.gameId).catch((x: unknown) => x);
+      const err = await flushEvents(down, new StreamConsumer(h.redis, 'flush-events', 'test'), h.keySpace, g.gameId).catch((x: unknown) => x);
       expect(isDependencyUnavailable(err), String(err)).to.equal(true);
     } finally {
       await down.$disconnect();
@@ -106,7 +106,7 @@ describe('dead letters (issue #16)', function () {
     expect((await summary()).total).to.equal(before);
     expect(await h.redis.xlen(keys().eventStream())).to.equal(1);
     // The same consumer name claims its own pending entry at once (another would wait for XAUTOCLAIM's idle time).
-    await flushEvents(h.db, new StreamConsumer(h.redis, 'flush-events', 'test', 0), h.config.redisPrefix, g.gameId);
+    await flushEvents(h.db, new StreamConsumer(h.redis, 'flush-events', 'test', 0), h.keySpace, g.gameId);
     expect(await h.db.playerEvent.count({ where: { gameId: g.gameId, eventId: e.eventId } })).to.equal(1);
     expect(await h.redis.xlen(keys().eventStream())).to.equal(0);
   });
@@ -116,7 +116,7 @@ describe('dead letters (issue #16)', function () {
     expect((await h.heartbeat(g, heartbeatBody(['u1', marker, 'u2'], { externalServerId: 'srv-sessions' }))).status).to.equal(200);
     expect((await h.heartbeat(g, heartbeatBody(['u2'], { externalServerId: 'srv-sessions' }))).status).to.equal(200);
     const before = (await summary()).bySource.sessions;
-    while ((await flushSessions(h.db, new StreamConsumer(h.redis, 'flush-sessions', 'test'), h.config.redisPrefix, g.gameId)).entries) { /* drain */ }
+    while ((await flushSessions(h.db, new StreamConsumer(h.redis, 'flush-sessions', 'test'), h.keySpace, g.gameId)).entries) { /* drain */ }
     const sessions = await h.db.session.findMany({ where: { gameId: g.gameId, externalServerId: 'srv-sessions' }, orderBy: { externalId: 'asc' } });
     // u1 left at the second heartbeat, u2 is still there; the refused player's open is set aside (its close
     // then updates no row, which is no refusal).
@@ -136,7 +136,7 @@ describe('dead letters (issue #16)', function () {
     expect((await beat(h, g, 'srv-cmd')).map((c) => c.id).sort()).to.deep.equal([failing.id, acked.id].sort());
     await beat(h, g, 'srv-cmd', [], { acks: [acked.id], failures: [{ id: failing.id, reason: marker }] });
     const before = (await summary()).bySource.command_log;
-    while ((await flushCommandLog(h.db, new StreamConsumer(h.redis, 'flush-command-log', 'test'), h.config.redisPrefix, g.gameId)).entries) { /* drain */ }
+    while ((await flushCommandLog(h.db, new StreamConsumer(h.redis, 'flush-command-log', 'test'), h.keySpace, g.gameId)).entries) { /* drain */ }
     expect((await recorded(h, acked.id)).status).to.equal('acked');
     expect((await recorded(h, failing.id)).transitions.map((t) => t.toStatus)).to.deep.equal(['pending', 'dispatched']);
     const after = await summary();
@@ -151,7 +151,7 @@ describe('dead letters (issue #16)', function () {
     await h.redis.xadd(keys().accessStream(), '*', 'u', 'p1', 's', 'srv', 'at', at, 'v', decisions('front', marker, 'back'));
     await h.redis.xadd(keys().accessStream(), '*', 'u', 'p1', 's', 'srv', 'at', at, 'v', '{not json');
     const before = (await summary()).bySource.access_log;
-    await flushAccessLog(h.db, new StreamConsumer(h.redis, 'flush-access-log', 'test'), h.config.redisPrefix, g.gameId);
+    await flushAccessLog(h.db, new StreamConsumer(h.redis, 'flush-access-log', 'test'), h.keySpace, g.gameId);
     expect((await h.db.accessLog.findMany({ where: { gameId: g.gameId }, orderBy: { doorKey: 'asc' } })).map((r) => r.doorKey)).to.deep.equal(['back', 'front']);
     expect((await summary()).bySource.access_log - before).to.equal(2);
     expect(await h.redis.xlen(keys().accessStream())).to.equal(0);

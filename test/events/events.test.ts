@@ -1,7 +1,6 @@
 /** Spec: Events › Player events (idempotency rules 1–5), Event type values, durability of a 200. */
 import { expect } from 'chai';
 import { Harness, heartbeatBody, event, type TestGame } from '../support/harness.js';
-import { GameKeys } from '../../src/store/keys.js';
 import { StreamConsumer } from '../../src/store/streams.js';
 import { flushEvents } from '../../src/events/event-flusher.js';
 import { flushSessions } from '../../src/presence/session-flusher.js';
@@ -51,21 +50,21 @@ describe('player events', () => {
   });
 
   it('loses and duplicates nothing when a flusher dies between insert and acknowledge', async () => {
-    const keys = new GameKeys(h.config.redisPrefix, g.gameId);
+    const keys = h.keySpace.game(g.gameId);
     const batches = [0, 1, 2].map(() => [event('death'), event('spawn'), event('custom_x')]);
     for (const [i, evs] of batches.entries()) {
       expect((await h.heartbeat(g, heartbeatBody([`p${i}`], { events: evs }))).status).to.equal(200);
     }
     const doomed = new StreamConsumer(h.redis, 'flush-events', 'doomed-worker');
     let err: unknown;
-    await flushEvents(h.db, doomed, h.config.redisPrefix, g.gameId, 2, { afterInsert: () => { throw new Error('SIGKILL'); } }).catch((e: unknown) => (err = e));
+    await flushEvents(h.db, doomed, h.keySpace, g.gameId, 2, { afterInsert: () => { throw new Error('SIGKILL'); } }).catch((e: unknown) => (err = e));
     expect(String(err)).to.include('SIGKILL');
     expect(await h.db.playerEvent.count({ where: { gameId: g.gameId } })).to.equal(6); // inserted, not acked
     expect(await h.redis.xlen(keys.eventStream())).to.equal(3);
     // the restarted worker (another consumer name) takes the abandoned entries over and finishes
     const restarted = new StreamConsumer(h.redis, 'flush-events', 'restarted-worker', 0);
     let total = 0;
-    for (let r = await flushEvents(h.db, restarted, h.config.redisPrefix, g.gameId); r.entries; r = await flushEvents(h.db, restarted, h.config.redisPrefix, g.gameId)) total += r.entries;
+    for (let r = await flushEvents(h.db, restarted, h.keySpace, g.gameId); r.entries; r = await flushEvents(h.db, restarted, h.keySpace, g.gameId)) total += r.entries;
     expect(total).to.equal(3);
     expect(await h.db.playerEvent.count({ where: { gameId: g.gameId } })).to.equal(9);
     expect(await h.redis.xlen(keys.eventStream())).to.equal(0);
@@ -75,16 +74,16 @@ describe('player events', () => {
     await h.heartbeat(g, heartbeatBody(['a', 'b']));
     await h.heartbeat(g, heartbeatBody(['a']));
     const doomed = new StreamConsumer(h.redis, 'flush-sessions', 'doomed');
-    await flushSessions(h.db, doomed, h.config.redisPrefix, g.gameId, 100, { afterInsert: () => { throw new Error('crash'); } }).catch(() => undefined);
+    await flushSessions(h.db, doomed, h.keySpace, g.gameId, 100, { afterInsert: () => { throw new Error('crash'); } }).catch(() => undefined);
     const restarted = new StreamConsumer(h.redis, 'flush-sessions', 'restarted', 0);
-    while ((await flushSessions(h.db, restarted, h.config.redisPrefix, g.gameId)).entries) { /* drain */ }
+    while ((await flushSessions(h.db, restarted, h.keySpace, g.gameId)).entries) { /* drain */ }
     const sessions = await h.db.session.findMany({ where: { gameId: g.gameId }, orderBy: { externalId: 'asc' } });
     expect(sessions.map((s) => [s.externalId, s.closeReason])).to.deep.equal([['a', null], ['b', 'left']]);
     expect(await h.db.gameServer.count({ where: { gameId: g.gameId } })).to.equal(1);
   });
 
   it('keeps a 200 durable in Redis before any flush (nothing accepted is lost)', async () => {
-    const keys = new GameKeys(h.config.redisPrefix, g.gameId);
+    const keys = h.keySpace.game(g.gameId);
     const evs = [event('join'), event('leave')];
     expect((await h.heartbeat(g, heartbeatBody(['a'], { events: evs }))).status).to.equal(200);
     const entries = await h.redis.xrange(keys.eventStream(), '-', '+');

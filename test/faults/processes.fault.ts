@@ -11,7 +11,6 @@ import { Harness, event, heartbeatBody, type TestGame } from '../support/harness
 import { PrivateRedis } from '../support/private-redis.js';
 import { sign } from '../../src/auth/signature.js';
 import { DeadLetters } from '../../src/store/dead-letters.js';
-import { GameKeys } from '../../src/store/keys.js';
 import { Stack } from '../support/stack.js';
 import { TcpProxy } from '../../scripts/support/tcp-proxy.js';
 import { acceptedEventIds, eventually, sendHeartbeat, startHeartbeat, type Sent } from './fault-load.js';
@@ -103,14 +102,14 @@ describe('process faults (npm run test:faults)', function () {
         expect(res.status, await res.text()).to.equal(200);
       });
       expect(sent.filter((x) => x.status !== 200)).to.deep.equal([]);
-      const dead = new DeadLetters(h.redis, h.config.redisPrefix);
+      const dead = new DeadLetters(h.redis, h.keySpace);
       expect(await eventually(async () => (await dead.summary(g.gameId)).bySource.events >= 1, 60_000)).to.equal(true);
       await expectAllStored(h, g.gameId, [...sent, { status: 200, eventIds: neighbours.map((e) => e.eventId) }]);
       expect(await h.db.playerEvent.count({ where: { gameId: g.gameId, eventId: poison.eventId } })).to.equal(0);
       const [letter] = (await dead.summary(g.gameId, 1, 100_000)).latest;
       expect(letter!.reason).to.match(new RegExp(`^23514: .*${constraint}`));
       expect(JSON.parse(letter!.row)).to.include({ e: poison.eventId });
-      expect(await eventually(async () => (await h.redis.xlen(new GameKeys(h.config.redisPrefix, g.gameId).eventStream())) === 0, 20_000)).to.equal(true);
+      expect(await eventually(async () => (await h.redis.xlen(h.keySpace.game(g.gameId).eventStream())) === 0, 20_000)).to.equal(true);
       const workerLines = s.output.filter((l) => l.startsWith('[workers] {')).map((l) => JSON.parse(l.slice(10)) as { message: string });
       expect(workerLines.filter((l) => l.message === 'flush failed' || l.message === 'job failed')).to.deep.equal([]);
       expect(workerLines.filter((l) => l.message === 'rows dead-lettered').length).to.be.at.least(1);

@@ -34,7 +34,6 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { sign } from '../../src/auth/signature.js';
 import { Queue } from 'bullmq';
-import { GameKeys, GlobalKeys } from '../../src/store/keys.js';
 import { autocannon } from '../../scripts/support/autocannon.js';
 import { pacedLoad } from '../../scripts/support/paced-load.js';
 import { event, Harness, heartbeatBody, type TestGame } from '../support/harness.js';
@@ -188,7 +187,7 @@ describe('Redis durability: what a 200 survives (issue #22, npm run test:faults)
     // starts); here the whole flush-events scheduler is removed, then Redis restarts.
     await restartRedis('everysec', false);
     const g = await h.game();
-    const queue = new Queue('{flush-events}', { connection: h.redis, prefix: new GlobalKeys(h.config.redisPrefix).bullPrefix() });
+    const queue = new Queue('{flush-events}', { connection: h.redis, prefix: h.keySpace.global.bullPrefix() });
     queue.on('error', () => undefined); // the restart below drops its connection on purpose
     try {
       expect(await queue.removeJobScheduler('flush-events:v1')).to.equal(true);
@@ -259,7 +258,7 @@ describe('Redis durability: what a 200 survives (issue #22, npm run test:faults)
     if (!flushing) await stack.startWorkers();
 
     // Everything Redis still holds reaches Postgres: wait until the game's events stream is empty.
-    const stream = new GameKeys(h.config.redisPrefix, g.gameId).eventStream();
+    const stream = h.keySpace.game(g.gameId).eventStream();
     const until = Date.now() + 90_000;
     while ((await h.redis.xlen(stream).catch(() => -1)) !== 0) {
       if (Date.now() > until) throw new Error('events stream not drained in 90 s');

@@ -71,7 +71,7 @@ describe('admission control (overload)', function () {
         () => h.redis.commandQueue.length,
         metrics,
       );
-      app = createApp({ config: h.config, redis: h.redis, db: h.db, verifier: h.verifier, metrics, admission });
+      app = createApp({ config: h.config, keySpace: h.keySpace, redis: h.redis, db: h.db, verifier: h.verifier, metrics, admission });
       g = await h.game();
       expect((await h.heartbeat(g, heartbeatBody(['p1']))).status).to.equal(200); // the key is verified in this process
     });
@@ -112,7 +112,7 @@ describe('admission control (overload)', function () {
 
     it('refuses checks when the Redis command queue reaches their share', async () => {
       const queued = new AdmissionController({ maxInFlight: 1000, maxRedisQueue: 16, maxLoopLagMs: 0, retryAfterMinSeconds: 1, retryAfterMaxSeconds: 1 }, () => h.redis.commandQueue.length);
-      const qApp = createApp({ config: h.config, redis: h.redis, db: h.db, verifier: h.verifier, admission: queued });
+      const qApp = createApp({ config: h.config, keySpace: h.keySpace, redis: h.redis, db: h.db, verifier: h.verifier, admission: queued });
       await until(() => h.redis.commandQueue.length === 0, 'replies to the previous test\'s held commands');
       proxy.stall();
       // Each ban check sends two commands (replay claim + blocklist lookup); checks may use a quarter: 4.

@@ -7,7 +7,6 @@ import { revokeKey } from '../../src/auth/key-service.js';
 import { subscribeInvalidations } from '../../src/auth/invalidation.js';
 import { KeyVerifier, MAX_FAILED_VERIFIES } from '../../src/auth/key-verifier.js';
 import { replayClaim } from '../../src/auth/replay-tags.js';
-import { GameKeys } from '../../src/store/keys.js';
 import { sign } from '../../src/auth/signature.js';
 
 const HB = '/api/v1/game/heartbeat';
@@ -127,7 +126,7 @@ describe('authentication', () => {
     const sig = sign(g.secret, String(ts), raw);
     const keyRow = await h.db.apiKey.findUniqueOrThrow({ where: { prefix: g.keyPrefix } });
     // the claim is a tag in one of the game's replay bucket hashes, kept at least 600 s (src/auth/replay-tags.ts)
-    const claim = replayClaim(new GameKeys(h.config.redisPrefix, g.gameId), keyRow.id, sig, Date.now());
+    const claim = replayClaim(h.keySpace.game(g.gameId), keyRow.id, sig, Date.now());
     const holders: string[] = [];
     for (const k of claim.keys) if ((await h.redis.hget(k, claim.args.rs))?.includes(claim.args.rt)) holders.push(k);
     expect(holders).to.have.length(1);
@@ -142,7 +141,7 @@ describe('authentication', () => {
     const noCommands = await h.key(g.gameId, ['heartbeat', 'events']);
     expectEnvelope(await h.signed(noCommands, 'post', HB, heartbeatBody(['x'], { externalServerId: 'scoped-3', acks: ['x'] })), 403, 'scope_missing');
     expectEnvelope(await h.signed(noCommands, 'post', HB, heartbeatBody(['x'], { externalServerId: 'scoped-3', failures: [{ id: 'x', reason: 'r' }] })), 403, 'scope_missing');
-    const keys = new GameKeys(h.config.redisPrefix, g.gameId);
+    const keys = h.keySpace.game(g.gameId);
     for (const sid of ['scoped-1', 'scoped-2', 'scoped-3']) {
       expect(await h.redis.exists(keys.server(sid), keys.roster(sid))).to.equal(0);
     }
@@ -154,11 +153,11 @@ describe('authentication', () => {
   it('makes a revocation effective on a subscribed API process within 1 s', async () => {
     const victim = await h.key(g.gameId);
     const subscriber = createRedis(h.config.redisUrl, { forWorker: true });
-    await subscribeInvalidations(subscriber, h.verifier, h.config.redisPrefix);
+    await subscribeInvalidations(subscriber, h.verifier, h.keySpace);
     try {
       expect((await h.signed(victim, 'post', HB, heartbeatBody([], { externalServerId: 'rv' }))).status).to.equal(200);
       const publisher = createRedis(h.config.redisUrl);
-      await revokeKey(h.db, publisher, h.config.redisPrefix, victim.keyPrefix);
+      await revokeKey(h.db, publisher, h.keySpace, victim.keyPrefix);
       await publisher.quit();
       const started = Date.now();
       let status = 200;

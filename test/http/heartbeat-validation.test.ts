@@ -2,7 +2,6 @@
 import { expect } from 'chai';
 import request from 'supertest';
 import { Harness, heartbeatBody, event, type TestGame } from '../support/harness.js';
-import { GameKeys } from '../../src/store/keys.js';
 import { MAX_ROSTER } from '../../src/schemas/heartbeat.js';
 
 const HB = '/api/v1/game/heartbeat';
@@ -55,7 +54,7 @@ describe('heartbeat validation and limits', () => {
     // a well-formed pair of surrogate escapes (an emoji) is fine
     const ok = JSON.stringify(heartbeatBody([], { externalServerId: 'poison' })).replace('"sdkVersion":"1.0.0"', '"sdkVersion":"1.0 \\ud83d\\ude00"');
     expect((await h.signed(g, 'post', HB, undefined, { raw: ok })).status).to.equal(200);
-    expect(await h.redis.exists(new GameKeys(h.config.redisPrefix, g.gameId).eventStream())).to.equal(0);
+    expect(await h.redis.exists(h.keySpace.game(g.gameId).eventStream())).to.equal(0);
   });
 
   it('ignores unknown request fields (additive changes are not breaking)', async () => {
@@ -73,7 +72,7 @@ describe('heartbeat validation and limits', () => {
     const res = await h.heartbeat(g, body);
     expect(res.status).to.equal(413);
     expect(res.body.error.code).to.equal('envelope_too_large');
-    expect(await h.redis.exists(new GameKeys(h.config.redisPrefix, g.gameId).server('too-big'))).to.equal(0);
+    expect(await h.redis.exists(h.keySpace.game(g.gameId).server('too-big'))).to.equal(0);
     // also when unauthenticated: size is checked first
     const anon = await request(h.app).post(HB).set('Content-Type', 'application/json').send('x'.repeat(5000));
     expect(anon.status).to.equal(413);

@@ -11,7 +11,6 @@ import { keyedDigest, VerifiedDigests } from '../../src/auth/verified-digests.js
 import { BudgetExceeded, MAX_CONCURRENT_VERIFIES, MAX_FAILED_VERIFIES, MAX_QUEUED_VERIFIES, VerifyBudget } from '../../src/auth/verify-budget.js';
 import { revokeKey } from '../../src/auth/key-service.js';
 import { sign } from '../../src/auth/signature.js';
-import { GlobalKeys } from '../../src/store/keys.js';
 import { percentile } from '@gis/client';
 
 /** Counts what the verifier reports. */
@@ -41,7 +40,7 @@ describe('key verification under a wrong-secret flood (issue #16)', function () 
 
   before(async () => {
     g = await h.game();
-    digests = new VerifiedDigests(h.redis, h.config.redisPrefix);
+    digests = new VerifiedDigests(h.redis, h.keySpace);
   });
   after(() => h.close());
 
@@ -53,7 +52,7 @@ describe('key verification under a wrong-secret flood (issue #16)', function () 
   });
 
   it('a process that never saw the key accepts it by the shared digest that another process wrote, without argon2', async () => {
-    await h.redis.del(new GlobalKeys(h.config.redisPrefix).verifiedKeyDigest(g.keyPrefix)); // as if Redis had lost it
+    await h.redis.del(h.keySpace.global.verifiedKeyDigest(g.keyPrefix)); // as if Redis had lost it
     const first = new Counter();
     expect(await code(fresh(first).authenticate(`Bearer ${g.key}`))).to.equal('ok');
     expect(first.argon2).to.equal(1);
@@ -82,7 +81,7 @@ describe('key verification under a wrong-secret flood (issue #16)', function () 
 
   it('a burst on a cold prefix with no shared digest starts no more argon2 verifies than the budget', async () => {
     const other = await h.key(g.gameId);
-    await h.redis.del(new GlobalKeys(h.config.redisPrefix).verifiedKeyDigest(other.keyPrefix));
+    await h.redis.del(h.keySpace.global.verifiedKeyDigest(other.keyPrefix));
     const c = new Counter();
     const v = fresh(c);
     const codes = await Promise.all(Array.from({ length: 100 }, (_, i) => code(v.authenticate(`Bearer svc_live_${other.keyPrefix}.${wrong(i)}`))));
@@ -94,7 +93,7 @@ describe('key verification under a wrong-secret flood (issue #16)', function () 
     const k = await h.key(g.gameId);
     expect(await code(fresh().authenticate(`Bearer ${k.key}`))).to.equal('ok');
     expect(await digests.get(k.keyPrefix)).to.not.equal(null);
-    await revokeKey(h.db, h.redis, h.config.redisPrefix, k.keyPrefix);
+    await revokeKey(h.db, h.redis, h.keySpace, k.keyPrefix);
     expect(await digests.get(k.keyPrefix)).to.equal(null);
     expect(await code(fresh().authenticate(`Bearer ${k.key}`))).to.equal('revoked_key');
   });

@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import { Harness, type TestGame } from '../support/harness.js';
 import { checkIngestHealth, PERSISTENT_MINUTES, THROTTLING_WARNING } from '../../src/limits/ingest-health.js';
-import { GameKeys, GlobalKeys, THROTTLE_COUNT_TTL_SECONDS } from '../../src/store/keys.js';
+import { THROTTLE_COUNT_TTL_SECONDS } from '../../src/store/keys.js';
 import { runAdmin, okJson } from '../admin/harness.js';
 
 const MINUTE = 60_000;
@@ -20,10 +20,10 @@ describe('ingest health warnings', () => {
   /** Records `n` throttled requests of `who` in the minute `minutesAgo` before `now`, as the Lua scripts do. */
   async function throttle(game: TestGame, minutesAgo: number, who = 'hb:server-7', n = 3): Promise<void> {
     const at = now - minutesAgo * MINUTE;
-    const key = new GameKeys(h.config.redisPrefix, game.gameId).throttledInMinute(Math.floor(at / MINUTE));
+    const key = h.keySpace.game(game.gameId).throttledInMinute(Math.floor(at / MINUTE));
     await h.redis.hincrby(key, who, n);
     await h.redis.expire(key, THROTTLE_COUNT_TTL_SECONDS);
-    await h.redis.zadd(new GlobalKeys(h.config.redisPrefix).throttledGames(), at, game.gameId);
+    await h.redis.zadd(h.keySpace.global.throttledGames(), at, game.gameId);
   }
   const warnings = (game: TestGame) => h.db.ingestHealthWarning.findMany({ where: { gameId: game.gameId }, orderBy: { firstAt: 'asc' } });
 
@@ -35,31 +35,31 @@ describe('ingest health warnings', () => {
 
   it(`does not warn below ${PERSISTENT_MINUTES} throttled minutes out of 10`, async () => {
     for (const m of [0, 2, 4, 6]) await throttle(quiet, m);
-    await checkIngestHealth(h.redis, h.db, h.config.redisPrefix, now);
+    await checkIngestHealth(h.redis, h.db, h.keySpace, now);
     expect(await warnings(quiet)).to.deep.equal([]);
   });
 
   it('raises one warning at 5 throttled minutes, refreshes it while throttling lasts, resolves it after 10 quiet minutes', async () => {
     for (const m of [1, 3, 5, 7]) await throttle(g, m);
     await throttle(g, 9, 'door:p1', 2);
-    const first = await checkIngestHealth(h.redis, h.db, h.config.redisPrefix, now);
+    const first = await checkIngestHealth(h.redis, h.db, h.keySpace, now);
     expect(first.raised).to.include(g.gameId);
     let [w] = await warnings(g);
     expect(w).to.include({ kind: THROTTLING_WARNING, count: 1, resolvedAt: null });
     expect(w!.message).to.include('14 requests answered 429 in 5 of the last 10 minutes').and.include('hb:server-7 (12)');
 
     await throttle(g, -1);
-    const second = await checkIngestHealth(h.redis, h.db, h.config.redisPrefix, now + MINUTE);
+    const second = await checkIngestHealth(h.redis, h.db, h.keySpace, now + MINUTE);
     expect(second.refreshed).to.include(g.gameId);
     const rows = await warnings(g);
     expect(rows).to.have.length(1);
     expect(rows[0]).to.include({ count: 2, resolvedAt: null });
 
     // still some 429s in the window, but fewer than 5 minutes: stays open (no flapping)
-    await checkIngestHealth(h.redis, h.db, h.config.redisPrefix, now + 6 * MINUTE);
+    await checkIngestHealth(h.redis, h.db, h.keySpace, now + 6 * MINUTE);
     expect((await warnings(g))[0]!.resolvedAt).to.equal(null);
 
-    await checkIngestHealth(h.redis, h.db, h.config.redisPrefix, now + 11 * MINUTE);
+    await checkIngestHealth(h.redis, h.db, h.keySpace, now + 11 * MINUTE);
     [w] = await warnings(g);
     expect(w!.resolvedAt?.getTime()).to.equal(now + 11 * MINUTE);
   });

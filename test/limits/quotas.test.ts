@@ -10,7 +10,6 @@ import { BanCheckClaim } from '../../src/limits/ban-check-claim.js';
 import { QuotaExceededError } from '../../src/limits/quota-error.js';
 import { BAN_CHECK_QUOTA, DOOR_BULK_QUOTA, DOOR_CHECK_QUOTA, heartbeatQuota, manifestQuota, NUDGE_ALLOWANCE } from '../../src/limits/quotas.js';
 import { nudgesPerMinute } from '../../src/commands/nudge-budget.js';
-import { GameKeys, GlobalKeys } from '../../src/store/keys.js';
 import { throttleHistory } from '../../src/limits/ingest-health.js';
 import type { SignedRequest } from '../../src/auth/signed-request.js';
 import type { VerifiedKey } from '../../src/auth/key-verifier.js';
@@ -35,7 +34,7 @@ describe('per-key quotas', () => {
   let g: TestGame;
   let keyId: string;
   let seq = 0;
-  const service = () => new HeartbeatService(h.redis, h.config.redisPrefix);
+  const service = () => new HeartbeatService(h.redis, h.keySpace);
   const input = (sid: string, nowMs: number, extra: Partial<HeartbeatInput['body']> = {}): HeartbeatInput => ({
     gameId: g.gameId,
     keyId,
@@ -85,21 +84,21 @@ describe('per-key quotas', () => {
       const now = midMinute();
       const quota = heartbeatQuota(20);
       for (let i = 0; i < quota; i++) await hb.record(input('busy', now));
-      const keys = new GameKeys(h.config.redisPrefix, g.gameId);
+      const keys = h.keySpace.game(g.gameId);
       const before = await h.redis.xlen(keys.eventStream());
       await expectQuota(hb.record(input('busy', now, { events: [event('join')] })), 'heartbeat', 30);
       expect(await h.redis.xlen(keys.eventStream())).to.equal(before);
       // another server of the same key is unaffected; the next window starts afresh
       await hb.record(input('other', now));
       await hb.record(input('busy', now + 30_000));
-      const history = await throttleHistory(h.redis, h.config.redisPrefix, g.gameId, now);
+      const history = await throttleHistory(h.redis, h.keySpace, g.gameId, now);
       expect(history.at(-1)!.by).to.deep.equal({ 'hb:busy': 1 });
-      expect(await h.redis.zscore(new GlobalKeys(h.config.redisPrefix).throttledGames(), g.gameId)).to.not.equal(null);
+      expect(await h.redis.zscore(h.keySpace.global.throttledGames(), g.gameId)).to.not.equal(null);
     });
 
     it('over HTTP: 429 rate_limited with the envelope and an integer Retry-After', async () => {
       const window = Math.floor(Date.now() / 60_000);
-      const keys = new GameKeys(h.config.redisPrefix, g.gameId);
+      const keys = h.keySpace.game(g.gameId);
       // Fill this window and the next, so the answer does not depend on the moment the request lands.
       for (const w of [window, window + 1]) await h.redis.multi().hset(keys.rateWindow('hb', w, keyId), 'http-busy', String(heartbeatQuota(20))).expire(keys.rateWindow('hb', w, keyId), 180).exec();
       const res = await h.heartbeat(g, heartbeatBody(['p1'], { externalServerId: 'http-busy', events: [event('join')] }));
@@ -114,7 +113,7 @@ describe('per-key quotas', () => {
   });
 
   describe('doors and bans', () => {
-    const cache = () => new DecisionCache(h.redis, h.config.redisPrefix, h.config.doorCacheTtlSeconds);
+    const cache = () => new DecisionCache(h.redis, h.keySpace, h.config.doorCacheTtlSeconds);
     const ttl = () => h.config.doorCacheTtlSeconds;
     /** The middle of a door-TTL window. */
     const midTtl = () => (Math.floor(Date.now() / (ttl() * 1000)) + 1) * ttl() * 1000 + (ttl() * 1000) / 2;
@@ -128,7 +127,7 @@ describe('per-key quotas', () => {
       await lookup('one', now, 'u1', 'other-door');
       await lookup('one', now, 'u2', 'gate');
       // a doors version change invalidates cached decisions: the client's re-checks count afresh
-      await h.redis.incr(new GameKeys(h.config.redisPrefix, g.gameId).doorsVersion());
+      await h.redis.incr(h.keySpace.game(g.gameId).doorsVersion());
       await lookup('one', now);
     });
 
@@ -145,14 +144,14 @@ describe('per-key quotas', () => {
       const manifest = () => cache().lookup({ gameId: game.gameId, keyId: gameKeyId, signature: `sig-${++seq}`, mode: 'version', nowMs: now });
       for (let i = 0; i < manifestQuota(0); i++) await manifest();
       await expectQuota(manifest(), 'manifest', 30);
-      await h.redis.zadd(new GameKeys(h.config.redisPrefix, game.gameId).servers(), now, 's1', now, 's2');
+      await h.redis.zadd(h.keySpace.game(game.gameId).servers(), now, 's1', now, 's2');
       // refused requests count too (counter at quota + 1): two more servers leave room for one more fetch
       for (let i = manifestQuota(0) + 1; i < manifestQuota(2); i++) await manifest();
       await expectQuota(manifest(), 'manifest', 30);
     });
 
     it(`ban check: ${BAN_CHECK_QUOTA} per user per minute`, async () => {
-      const claims = new BanCheckClaim(h.redis, h.config.redisPrefix);
+      const claims = new BanCheckClaim(h.redis, h.keySpace);
       const key = { keyId, gameId: g.gameId } as VerifiedKey;
       const signed = (): SignedRequest => ({ key, signature: `sig-${++seq}`, raw: Buffer.alloc(0), form: 'body', body: Buffer.alloc(0) });
       const now = midMinute();

@@ -29,7 +29,7 @@ describe('replay cache in bucket hashes', () => {
   }
 
   it('refuses a signature again up to 600 s later from any point of a bucket, and accepts fresh ones', async () => {
-    const claims = new BanCheckClaim(h.redis, h.config.redisPrefix);
+    const claims = new BanCheckClaim(h.redis, h.keySpace);
     const bucketMs = REPLAY_BUCKET_SECONDS * 1000;
     // a moment in the past so the buckets written here are not the live ones; one game per case
     const start = (Math.floor(Date.now() / bucketMs) - 20) * bucketMs;

@@ -169,11 +169,11 @@ describe('Luau SDK: end to end under lua5.2 against the real API', function () {
     expect(proxy.faults).to.deep.equal([]);
 
     const kick = await issueCommand(
-      { db: h.db, redis: h.redis, redisPrefix: h.config.redisPrefix },
+      { db: h.db, redis: h.redis, keySpace: h.keySpace },
       { gameId: g.gameId, type: 'kick', payload: { reason: 'rule 7' }, target: { externalId: '101' }, issuedBy: 'test:mod' },
     );
     const freeze = await issueCommand(
-      { db: h.db, redis: h.redis, redisPrefix: h.config.redisPrefix },
+      { db: h.db, redis: h.redis, keySpace: h.keySpace },
       { gameId: g.gameId, type: 'freeze', payload: {}, target: { externalId: '102' }, issuedBy: 'test:mod' },
     );
     nudge();

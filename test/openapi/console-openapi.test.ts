@@ -49,8 +49,8 @@ describe('console API document', () => {
 
   it('documents exactly the console API routes the app registers, and /metrics', async () => {
     const h = new Harness();
-    const services = createConsoleServices({ db: h.db, redis: h.redis, redisPrefix: h.config.redisPrefix });
-    const live = new LiveHub({ db: h.db, redis: h.redis, redisPrefix: h.config.redisPrefix, createReader: () => h.redis.duplicate() });
+    const services = createConsoleServices({ db: h.db, redis: h.redis, keySpace: h.keySpace });
+    const live = new LiveHub({ db: h.db, redis: h.redis, keySpace: h.keySpace, createReader: () => h.redis.duplicate() });
     try {
       const app = createConsoleApp({ services, token: 'x'.repeat(32), metrics: new Registry(), openapi: buildOpenApiDocument(), consoleOpenapi: generated, live });
       const routes = registeredRoutes(app).filter((r) => r.includes(' /console/api/') || r === 'GET /metrics');

@@ -17,7 +17,7 @@ describe('versioning rules', () => {
   let g: TestGame;
   before(async () => {
     g = await h.game();
-    await createDoor({ db: h.db, redis: h.redis, redisPrefix: h.config.redisPrefix }, { gameId: g.gameId, key: 'vault', name: 'Vault' }, 'test');
+    await createDoor({ db: h.db, redis: h.redis, keySpace: h.keySpace }, { gameId: g.gameId, key: 'vault', name: 'Vault' }, 'test');
   });
   after(() => h.close());
 
@@ -66,7 +66,7 @@ describe('versioning rules', () => {
     const sid = 'v-exact';
     expect(heartbeatResponseSchema.additionalProperties).to.equal(false);
     await h.heartbeat(g, heartbeatBody(['p9'], { externalServerId: sid }));
-    await issueCommand({ db: h.db, redis: h.redis, redisPrefix: h.config.redisPrefix }, { gameId: g.gameId, type: 'kick', payload: { reason: 'x' }, target: { externalId: 'p9' }, issuedBy: 'test' });
+    await issueCommand({ db: h.db, redis: h.redis, keySpace: h.keySpace }, { gameId: g.gameId, type: 'kick', payload: { reason: 'x' }, target: { externalId: 'p9' }, issuedBy: 'test' });
     const res = await h.heartbeat(g, heartbeatBody(['p9'], { externalServerId: sid }));
     expect(res.status).to.equal(200);
     expect(Object.keys(res.body).sort()).to.deep.equal(['commands', 'config', 'serverTime']);

@@ -57,7 +57,7 @@ describe('many processes: two API processes, two worker processes (issue #17)', 
     const g = await h.game();
     // Both processes verify the key once and then hold it in their in-process caches.
     for (const [i, a] of apis.entries()) expect(await heartbeat(a.url, g, `rev-${i}`)).to.equal(200, a.child.output());
-    await revokeKey(h.db, h.redis, h.config.redisPrefix, g.keyPrefix);
+    await revokeKey(h.db, h.redis, h.keySpace, g.keyPrefix);
     const deadline = Date.now() + REVOCATION_BUDGET_MS;
     const refusedBy = new Set<number>();
     for (let n = 0; refusedBy.size < apis.length && Date.now() < deadline; n++) {

@@ -30,9 +30,9 @@ function sample(text: string, metric: string, labels: string): number | undefine
 
 /** A console app whose /metrics carries the scrape-time metrics over `redis` and `db`. */
 function consoleOver(h: Harness, redis: AppRedis, db: Db): { app: Express; close: () => Promise<void> } {
-  const services: ConsoleServices = createConsoleServices({ db, redis, redisPrefix: h.config.redisPrefix });
+  const services: ConsoleServices = createConsoleServices({ db, redis, keySpace: h.keySpace });
   const metrics = new ApiMetrics({ defaultMetrics: false });
-  const closeScrape = registerScrapeMetrics(metrics.registry, { db, redis, redisPrefix: h.config.redisPrefix, queueNames: ['{flush-events}'] });
+  const closeScrape = registerScrapeMetrics(metrics.registry, { db, redis, keySpace: h.keySpace, queueNames: ['{flush-events}'] });
   const app = createConsoleApp({ services, token: TOKEN, metrics: metrics.registry, openapi: buildOpenApiDocument() });
   return { app, close: async () => { await services.close(); await closeScrape(); } };
 }

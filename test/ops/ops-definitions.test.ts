@@ -70,10 +70,10 @@ describe('alert rules and dashboard name only exported metrics', () => {
   before(async () => {
     const metrics = new ApiMetrics();
     metrics.setRedisPersistence('none');
-    const admission = admissionFor({ config: h.config, redis: h.redis, db: h.db, verifier: h.verifier, metrics });
+    const admission = admissionFor({ config: h.config, keySpace: h.keySpace, redis: h.redis, db: h.db, verifier: h.verifier, metrics });
     closeAdmission = () => admission.close();
-    createApp({ config: h.config, redis: h.redis, db: h.db, verifier: h.verifier, metrics, admission });
-    listener = await startConsole({ config: h.config, redis: h.redis, db: h.db, metrics });
+    createApp({ config: h.config, keySpace: h.keySpace, redis: h.redis, db: h.db, verifier: h.verifier, metrics, admission });
+    listener = await startConsole({ config: h.config, keySpace: h.keySpace, redis: h.redis, db: h.db, metrics });
     const res = await request(`http://127.0.0.1:${listener.port}`).get('/metrics').set('Authorization', `Bearer ${TOKEN}`);
     expect(res.status).to.equal(200);
     exported = exportedNames(res.text);

@@ -4,7 +4,6 @@
  */
 import { expect } from 'chai';
 import { Harness, heartbeatBody, type TestGame } from '../support/harness.js';
-import { GameKeys } from '../../src/store/keys.js';
 import { sweepGame } from '../../src/presence/liveness-sweep.js';
 import { MAX_ROSTER } from '../../src/schemas/heartbeat.js';
 
@@ -20,7 +19,7 @@ describe('roster reconciliation and sessions', () => {
 
   it('registers the server on its first heartbeat and refreshes it later', async () => {
     const g = await h.game();
-    const keys = new GameKeys(h.config.redisPrefix, g.gameId);
+    const keys = h.keySpace.game(g.gameId);
     const t1 = await hbAt(h, g, ['a']);
     expect(await h.redis.hget(keys.server('srv-a'), 'first')).to.equal(String(t1));
     await new Promise((r) => setTimeout(r, 5));
@@ -62,7 +61,7 @@ describe('roster reconciliation and sessions', () => {
 
   it('keeps the user-location map in step for command routing, across servers', async () => {
     const g = await h.game();
-    const keys = new GameKeys(h.config.redisPrefix, g.gameId);
+    const keys = h.keySpace.game(g.gameId);
     await hbAt(h, g, ['m'], 'srv-1');
     expect(await h.redis.hget(keys.where(), 'm')).to.equal('srv-1');
     await hbAt(h, g, ['m'], 'srv-2'); // moved: appears on srv-2 before srv-1 reports the leave
@@ -89,7 +88,7 @@ describe('roster reconciliation and sessions', () => {
 
   it(`reconciles a full roster of ${MAX_ROSTER} players, then locates them again when it repeats unchanged`, async () => {
     const g = await h.game();
-    const keys = new GameKeys(h.config.redisPrefix, g.gameId);
+    const keys = h.keySpace.game(g.gameId);
     const players = Array.from({ length: MAX_ROSTER }, (_, i) => `full-${i}`);
     await hbAt(h, g, players);
     expect(await h.redis.hlen(keys.roster('srv-a'))).to.equal(MAX_ROSTER);
@@ -105,16 +104,16 @@ describe('roster reconciliation and sessions', () => {
 
   it('declares a silent server gone after the documented missed intervals and closes its sessions at its last heartbeat', async () => {
     const g = await h.game(undefined, 20);
-    const keys = new GameKeys(h.config.redisPrefix, g.gameId);
+    const keys = h.keySpace.game(g.gameId);
     await hbAt(h, g, ['x', 'y'], 'crashy');
     const last = await hbAt(h, g, ['x', 'y'], 'crashy');
     await hbAt(h, g, ['z'], 'healthy');
     const missed = h.config.goneAfterMissedIntervals;
     // not yet: just under the threshold
-    let r = await sweepGame(h.redis, h.db, h.config.redisPrefix, g.gameId, missed, last + missed * 20_000 - 1);
+    let r = await sweepGame(h.redis, h.db, h.keySpace, g.gameId, missed, last + missed * 20_000 - 1);
     expect(r.gone).to.deep.equal([]);
     // noticed much later than the threshold: closing time is still the last heartbeat
-    r = await sweepGame(h.redis, h.db, h.config.redisPrefix, g.gameId, missed, last + 10 * 60_000);
+    r = await sweepGame(h.redis, h.db, h.keySpace, g.gameId, missed, last + 10 * 60_000);
     expect(r.gone.sort()).to.deep.equal(['crashy', 'healthy']);
     await h.flush(g.gameId);
     const sessions = await h.db.session.findMany({ where: { gameId: g.gameId, externalServerId: 'crashy' } });
@@ -128,14 +127,14 @@ describe('roster reconciliation and sessions', () => {
     expect(await h.redis.exists(keys.server('crashy'), keys.roster('crashy'))).to.equal(0);
     expect(await h.redis.hexists(keys.where(), 'x')).to.equal(0);
     // a second sweep changes nothing
-    r = await sweepGame(h.redis, h.db, h.config.redisPrefix, g.gameId, missed, last + 20 * 60_000);
+    r = await sweepGame(h.redis, h.db, h.keySpace, g.gameId, missed, last + 20 * 60_000);
     expect(r.gone).to.deep.equal([]);
   });
 
   it('lets a server that comes back register again with fresh sessions', async () => {
     const g = await h.game();
     const t1 = await hbAt(h, g, ['x'], 'phoenix');
-    await sweepGame(h.redis, h.db, h.config.redisPrefix, g.gameId, 3, t1 + 3_600_000);
+    await sweepGame(h.redis, h.db, h.keySpace, g.gameId, 3, t1 + 3_600_000);
     const t2 = await hbAt(h, g, ['x'], 'phoenix');
     await h.flush(g.gameId);
     const sessions = await h.db.session.findMany({ where: { gameId: g.gameId }, orderBy: { openedAt: 'asc' } });
@@ -147,7 +146,7 @@ describe('roster reconciliation and sessions', () => {
   it('copies the last use of a key to Postgres during the sweep', async () => {
     const g = await h.game();
     const t = await hbAt(h, g, []);
-    await sweepGame(h.redis, h.db, h.config.redisPrefix, g.gameId, 3, t + 1000);
+    await sweepGame(h.redis, h.db, h.keySpace, g.gameId, 3, t + 1000);
     const key = await h.db.apiKey.findUniqueOrThrow({ where: { prefix: g.keyPrefix } });
     expect(key.lastUsedAt!.getTime()).to.equal(t);
   });

@@ -5,6 +5,7 @@
 import { expect } from 'chai';
 import { Harness } from '../support/harness.js';
 import { buildFleet, census, familyOf } from '../../scripts/bench-memory.js';
+import { KeySpace } from '../../src/store/keyspace/key-space.js';
 
 describe('bench:memory census', () => {
   const h = new Harness();
@@ -19,7 +20,7 @@ describe('bench:memory census', () => {
 
   it('counts a fleet of 3 servers × 4 players: no key per player', async () => {
     const prefix = `${h.config.redisPrefix}:census`;
-    await buildFleet(h.redis, prefix, { servers: 3, players: 4, serversPerGame: 3, intervalSeconds: 60, joinedShare: 1, doorChecksPerPlayer: 2 });
+    await buildFleet(h.redis, new KeySpace(prefix), { servers: 3, players: 4, serversPerGame: 3, intervalSeconds: 60, joinedShare: 1, doorChecksPerPlayer: 2 });
     const c = await census(h.redis, prefix);
     expect(c.byFamily.server?.keys).to.equal(3);
     expect(c.byFamily.roster?.keys).to.equal(3);

@@ -211,7 +211,7 @@ describe('Redis persistence boot check (issue #22)', function () {
       const monitor = new PersistenceMonitor(h.redis, { processName: 'test', redisUrl: r.url, durability: 'required', recheckSeconds: 0, onChange: (x) => metrics.setRedisPersistence(x.mode) });
       try {
         await monitor.start();
-        const app = createApp({ config: h.config, redis: h.redis, db: h.db, verifier: h.verifier, metrics, persistence: monitor });
+        const app = createApp({ config: h.config, keySpace: h.keySpace, redis: h.redis, db: h.db, verifier: h.verifier, metrics, persistence: monitor });
         const ok = await request(app).get('/readyz');
         expect(ok.status).to.equal(200);
         expect(ok.body.redisPersistence).to.include({ mode: 'aof-everysec', durable: true, durability: 'required' });
@@ -243,7 +243,7 @@ describe('Redis persistence boot check (issue #22)', function () {
       const monitor = new PersistenceMonitor(h.redis, { processName: 'test', redisUrl: instances.none.url, durability: 'best-effort', recheckSeconds: 0 });
       try {
         await monitor.start();
-        const app = createApp({ config: h.config, redis: h.redis, db: h.db, verifier: h.verifier, persistence: monitor });
+        const app = createApp({ config: h.config, keySpace: h.keySpace, redis: h.redis, db: h.db, verifier: h.verifier, persistence: monitor });
         const res = await request(app).get('/readyz');
         expect(res.status).to.equal(200);
         expect(res.body.redisPersistence).to.include({ mode: 'none', durable: false, durability: 'best-effort' });

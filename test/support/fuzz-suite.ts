@@ -8,7 +8,6 @@ import { Harness, type TestGame } from './harness.js';
 import { doorWith } from '../doors/door-fixtures.js';
 import { ENDPOINTS, FuzzClient, fuzzCases, listen, responseProblem, type FuzzCase } from './fuzz.js';
 import { DeadLetters } from '../../src/store/dead-letters.js';
-import { GameKeys } from '../../src/store/keys.js';
 
 /** Requests in flight at once. */
 const CONCURRENCY = 8;
@@ -65,11 +64,11 @@ export function defineFuzz(opts: { perEndpoint: number; seed: number }): void {
 
     it('stores everything answered 200: every stream drains with no dead letter', async () => {
       await h.flush(g.gameId);
-      const keys = new GameKeys(h.config.redisPrefix, g.gameId);
+      const keys = h.keySpace.game(g.gameId);
       for (const stream of [keys.eventStream(), keys.sessionStream(), keys.commandLog(), keys.accessStream()]) {
         expect(await h.redis.xlen(stream), stream).to.equal(0);
       }
-      const dead = await new DeadLetters(h.redis, h.config.redisPrefix).summary(g.gameId);
+      const dead = await new DeadLetters(h.redis, h.keySpace).summary(g.gameId);
       expect(dead.total, JSON.stringify(dead.latest)).to.equal(0);
       expect(await h.db.playerEvent.count({ where: { gameId: g.gameId } })).to.be.greaterThan(0);
     });

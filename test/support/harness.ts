@@ -7,6 +7,8 @@ import request from 'supertest';
 import { loadConfig, type Config } from '../../src/config.js';
 import { setLogLevel } from '../../src/log.js';
 import { createRedis, type AppRedis } from '../../src/store/redis.js';
+import { KeySpace } from '../../src/store/keyspace/key-space.js';
+import { createReplicaAck, type ReplicaAck } from '../../src/store/replica-ack.js';
 import { createDb, type Db } from '../../src/store/prisma.js';
 import { VerifiedDigests } from '../../src/auth/verified-digests.js';
 import { KeyVerifier } from '../../src/auth/key-verifier.js';
@@ -35,10 +37,13 @@ export interface TestGame {
 
 export class Harness {
   readonly config: Readonly<Config>;
+  /** The key space of the test's random prefix (test/setup.ts), as a process builds it at boot. */
+  readonly keySpace: KeySpace;
   readonly redis: AppRedis;
   readonly db: Db;
   readonly verifier: KeyVerifier;
   readonly app: Express;
+  readonly replicaAck: ReplicaAck | undefined;
   private readonly workspaces: string[] = [];
 
   /**
@@ -50,13 +55,16 @@ export class Harness {
   constructor(overrides: Record<string, string> = {}, opts: { patientRedis?: boolean } = {}) {
     this.config = loadConfig({ ...process.env, ...overrides });
     setLogLevel(this.config.logLevel);
+    this.keySpace = new KeySpace(this.config.redisPrefix);
     // As the API's own client (src/server.ts), unless the test asked for a patient one.
     this.redis = opts.patientRedis
       ? createRedis(this.config.redisUrl, { name: 'test', forWorker: true })
       : createRedis(this.config.redisUrl, { name: 'test', autoPipelining: true });
     this.db = createDb(this.config.databaseUrl, 4);
-    this.verifier = new KeyVerifier(this.db, new VerifiedDigests(this.redis, this.config.redisPrefix));
-    this.app = createApp({ config: this.config, redis: this.redis, db: this.db, verifier: this.verifier });
+    this.verifier = new KeyVerifier(this.db, new VerifiedDigests(this.redis, this.keySpace));
+    // REDIS_WAIT_REPLICAS in `overrides`: heartbeats wait for replicas, as in src/server.ts.
+    this.replicaAck = createReplicaAck(this.config.redisUrl, this.config.redisWait);
+    this.app = createApp({ config: this.config, keySpace: this.keySpace, redis: this.redis, db: this.db, verifier: this.verifier, replicaAck: this.replicaAck });
   }
 
   /** A fresh workspace + game + key with `scopes` (default: all). */
@@ -69,7 +77,7 @@ export class Harness {
 
   /** Another key for an existing game. */
   async key(gameId: string, scopes: Scope[] = ALL_SCOPES): Promise<{ key: string; keyPrefix: string; secret: string }> {
-    const k = await createKey(this.db, gameId, scopes, 'operator', new VerifiedDigests(this.redis, this.config.redisPrefix));
+    const k = await createKey(this.db, gameId, scopes, 'operator', new VerifiedDigests(this.redis, this.keySpace));
     return { key: k.key, keyPrefix: k.prefix, secret: k.key.split('.')[1]! };
   }
 
@@ -98,15 +106,15 @@ export class Harness {
 
   /** Drains every stream of `gameId` into Postgres, as the workers would. */
   async flush(gameId: string): Promise<void> {
-    const prefix = this.config.redisPrefix;
+    const { keySpace } = this;
     const ev = new StreamConsumer(this.redis, 'flush-events', 'test');
     const se = new StreamConsumer(this.redis, 'flush-sessions', 'test');
     const cl = new StreamConsumer(this.redis, 'flush-command-log', 'test');
-    while ((await flushEvents(this.db, ev, prefix, gameId)).entries) { /* drain */ }
-    while ((await flushSessions(this.db, se, prefix, gameId)).entries) { /* drain */ }
-    while ((await flushCommandLog(this.db, cl, prefix, gameId)).entries) { /* drain */ }
+    while ((await flushEvents(this.db, ev, keySpace, gameId)).entries) { /* drain */ }
+    while ((await flushSessions(this.db, se, keySpace, gameId)).entries) { /* drain */ }
+    while ((await flushCommandLog(this.db, cl, keySpace, gameId)).entries) { /* drain */ }
     const al = new StreamConsumer(this.redis, 'flush-access-log', 'test');
-    while ((await flushAccessLog(this.db, al, prefix, gameId)).entries) { /* drain */ }
+    while ((await flushAccessLog(this.db, al, keySpace, gameId)).entries) { /* drain */ }
   }
 
   /** Deletes the workspaces this harness created (cascade) and closes connections. */
@@ -117,6 +125,7 @@ export class Harness {
       await this.db.workspace.deleteMany({ where: { id: { in: this.workspaces } } });
     }
     await this.redis.quit();
+    await this.replicaAck?.client.quit();
     await this.db.$disconnect();
   }
 }

@@ -13,7 +13,6 @@ import { assignPosition, listAssignments, unassignPosition } from '../../src/wor
 import { createOperation, operationActive, operationApplies } from '../../src/workspace/operations.js';
 import { createRecord, hasActiveRecord, isRecordActive, listRecords, revokeRecord } from '../../src/workspace/records.js';
 import { DoorSubjectInvalidator, WORKSPACE_FIELD, memberField } from '../../src/doors/subject-invalidation.js';
-import { GameKeys } from '../../src/store/keys.js';
 import { RecordingChanges, rejection } from '../derived/fixtures.js';
 
 describe('workspace model', () => {
@@ -159,8 +158,8 @@ describe('workspace model', () => {
 
   it('retires cached door decisions through the door side when the model changes', async () => {
     const g = await h.game();
-    const doors = new DoorSubjectInvalidator(h.db, h.redis, h.config.redisPrefix);
-    const key = new GameKeys(h.config.redisPrefix, g.gameId).doorSubjects();
+    const doors = new DoorSubjectInvalidator(h.db, h.redis, h.keySpace);
+    const key = h.keySpace.game(g.gameId).doorSubjects();
     const m = await createMember(h.db, { workspaceId: g.workspaceId, externalId: 'door-user' }, doors);
     await createRecord(h.db, { memberId: m.id, type: 'warning' }, doors);
     await createOperation(h.db, { workspaceId: g.workspaceId, type: 'op', title: 'Op', startsAt: new Date(), endsAt: new Date(Date.now() + 3_600_000) }, doors);

@@ -3,11 +3,14 @@ import type { Config } from '../../src/config.js';
 import type { Db } from '../../src/store/prisma.js';
 import type { AppRedis } from '../../src/store/redis.js';
 import type { GameDirectory } from '../../src/store/game-directory.js';
+import type { KeySpace } from '../../src/store/keyspace/key-space.js';
 
 export interface JobContext {
   config: Readonly<Config>;
   redis: AppRedis;
   db: Db;
+  /** The process's Redis key space, built once at boot (workers/index.ts). */
+  keySpace: KeySpace;
   games: GameDirectory;
   /** This process's stream consumer name (`<host>-<pid>`). */
   consumerName: string;

@@ -11,8 +11,8 @@ import { JOB_BUDGET_MS, type JobContext } from './context.js';
 
 /** The `derive-shifts` role's processor; one LiveDerivation per worker process. */
 export function deriveShiftsJob(ctx: JobContext) {
-  const doors = new DoorSubjectInvalidator(ctx.db, ctx.redis, ctx.config.redisPrefix);
-  const live = new LiveDerivation(ctx.db, ctx.redis, ctx.config.redisPrefix, new ShiftDeriver(ctx.db, ctx.redis, ctx.config.redisPrefix, doors));
+  const doors = new DoorSubjectInvalidator(ctx.db, ctx.redis, ctx.keySpace);
+  const live = new LiveDerivation(ctx.db, ctx.redis, ctx.keySpace, new ShiftDeriver(ctx.db, ctx.redis, ctx.keySpace, doors));
   return async (): Promise<{ sessionsRead: number; membersRecomputed: number }> => {
     const deadline = Date.now() + JOB_BUDGET_MS;
     let sessionsRead = 0;

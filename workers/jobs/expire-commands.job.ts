@@ -13,12 +13,12 @@ export function expireCommandsJob(ctx: JobContext) {
   let reconciledAt = 0;
   return async (): Promise<{ expired: number; reconciled: number }> => {
     const now = Date.now();
-    const { expired, games } = await expireDueCommands(ctx.redis, ctx.config.redisPrefix, now);
+    const { expired, games } = await expireDueCommands(ctx.redis, ctx.keySpace, now);
     if (expired) log.info('commands expired', { expired, games });
     let reconciled = 0;
     if (now - reconciledAt >= RECONCILE_EVERY_MS) {
       reconciledAt = now;
-      reconciled = (await reconcileCommands(ctx.db, ctx.redis, ctx.config.redisPrefix, now)).fixed;
+      reconciled = (await reconcileCommands(ctx.db, ctx.redis, ctx.keySpace, now)).fixed;
       if (reconciled) log.warn('commands reconciled between Redis and Postgres', { reconciled });
     }
     return { expired, reconciled };

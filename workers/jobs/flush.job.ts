@@ -40,7 +40,7 @@ function flushJob(group: string, flushOne: FlushOne) {
   };
 }
 
-export const flushEventsJob = flushJob('flush-events', async (ctx, c, gameId) => (await flushEvents(ctx.db, c, ctx.config.redisPrefix, gameId)).entries);
-export const flushSessionsJob = flushJob('flush-sessions', async (ctx, c, gameId) => (await flushSessions(ctx.db, c, ctx.config.redisPrefix, gameId)).entries);
-export const flushCommandLogJob = flushJob('flush-command-log', async (ctx, c, gameId) => (await flushCommandLog(ctx.db, c, ctx.config.redisPrefix, gameId)).entries);
-export const flushAccessLogJob = flushJob('flush-access-log', async (ctx, c, gameId) => (await flushAccessLog(ctx.db, c, ctx.config.redisPrefix, gameId)).entries);
+export const flushEventsJob = flushJob('flush-events', async (ctx, c, gameId) => (await flushEvents(ctx.db, c, ctx.keySpace, gameId)).entries);
+export const flushSessionsJob = flushJob('flush-sessions', async (ctx, c, gameId) => (await flushSessions(ctx.db, c, ctx.keySpace, gameId)).entries);
+export const flushCommandLogJob = flushJob('flush-command-log', async (ctx, c, gameId) => (await flushCommandLog(ctx.db, c, ctx.keySpace, gameId)).entries);
+export const flushAccessLogJob = flushJob('flush-access-log', async (ctx, c, gameId) => (await flushAccessLog(ctx.db, c, ctx.keySpace, gameId)).entries);

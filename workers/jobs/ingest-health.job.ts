@@ -7,5 +7,5 @@ import { checkIngestHealth, type HealthCheckResult } from '../../src/limits/inge
 import type { JobContext } from './context.js';
 
 export function ingestHealthJob(ctx: JobContext) {
-  return async (): Promise<HealthCheckResult> => checkIngestHealth(ctx.redis, ctx.db, ctx.config.redisPrefix, Date.now());
+  return async (): Promise<HealthCheckResult> => checkIngestHealth(ctx.redis, ctx.db, ctx.keySpace, Date.now());
 }

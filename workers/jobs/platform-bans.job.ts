@@ -13,7 +13,7 @@ import type { JobContext } from './context.js';
 
 /** Builds the processor; `overrides` lets tests shorten the windows or point at a local platform imitation. */
 export function platformBansJob(ctx: JobContext, overrides: Pick<PlatformWriterDeps, 'options' | 'client'> = {}) {
-  const writer = new PlatformBanWriter({ db: ctx.db, redis: ctx.redis, redisPrefix: ctx.config.redisPrefix, ...overrides });
+  const writer = new PlatformBanWriter({ db: ctx.db, redis: ctx.redis, keySpace: ctx.keySpace, ...overrides });
   return async (job: Job<PlatformBanJob>, token?: string): Promise<unknown> => {
     const outcome = await writer.process(job.data, Date.now());
     if (outcome.kind === 'delay') {

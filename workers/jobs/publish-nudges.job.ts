@@ -10,7 +10,7 @@ import { log } from '../../src/log.js';
 import type { JobContext } from './context.js';
 
 export function publishNudgesJob(ctx: JobContext) {
-  const sender = new NudgeSender({ db: ctx.db, redis: ctx.redis, redisPrefix: ctx.config.redisPrefix });
+  const sender = new NudgeSender({ db: ctx.db, redis: ctx.redis, keySpace: ctx.keySpace });
   return async (job: Job<NudgeJobData>, token?: string): Promise<unknown> => {
     const { gameId } = job.data;
     const outcome = await sender.send(gameId, Date.now(), job.timestamp);

@@ -9,7 +9,7 @@ import type { JobContext } from './context.js';
 /** The `sample-concurrency` role's processor. */
 export function sampleConcurrencyJob(ctx: JobContext) {
   return async (): Promise<{ games: number }> => {
-    const r = await sampleConcurrency(ctx.redis, ctx.db, ctx.config.redisPrefix, await ctx.games.gamesToVisit('sample-concurrency'), Date.now());
+    const r = await sampleConcurrency(ctx.redis, ctx.db, ctx.keySpace, await ctx.games.gamesToVisit('sample-concurrency'), Date.now());
     return { games: r.games };
   };
 }

@@ -8,7 +8,7 @@ export function sweepLivenessJob(ctx: JobContext) {
     let gone = 0;
     for (const gameId of await ctx.games.gamesToVisit('sweep-liveness')) {
       try {
-        const r = await sweepGame(ctx.redis, ctx.db, ctx.config.redisPrefix, gameId, ctx.config.goneAfterMissedIntervals, Date.now());
+        const r = await sweepGame(ctx.redis, ctx.db, ctx.keySpace, gameId, ctx.config.goneAfterMissedIntervals, Date.now());
         if (r.gone.length) log.info('servers gone', { gameId, servers: r.gone, sessionsClosed: r.sessionsClosed });
         gone += r.gone.length;
       } catch (err) {

@@ -11,7 +11,6 @@ import { PLATFORM_BANS_QUEUE, PlatformWriteQueue, type PlatformBanJob } from '..
 import { reconcilePlatformBans } from '../../bans/platform-reconcile.js';
 import { BAN_SCOPES } from '../../bans/ban-types.js';
 import { NudgeQueue } from '../../commands/nudge-queue.js';
-import { GlobalKeys } from '../../store/keys.js';
 import { absorbSharedConnectionErrors } from '../../store/connection-state.js';
 import { UsageError, type AdminCommand, type CommandContext } from '../command.js';
 import { formatDate, formatFields, formatTable } from '../format.js';
@@ -20,19 +19,19 @@ import { formatDate, formatFields, formatTable } from '../format.js';
 async function withBans<T>(ctx: CommandContext, fn: (bans: BanService, writes: PlatformWriteQueue) => Promise<T>): Promise<T> {
   const redis = ctx.redis();
   const db = ctx.db();
-  const redisPrefix = ctx.config.redisPrefix;
-  const queue = new Queue<PlatformBanJob>(PLATFORM_BANS_QUEUE, { connection: redis, prefix: new GlobalKeys(redisPrefix).bullPrefix() });
+  const { keySpace } = ctx;
+  const queue = new Queue<PlatformBanJob>(PLATFORM_BANS_QUEUE, { connection: redis, prefix: keySpace.global.bullPrefix() });
   absorbSharedConnectionErrors(queue, `queue:${PLATFORM_BANS_QUEUE}`);
-  const nudges = new NudgeQueue(redis, redisPrefix);
+  const nudges = new NudgeQueue(redis, keySpace);
   try {
     const writes = new PlatformWriteQueue(queue, db);
     const bans = new BanService({
       db,
       redis,
-      redisPrefix,
-      blocklist: new Blocklist(redis, db, redisPrefix),
+      keySpace,
+      blocklist: new Blocklist(redis, db, keySpace),
       platformWrites: writes,
-      kick: commandKickIssuer({ db, redis, redisPrefix, nudges }),
+      kick: commandKickIssuer({ db, redis, keySpace, nudges }),
     });
     return await fn(bans, writes);
   } finally {

@@ -69,10 +69,10 @@ const issue: AdminCommand = {
     if ((server === undefined) === (user === undefined)) throw new UsageError('give exactly one of --server or --user');
     const payload = parsePayload(ctx.args.optionalString('payload'));
     const expiresInSeconds = ctx.args.optionalInt('expires-in');
-    const nudges = new NudgeQueue(ctx.redis(), ctx.config.redisPrefix);
+    const nudges = new NudgeQueue(ctx.redis(), ctx.keySpace);
     try {
       const c = await issueModeratorCommand(
-        { db: ctx.db(), redis: ctx.redis(), redisPrefix: ctx.config.redisPrefix, nudges },
+        { db: ctx.db(), redis: ctx.redis(), keySpace: ctx.keySpace, nudges },
         {
           gameId,
           type: ctx.args.string('type'),
@@ -123,7 +123,7 @@ const list: AdminCommand = {
     const statuses = parseStatuses(ctx.args.optionalString('status'));
     const limit = ctx.args.int('limit', 100);
     if (limit < 1 || limit > 1000) throw new UsageError('--limit must be from 1 to 1000');
-    const commands = await listCommands(ctx.db(), ctx.redis(), ctx.config.redisPrefix, {
+    const commands = await listCommands(ctx.db(), ctx.redis(), ctx.keySpace, {
       gameId,
       statuses,
       externalId: ctx.args.optionalString('user'),
@@ -154,7 +154,7 @@ const show: AdminCommand = {
   summary: 'Show one command with its payload and every transition with its time',
   options: { id: { type: 'string', required: true, valueName: 'ID', description: 'command id' } },
   async run(ctx) {
-    const c = await showCommand(ctx.db(), ctx.redis(), ctx.config.redisPrefix, ctx.args.uuid('id'));
+    const c = await showCommand(ctx.db(), ctx.redis(), ctx.keySpace, ctx.args.uuid('id'));
     return {
       json: { ...c },
       text: [

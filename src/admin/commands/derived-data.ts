@@ -132,7 +132,7 @@ const rebuild: AdminCommand = {
   options: { workspace: { type: 'string', required: true, valueName: 'ID', description: 'workspace id' }, ...period },
   async run(ctx) {
     const db = ctx.db();
-    const deriver = new ShiftDeriver(db, ctx.redis(), ctx.config.redisPrefix, doorInvalidation(ctx));
+    const deriver = new ShiftDeriver(db, ctx.redis(), ctx.keySpace, doorInvalidation(ctx));
     const s = await rebuildDerived(db, deriver, ctx.args.uuid('workspace'), instant(ctx.args, 'from'), instant(ctx.args, 'to'));
     return {
       json: { ...s },

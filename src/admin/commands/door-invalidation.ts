@@ -8,5 +8,5 @@ import type { CommandContext } from '../command.js';
 
 /** Retires cached door decisions after a command's change has committed. */
 export function doorInvalidation(ctx: CommandContext): SubjectChanges {
-  return new DoorSubjectInvalidator(ctx.db(), ctx.redis(), ctx.config.redisPrefix);
+  return new DoorSubjectInvalidator(ctx.db(), ctx.redis(), ctx.keySpace);
 }

@@ -17,7 +17,7 @@ const game = { type: 'string', required: true, valueName: 'ID', description: 'ga
 const door = { type: 'string', required: true, valueName: 'KEY', description: 'door key' } as const;
 
 function services(ctx: CommandContext) {
-  return { db: ctx.db(), redis: ctx.redis(), redisPrefix: ctx.config.redisPrefix };
+  return { db: ctx.db(), redis: ctx.redis(), keySpace: ctx.keySpace };
 }
 
 /**
@@ -100,7 +100,7 @@ const force: AdminCommand = {
   summary: 'Force a door locked or unlocked (overrides every policy), or return it to auto',
   options: { game, door, state: { type: 'string', required: true, valueName: 'STATE', description: 'locked, unlocked or auto' } },
   async run(ctx) {
-    const nudges = new NudgeQueue(ctx.redis(), ctx.config.redisPrefix);
+    const nudges = new NudgeQueue(ctx.redis(), ctx.keySpace);
     try {
       const deps = { ...services(ctx), commands: { ...services(ctx), nudges } };
       const r = await forceDoor(deps, ctx.args.uuid('game'), ctx.args.string('door'), ctx.args.string('state'), ctx.actor);

@@ -97,7 +97,7 @@ const setInterval: AdminCommand = {
   async run(ctx) {
     const gameId = ctx.args.uuid('game');
     const seconds = checkInterval(ctx.args.int('seconds'));
-    await setHeartbeatInterval(ctx.db(), ctx.redis(), ctx.config.redisPrefix, gameId, seconds, ctx.actor);
+    await setHeartbeatInterval(ctx.db(), ctx.redis(), ctx.keySpace, gameId, seconds, ctx.actor);
     return {
       json: { id: gameId, heartbeatIntervalSeconds: seconds },
       text: `game ${gameId}: heartbeat interval set to ${seconds}s`,

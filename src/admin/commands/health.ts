@@ -9,7 +9,7 @@ import { describeThrottling, isPersistent, listHealthWarnings, PERSISTENT_MINUTE
 import { BAN_CHECK_QUOTA, DOOR_BULK_QUOTA, DOOR_CHECK_QUOTA, heartbeatQuota, manifestQuota } from '../../limits/quotas.js';
 import { streamBacklogs } from '../../ops/stream-backlog.js';
 import { DeadLetters } from '../../store/dead-letters.js';
-import { GameKeys, THROTTLE_HISTORY_MINUTES } from '../../store/keys.js';
+import { THROTTLE_HISTORY_MINUTES } from '../../store/keys.js';
 import type { AdminCommand } from '../command.js';
 import { formatDate, formatFields, formatTable } from '../format.js';
 import { requireGame } from './games.js';
@@ -34,12 +34,12 @@ const health: AdminCommand = {
     const db = ctx.db();
     await requireGame(db, gameId);
     const game = await db.game.findUniqueOrThrow({ where: { id: gameId }, select: { heartbeatIntervalSeconds: true } });
-    const liveServers = await ctx.redis().zcard(new GameKeys(ctx.config.redisPrefix, gameId).servers());
+    const liveServers = await ctx.redis().zcard(ctx.keySpace.game(gameId).servers());
     const [warnings, minutes, backlogs, deadLetters] = await Promise.all([
       listHealthWarnings(db, gameId, ctx.nowMs),
-      throttleHistory(ctx.redis(), ctx.config.redisPrefix, gameId, ctx.nowMs),
-      streamBacklogs(ctx.redis(), ctx.config.redisPrefix, [gameId], ctx.nowMs),
-      new DeadLetters(ctx.redis(), ctx.config.redisPrefix).summary(gameId),
+      throttleHistory(ctx.redis(), ctx.keySpace, gameId, ctx.nowMs),
+      streamBacklogs(ctx.redis(), ctx.keySpace, [gameId], ctx.nowMs),
+      new DeadLetters(ctx.redis(), ctx.keySpace).summary(gameId),
     ]);
     const throttledMinutes = minutes.filter((m) => m.throttled > 0).length;
     const quotas = {

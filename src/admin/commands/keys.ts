@@ -26,7 +26,7 @@ const create: AdminCommand = {
   async run(ctx) {
     const gameId = ctx.args.uuid('game');
     const scopes = parseScopes(ctx.args.string('scopes'));
-    const created = await createKey(ctx.db(), gameId, scopes, ctx.actor, new VerifiedDigests(ctx.redis(), ctx.config.redisPrefix));
+    const created = await createKey(ctx.db(), gameId, scopes, ctx.actor, new VerifiedDigests(ctx.redis(), ctx.keySpace));
     ctx.notice('warning: this is the only time the full key is shown; store it now (a lost key is revoked and replaced).');
     return {
       json: { key: created.key, prefix: created.prefix, gameId, scopes: created.scopes },
@@ -81,7 +81,7 @@ const revoke: AdminCommand = {
     let prefix = ctx.args.string('prefix').trim();
     if (prefix.includes('.')) throw new UsageError('--prefix takes the key prefix only, never the full key');
     if (prefix.startsWith('svc_live_')) prefix = prefix.slice('svc_live_'.length);
-    const revoked = await revokeKey(ctx.db(), ctx.redis(), ctx.config.redisPrefix, prefix, ctx.actor);
+    const revoked = await revokeKey(ctx.db(), ctx.redis(), ctx.keySpace, prefix, ctx.actor);
     return {
       json: { prefix: revoked.prefix, revokedAt: revoked.revokedAt },
       text: `key ${revoked.prefix} revoked at ${formatDate(revoked.revokedAt)}`,

@@ -44,7 +44,7 @@ const list: AdminCommand = {
     const gameId = ctx.args.uuid('game');
     const db = ctx.db();
     await requireGame(db, gameId);
-    const live = await listLiveServers(ctx.redis(), ctx.config.redisPrefix, gameId, ctx.nowMs);
+    const live = await listLiveServers(ctx.redis(), ctx.keySpace, gameId, ctx.nowMs);
     const rows: ServerRow[] = live.map((s) => ({
       externalServerId: s.externalServerId,
       externalScopeId: s.externalScopeId,
@@ -125,7 +125,7 @@ const roster: AdminCommand = {
     const gameId = ctx.args.uuid('game');
     const externalServerId = ctx.args.string('server');
     await requireGame(ctx.db(), gameId);
-    const players = await getRoster(ctx.redis(), ctx.config.redisPrefix, gameId, externalServerId, ctx.nowMs);
+    const players = await getRoster(ctx.redis(), ctx.keySpace, gameId, externalServerId, ctx.nowMs);
     return {
       json: { externalServerId, players },
       text: formatTable(

@@ -17,12 +17,13 @@ import type { Db } from '../../store/prisma.js';
 import type { AppRedis } from '../../store/redis.js';
 import { listLiveServers } from '../../presence/server-view.js';
 import { gameOf } from './console-request.js';
+import type { KeySpace } from '../../store/keyspace/key-space.js';
 
 /** The charts cover the last hour, ms. */
 export const CHART_WINDOW_MS = 3_600_000;
 
 /** Route `GET /games/:gameId/charts` (see the module comment); mounted under /console/api. */
-export function chartsApi(deps: { db: Db; redis: AppRedis; redisPrefix: string }): Router {
+export function chartsApi(deps: { db: Db; redis: AppRedis; keySpace: KeySpace }): Router {
   const router = Router();
 
   router.get('/games/:gameId/charts', async (req, res) => {
@@ -32,7 +33,7 @@ export function chartsApi(deps: { db: Db; redis: AppRedis; redisPrefix: string }
     const [samples, byType, live] = await Promise.all([
       deps.db.concurrencySample.findMany({ where: { gameId: game.id, minute: { gte: since } }, orderBy: { minute: 'asc' } }),
       deps.db.playerEvent.groupBy({ by: ['type'], where: { gameId: game.id, occurredAt: { gte: since } }, _count: { _all: true } }),
-      listLiveServers(deps.redis, deps.redisPrefix, game.id, nowMs),
+      listLiveServers(deps.redis, deps.keySpace, game.id, nowMs),
     ]);
     const concurrency = samples.map((s) => ({ at: s.minute.toISOString(), players: s.players, servers: s.servers }));
     concurrency.push({ at: new Date(nowMs).toISOString(), players: live.reduce((n, s) => n + s.rosterSize, 0), servers: live.length });

@@ -18,20 +18,21 @@ import { listHealthWarnings, throttleHistory } from '../../limits/ingest-health.
 import { streamBacklogs } from '../../ops/stream-backlog.js';
 import { DeadLetters } from '../../store/dead-letters.js';
 import { gameOf } from './console-request.js';
+import type { KeySpace } from '../../store/keyspace/key-space.js';
 
 /** The health view of one game at `nowMs` (ms): the body of `GET /games/:gameId/health` and of the live feed's `health` event. */
-export async function gameHealth(deps: { db: Db; redis: AppRedis; redisPrefix: string }, gameId: string, nowMs: number) {
+export async function gameHealth(deps: { db: Db; redis: AppRedis; keySpace: KeySpace }, gameId: string, nowMs: number) {
   const [warnings, throttling, backlogs, deadLetters] = await Promise.all([
     listHealthWarnings(deps.db, gameId, nowMs),
-    throttleHistory(deps.redis, deps.redisPrefix, gameId, nowMs),
-    streamBacklogs(deps.redis, deps.redisPrefix, [gameId], nowMs),
-    new DeadLetters(deps.redis, deps.redisPrefix).summary(gameId),
+    throttleHistory(deps.redis, deps.keySpace, gameId, nowMs),
+    streamBacklogs(deps.redis, deps.keySpace, [gameId], nowMs),
+    new DeadLetters(deps.redis, deps.keySpace).summary(gameId),
   ]);
   return { warnings, throttling, streams: backlogs.get(gameId)!, deadLetters, serverTime: new Date(nowMs).toISOString() };
 }
 
 /** Route `GET /games/:gameId/health` (see the module comment); mounted under /console/api. */
-export function healthApi(deps: { db: Db; redis: AppRedis; redisPrefix: string }): Router {
+export function healthApi(deps: { db: Db; redis: AppRedis; keySpace: KeySpace }): Router {
   const router = Router();
 
   router.get('/games/:gameId/health', async (req, res) => {

@@ -18,12 +18,13 @@ import type { AppRedis } from '../../store/redis.js';
 import { getRoster, listLiveServers } from '../../presence/server-view.js';
 import { listCommands } from '../../commands/command-query.js';
 import { gameOf } from './console-request.js';
+import type { KeySpace } from '../../store/keyspace/key-space.js';
 
 /** Commands the live view returns, newest first. */
 export const LIVE_COMMANDS = 50;
 
 /** Routes `GET /games` and `GET /games/:gameId/live` (see the module comment); mounted under /console/api. */
-export function liveApi(deps: { db: Db; redis: AppRedis; redisPrefix: string }): Router {
+export function liveApi(deps: { db: Db; redis: AppRedis; keySpace: KeySpace }): Router {
   const router = Router();
 
   router.get('/games', async (_req, res) => {
@@ -43,9 +44,9 @@ export function liveApi(deps: { db: Db; redis: AppRedis; redisPrefix: string }):
     const nowMs = Date.now();
     const server = typeof req.query.server === 'string' && req.query.server ? req.query.server : null;
     const [servers, players, commands] = await Promise.all([
-      listLiveServers(deps.redis, deps.redisPrefix, game.id, nowMs),
-      server ? getRoster(deps.redis, deps.redisPrefix, game.id, server, nowMs) : Promise.resolve(null),
-      listCommands(deps.db, deps.redis, deps.redisPrefix, { gameId: game.id, limit: LIVE_COMMANDS }),
+      listLiveServers(deps.redis, deps.keySpace, game.id, nowMs),
+      server ? getRoster(deps.redis, deps.keySpace, game.id, server, nowMs) : Promise.resolve(null),
+      listCommands(deps.db, deps.redis, deps.keySpace, { gameId: game.id, limit: LIVE_COMMANDS }),
     ]);
     res.json({
       game,

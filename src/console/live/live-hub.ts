@@ -25,12 +25,12 @@
 import type { Redis } from 'ioredis';
 import type { Db } from '../../store/prisma.js';
 import type { AppRedis } from '../../store/redis.js';
-import { GameKeys } from '../../store/keys.js';
 import { log } from '../../log.js';
 import { getRoster, listLiveServers } from '../../presence/server-view.js';
 import { listCommands } from '../../commands/command-query.js';
 import { gameHealth } from '../api/health-api.js';
 import { LIVE_COMMANDS } from '../api/live-api.js';
+import type { KeySpace } from '../../store/keyspace/key-space.js';
 
 /** Period of the full refresh of every watched game, ms. */
 export const LIVE_REFRESH_MS = 5_000;
@@ -92,7 +92,7 @@ export interface LiveHubDeps {
   db: Db;
   /** The process's Redis client for the views' reads (and CLIENT UNBLOCK). */
   redis: AppRedis;
-  redisPrefix: string;
+  keySpace: KeySpace;
   /** Makes the hub's own blocking connection (no command timeout), once, on the first subscription. */
   createReader: () => Redis;
   refreshMs?: number;
@@ -234,7 +234,7 @@ export class LiveHub {
       const keys: string[] = [];
       const ids: string[] = [];
       for (const s of states) {
-        const k = new GameKeys(this.deps.redisPrefix, s.gameId);
+        const k = this.deps.keySpace.game(s.gameId);
         keys.push(k.sessionStream(), k.commandLog());
         ids.push(s.lastIds.sessions, s.lastIds.cmdlog);
       }
@@ -259,7 +259,7 @@ export class LiveHub {
 
   /** Marks the views a batch of stream entries changed, and rebuilds them. */
   private absorb(key: string, entries: [string, string[]][]): void {
-    const state = [...this.games.values()].find((s) => key.startsWith(`${new GameKeys(this.deps.redisPrefix, s.gameId).base}:`));
+    const state = [...this.games.values()].find((s) => key.startsWith(`${this.deps.keySpace.game(s.gameId).base}:`));
     if (!state || !entries.length) return;
     const lastId = entries[entries.length - 1]![0];
     if (key.endsWith(':cmdlog')) {
@@ -299,7 +299,7 @@ export class LiveHub {
   }
 
   private async rebuild(state: GameState, dirty: { servers: boolean; commands: boolean; health: boolean; rosters: string[] }): Promise<void> {
-    const { db, redis, redisPrefix } = this.deps;
+    const { db, redis, keySpace } = this.deps;
     const nowMs = Date.now();
     const jobs: Promise<void>[] = [];
     const attempt = (what: string, work: () => Promise<void>) =>
@@ -311,7 +311,7 @@ export class LiveHub {
     if (dirty.servers) {
       attempt('servers', async () => {
         this.stats_.builds.servers += 1;
-        const servers = await listLiveServers(redis, redisPrefix, state.gameId, nowMs);
+        const servers = await listLiveServers(redis, keySpace, state.gameId, nowMs);
         const key = JSON.stringify(servers.map(({ secondsSinceLastHeartbeat: _age, ...rest }) => rest));
         this.publish(state, 'servers', null, key, inner({ servers }));
       });
@@ -319,7 +319,7 @@ export class LiveHub {
     if (dirty.commands) {
       attempt('commands', async () => {
         this.stats_.builds.commands += 1;
-        const commands = await listCommands(db, redis, redisPrefix, { gameId: state.gameId, limit: LIVE_COMMANDS });
+        const commands = await listCommands(db, redis, keySpace, { gameId: state.gameId, limit: LIVE_COMMANDS });
         const body = inner({ commands });
         this.publish(state, 'commands', null, body, body);
       });
@@ -327,7 +327,7 @@ export class LiveHub {
     if (dirty.health) {
       attempt('health', async () => {
         this.stats_.builds.health += 1;
-        const { serverTime: _t, ...health } = await gameHealth({ db, redis, redisPrefix }, state.gameId, nowMs);
+        const { serverTime: _t, ...health } = await gameHealth({ db, redis, keySpace }, state.gameId, nowMs);
         const body = inner(health);
         this.publish(state, 'health', null, body, body);
       });
@@ -335,7 +335,7 @@ export class LiveHub {
     for (const server of dirty.rosters) {
       attempt('roster', async () => {
         this.stats_.builds.roster += 1;
-        const players = await getRoster(redis, redisPrefix, state.gameId, server, nowMs);
+        const players = await getRoster(redis, keySpace, state.gameId, server, nowMs);
         const key = JSON.stringify(players.map(({ sessionSeconds: _s, ...rest }) => rest));
         this.publish(state, 'roster', server, key, inner({ externalServerId: server, players }));
       });

@@ -24,6 +24,7 @@ import { BanCheckClaim } from '../../limits/ban-check-claim.js';
 import type { AppRedis } from '../../store/redis.js';
 import { parseJson } from '../parse-json.js';
 import { sendJson } from '../send-json.js';
+import type { KeySpace } from '../../store/keyspace/key-space.js';
 
 const validateBansCheck = compileValidator<BansCheckRequest>(bansCheckRequestSchema);
 
@@ -31,12 +32,12 @@ export interface BansCheckDeps {
   verifier: KeyVerifier;
   /** For the replay cache (spec: Authentication rule 3) and the quota. */
   redis: AppRedis;
-  redisPrefix: string;
+  keySpace: KeySpace;
   blocklist: Blocklist;
 }
 
 export function bansCheckRoute(deps: BansCheckDeps): RequestHandler {
-  const claims = new BanCheckClaim(deps.redis, deps.redisPrefix);
+  const claims = new BanCheckClaim(deps.redis, deps.keySpace);
   return async (req, res) => {
     const nowMs = Date.now();
     const signed = await authenticateRequest(req, deps.verifier, nowMs);
