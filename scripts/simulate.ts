@@ -41,7 +41,6 @@
 import { randomBytes } from 'node:crypto';
 import { fork, type ChildProcess } from 'node:child_process';
 import { availableParallelism } from 'node:os';
-import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { realSleep } from '@gis/client';
 import { loadConfig, ConfigError, type Config } from '../src/config.js';
@@ -57,6 +56,7 @@ import { attachNudgeImitation, CommandLoad, type CommandLoadSummary } from './su
 import { emptyDoorSummary, mergeDoorSummary, seedSimulatedDoors, type DoorPlaySummary } from './support/door-play.js';
 import { addCounts, ENDPOINTS, ProcessMeter, RequestStats, type Endpoint, type ProcessReport, type Timeline } from './simulate/sim-stats.js';
 import { Histogram, type LatencySummary } from './simulate/histogram.js';
+import { machineJiffies, processCpuSeconds } from './support/proc-stat.js';
 import type { FleetFinal, FleetProgress, FleetStart, FromChild, ProbeFinal, ProbeStart, TargetSample, ToChild } from './simulate/protocol.js';
 
 const USAGE = `usage: npm run simulate -- --servers N --players M --duration S [options]
@@ -248,29 +248,6 @@ function forkChild(role: 'fleet' | 'probe', cpuProfDir?: string): Child {
 const toChild = (c: Child, m: ToChild): void => {
   if (c.proc.connected) c.proc.send(m);
 };
-
-/** Total CPU jiffies of the machine: [busy, all] from /proc/stat (Linux). */
-function machineJiffies(): [number, number] | null {
-  try {
-    const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
-    const all = cpu.reduce((a, b) => a + b, 0);
-    const idle = (cpu[3] ?? 0) + (cpu[4] ?? 0);
-    return [all - idle, all];
-  } catch {
-    return null;
-  }
-}
-
-/** CPU seconds used so far by `pid` (utime + stime, /proc/<pid>/stat; 100 ticks a second), or null. */
-function processCpuSeconds(pid: number): number | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return null;
-  }
-}
 
 async function usedMemory(redis: AppRedis): Promise<number> {
   const info = await redis.info('memory');
@@ -480,8 +457,11 @@ async function run(opts: Options, config: Readonly<Config>): Promise<number> {
     const processes: ProcessReport[] = [...finals.filter((f): f is FleetFinal | ProbeFinal => !!f).map((f) => f.process), meter.result('coordinator', 0)];
     const generators = processes.filter((p) => p.role !== 'coordinator');
     const worstP99 = Math.max(...generators.map((p) => p.loopDelayMs.p99));
-    const fleetCpu = processes.filter((p) => p.role === 'fleet').reduce((n, p) => n + p.cpuSeconds, 0);
-    const fleetRequests = processes.filter((p) => p.role === 'fleet').reduce((n, p) => n + p.requests, 0);
+    const fleetProcs = processes.filter((p) => p.role === 'fleet');
+    const fleetSum = (f: (p: ProcessReport) => number) => fleetProcs.reduce((n, p) => n + f(p), 0);
+    const fleetCpu = fleetSum((p) => p.cpuSeconds);
+    const fleetRequests = fleetSum((p) => p.requests);
+    const perRequest = (x: number, scale: number) => (fleetRequests ? Math.round((x * scale) / fleetRequests) : null);
     const voidReason = worstP99 > VOID_LOOP_DELAY_P99_MS ? `simulator event-loop delay p99 ${worstP99} ms > ${VOID_LOOP_DELAY_P99_MS} ms: latencies measure the simulator` : null;
     const machine = cpu0 && cpu1 ? { cpuBusyPercent: pct(cpu1[0] - cpu0[0], cpu1[1] - cpu0[1]), cores: availableParallelism() } : null;
 
@@ -529,7 +509,10 @@ async function run(opts: Options, config: Readonly<Config>): Promise<number> {
         loopDelayP99WorstMs: worstP99,
         fleetCpuSeconds: Math.round(fleetCpu * 100) / 100,
         fleetRequests,
-        fleetCpuUsPerRequest: fleetRequests ? Math.round((fleetCpu * 1e6) / fleetRequests) : null,
+        fleetCpuUsPerRequest: perRequest(fleetCpu, 1e6),
+        fleetCpuUserUsPerRequest: perRequest(fleetSum((p) => p.cpuUserSeconds), 1e6),
+        fleetCpuSystemUsPerRequest: perRequest(fleetSum((p) => p.cpuSystemSeconds), 1e6),
+        fleetWakeupsPerRequest: fleetRequests ? Math.round((fleetSum((p) => p.wakeups) / fleetRequests) * 100) / 100 : null,
         fleetCpuCoreShare: windowSeconds ? Math.round((fleetCpu / windowSeconds) * 1000) / 1000 : null,
         processes,
       },
@@ -622,7 +605,12 @@ interface SimulationSummary {
     loopDelayP99WorstMs: number;
     fleetCpuSeconds: number;
     fleetRequests: number;
+    /** Fleet CPU over the window ÷ the requests it started in the window; then its user and system parts. */
     fleetCpuUsPerRequest: number | null;
+    fleetCpuUserUsPerRequest: number | null;
+    fleetCpuSystemUsPerRequest: number | null;
+    /** Voluntary context switches (event-loop wake-ups) of the fleet processes per request. */
+    fleetWakeupsPerRequest: number | null;
     fleetCpuCoreShare: number | null;
     processes: ProcessReport[];
   };
@@ -666,7 +654,8 @@ function humanSummary(s: SimulationSummary): string {
   const lines = [
     `game ${s.gameId} (key svc_live_${s.keyPrefix}.…), ${s.servers} servers × ~${s.playersPerServer}, ${s.durationSeconds} s, interval ${s.intervalSeconds} s, ramp ${s.rampSeconds} s, ${s.procs} fleet process(es)`,
     s.void ? `VOID         ${s.void}` : `valid        simulator loop delay p99 ≤ ${VOID_LOOP_DELAY_P99_MS} ms in every process (worst ${s.simulator.loopDelayP99WorstMs} ms)`,
-    `simulator    fleet CPU ${s.simulator.fleetCpuSeconds} s for ${s.simulator.fleetRequests} requests = ${s.simulator.fleetCpuUsPerRequest} µs/request (${s.simulator.fleetCpuCoreShare} of a core); ` +
+    `simulator    fleet CPU ${s.simulator.fleetCpuSeconds} s for ${s.simulator.fleetRequests} requests = ${s.simulator.fleetCpuUsPerRequest} µs/request ` +
+      `(user ${s.simulator.fleetCpuUserUsPerRequest}, system ${s.simulator.fleetCpuSystemUsPerRequest}; ${s.simulator.fleetWakeupsPerRequest} wake-ups/request; ${s.simulator.fleetCpuCoreShare} of a core); ` +
       s.simulator.processes.map((p) => `${p.role} ${p.pid}: loop p99 ${p.loopDelayMs.p99} ms max ${p.loopDelayMs.max} ms, CPU ${p.cpuSeconds} s`).join('; '),
     ...(s.machine ? [`machine      CPU busy ${s.machine.cpuBusyPercent} % of ${s.machine.cores} cores over the window`] : []),
     ...s.watchedPids.map((w) => `watched      pid ${w.pid}: ${w.cpuSeconds} CPU s`),

@@ -11,6 +11,7 @@ import { emptyDoorSummary } from '../support/door-play.js';
 import { keepAliveFetch } from './keep-alive-fetch.js';
 import { ProcessMeter, RequestStats } from './sim-stats.js';
 import { SimServer } from './sim-server.js';
+import { TimerWheel } from './timer-wheel.js';
 import type { FleetFinal, FleetStart, FromChild, TargetSample, ToChild } from './protocol.js';
 
 const send = (m: FromChild): void => {
@@ -28,6 +29,8 @@ let progressTimer: NodeJS.Timeout | null = null;
 let stopping = false;
 let reports = 0;
 const http = keepAliveFetch();
+/** The process's one timer for its servers' ticks, boots and client sleeps. */
+const wheel = new TimerWheel();
 
 function onProblem(p: ProblemInfo): void {
   problems[p.kind] = (problems[p.kind] ?? 0) + 1;
@@ -48,11 +51,12 @@ function start(m: FleetStart): void {
       log(`${server}: SETUP ERROR ${e.status} ${e.code}: ${e.message}`);
     },
     doors,
+    wheel,
     log,
   };
   fleet = m.indices.map((i) => new SimServer(m.runTag, i, m.players, m.fillSeconds, deps));
   const now = Date.now();
-  fleet.forEach((s, k) => setTimeout(() => s.boot(), Math.max(0, m.timeline.t0 + m.bootAtMs[k]! - now)));
+  fleet.forEach((s, k) => wheel.at(m.timeline.t0 + m.bootAtMs[k]!, () => s.boot()));
   setTimeout(() => meter.begin(), Math.max(0, m.timeline.t0 - now));
   setTimeout(() => meter.end(), Math.max(0, m.timeline.endMs - now));
   progressTimer = setInterval(() => send(progress(++reports % 3 === 1)), 2000);
@@ -98,7 +102,7 @@ async function stop(): Promise<void> {
   await Promise.all(fleet.map((s) => s.shutdown()));
   const final: FleetFinal = {
     type: 'final',
-    process: meter.result('fleet', stats.attempts),
+    process: meter.result('fleet', stats.windowAttempts),
     requests: stats.toJSON(),
     heartbeats: { sent: 0, ok: 0, outcomeUnknown: 0, byStatus: {} },
     events: { tracked: 0, acked: 0, queued: 0, outcomeUnknown: 0, dropped: 0 },
@@ -133,7 +137,8 @@ async function stop(): Promise<void> {
     final.bans.refused += s.bansRefused;
   }
   http.close();
-  // Exit once the report is handed over (boot timers of servers that never booted would keep us alive).
+  wheel.clear();
+  // Exit once the report is handed over.
   process.send?.(final, () => process.exit(0));
 }
 

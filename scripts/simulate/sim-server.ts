@@ -1,9 +1,10 @@
 /**
  * One simulated game server (issue #15 item 4): a reference client (@gis/client) with its door cache,
- * players who arrive, play and leave, and a command handler. Cheap per simulated request: one timer per
- * server (a 1 s tick at the server's own phase; the client's heartbeat loop has one more), players kept
- * in one Map (no roster copies per tick), door answers counted, not stored, HTTP through the process's
- * keep-alive fetch, every attempt recorded into the process's histograms by `onAttempt`.
+ * players who arrive, play and leave, and a command handler. Cheap per simulated request: no timer of its
+ * own (its 1 s tick at the server's own phase, and every sleep of its client through the `clock` option,
+ * are slots of the process's {@link TimerWheel}), players kept in one Map (no roster copies per tick),
+ * door answers counted, not stored, HTTP through the process's keep-alive fetch, every attempt recorded
+ * into the process's histograms by `onAttempt`.
  *
  * Players: after boot, `players` arrivals spread uniformly over `fillSeconds` (a restart's reconnect
  * wave; the platform does not put 30 players on a fresh server in one instant); each stays ~3 minutes
@@ -18,6 +19,7 @@
  */
 import { GameClient, type CommandEntry, type CommandOutcome, type HeartbeatRequest, type HeartbeatSuccess, type ProblemInfo, type SetupErrorInfo, type AttemptInfo, type FetchLike } from '@gis/client';
 import { DoorPlay, type DoorPlaySummary } from '../support/door-play.js';
+import type { TimerWheel } from './timer-wheel.js';
 
 export const SDK_VERSION = 'gis-simulator/0.2.0';
 const TEAMS = ['red', 'blue', 'green'] as const;
@@ -29,14 +31,43 @@ const MEAN_REPLACE_S = 20;
 /** Each player opens a door about this often, s. */
 const DOOR_EVERY_S = 20;
 
+/** Per second, each player: dies (when alive), respawns (when dead), changes team, finishes a quest. */
+const DEATH_CHANCE = 1 / 40;
+const RESPAWN_CHANCE = 1 / 3;
+const TEAM_CHANCE = 1 / 240;
+const QUEST_CHANCE = 1 / 90;
+const CAUSES = ['fall', 'pvp', 'npc'] as const;
+
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(Math.random() * xs.length)]!;
 /** Exponentially distributed delay with mean `meanS` seconds, in ms. */
 const expMs = (meanS: number): number => -Math.log(1 - Math.random()) * meanS * 1000;
 
+/**
+ * Calls `fn(i)` for each i in [0, n) with probability `chance`, independently: the same draw as one
+ * `Math.random() < chance` per player, at the cost of one random number per hit instead of one per
+ * player (the gap to the next hit is geometric). `logMiss` = Math.log(1 - chance).
+ */
+function eachWithChance(n: number, logMiss: number, fn: (i: number) => void): void {
+  for (let i = Math.floor(Math.log(1 - Math.random()) / logMiss); i < n; i += 1 + Math.floor(Math.log(1 - Math.random()) / logMiss)) fn(i);
+}
+const LOG_MISS = {
+  leave: Math.log(1 - 1 / MEAN_STAY_S),
+  death: Math.log(1 - DEATH_CHANCE),
+  team: Math.log(1 - TEAM_CHANCE),
+  quest: Math.log(1 - QUEST_CHANCE),
+  door: Math.log(1 - 1 / DOOR_EVERY_S),
+};
+
 interface Player {
+  id: string;
   username: string;
   team: string;
-  dead: boolean;
+  /** Position in the server's player list (for picking players at random). */
+  index: number;
+  /** Tick number of the death, or -1 while alive. */
+  deadAt: number;
+  /** Chosen to leave in the current tick. */
+  leaving: boolean;
 }
 
 /** What a worker gives each server: where to send, and where to count. */
@@ -50,6 +81,8 @@ export interface SimServerDeps {
   onSetupError: (e: SetupErrorInfo, server: string) => void;
   /** Door answers of the whole process. */
   doors: DoorPlaySummary;
+  /** The process's one timer: the server's tick and every sleep of its client go through it. */
+  wheel: TimerWheel;
   log: (line: string) => void;
 }
 
@@ -58,9 +91,16 @@ export class SimServer {
   readonly client: GameClient;
   readonly doors: DoorPlay;
   readonly players = new Map<string, Player>();
+  /** The same players in an array (`Player.index`), for drawing them at random. */
+  private readonly list: Player[] = [];
+  /** Players who are dead now. */
+  private readonly dead = new Set<Player>();
+  private ticks = 0;
   /** Epoch ms of arrivals still to come. */
   private arrivals: number[] = [];
-  private timer: NodeJS.Timeout | null = null;
+  /** When the next tick is due, epoch ms. */
+  private nextTickAt = 0;
+  private readonly onTick = (): void => this.tick();
   private nextPlayer = 0;
   private readonly departed: { externalId: string; username: string }[] = [];
   /** Joins waiting for their ban check. */
@@ -93,6 +133,7 @@ export class SimServer {
       maxPlayers: Math.max(target * 2, target + 10),
       sdkVersion: SDK_VERSION,
       fetch: deps.fetch,
+      clock: deps.wheel.clock,
       requestTimeoutMs: deps.requestTimeoutMs,
       latencyWindow: 0,
       onAttempt: deps.onAttempt,
@@ -104,6 +145,7 @@ export class SimServer {
     });
     this.doors = new DoorPlay((method, path, body) => this.client.request(method, path, body), this.id, deps.onProblem, deps.doors, {
       bootWindowMs: this.client.bootWindowMs,
+      clock: deps.wheel.clock,
     });
   }
 
@@ -115,7 +157,8 @@ export class SimServer {
     void this.doors.access.boot();
     const now = Date.now();
     for (let i = 0; i < this.target; i++) this.arrivals.push(now + Math.random() * this.fillSeconds * 1000);
-    this.timer = setInterval(() => this.tick(), 1000);
+    this.nextTickAt = now + 1000;
+    this.deps.wheel.at(this.nextTickAt, this.onTick);
   }
 
   /** Counts session opens and closes the accepted roster implies (the service reconciles the same way). */
@@ -158,7 +201,9 @@ export class SimServer {
     }
     if (this.stopped || this.players.has(externalId)) return;
     const team = pick(TEAMS);
-    this.players.set(externalId, { username, team, dead: false });
+    const player: Player = { id: externalId, username, team, index: this.list.length, deadAt: -1, leaving: false };
+    this.players.set(externalId, player);
+    this.list.push(player);
     this.client.roster.add({ externalId, username, team, joinedAt: new Date().toISOString() });
     this.client.track({ type: 'join', externalId, payload: { team } });
     this.client.track({ type: 'spawn', externalId });
@@ -169,6 +214,13 @@ export class SimServer {
     const player = this.players.get(externalId);
     if (!player) return;
     this.players.delete(externalId);
+    // Out of the list: the last player takes its place.
+    const last = this.list.pop()!;
+    if (last !== player) {
+      this.list[player.index] = last;
+      last.index = player.index;
+    }
+    this.dead.delete(player);
     this.client.roster.remove(externalId);
     this.client.track({ type: 'leave', externalId, payload: { reason } });
     this.doors.access.onLeave(externalId);
@@ -178,56 +230,71 @@ export class SimServer {
     }
   }
 
-  /** One second of play. */
+  /**
+   * One second of play: each player leaves, dies or respawns, changes team, finishes a quest and opens a
+   * door with its chance per second, drawn for the players who do (see {@link eachWithChance}); then the
+   * arrivals that are due join.
+   */
   tick(): void {
     if (this.stopped) return;
-    const leaveChance = 1 / MEAN_STAY_S;
-    const doorChance = 1 / DOOR_EVERY_S;
-    let leaving: string[] | undefined;
-    for (const [id, p] of this.players) {
-      if (Math.random() < leaveChance) {
-        (leaving ??= []).push(id);
-        continue;
+    const tick = ++this.ticks;
+    const list = this.list;
+    const n = list.length;
+    let leaving: Player[] | undefined;
+    eachWithChance(n, LOG_MISS.leave, (i) => {
+      list[i]!.leaving = true;
+      (leaving ??= []).push(list[i]!);
+    });
+    eachWithChance(n, LOG_MISS.death, (i) => {
+      const p = list[i]!;
+      if (p.leaving || p.deadAt >= 0) return;
+      p.deadAt = tick;
+      this.dead.add(p);
+      this.client.track({ type: 'death', externalId: p.id, payload: { killer: this.randomOther(p), cause: pick(CAUSES) } });
+    });
+    // The dead of before this tick (those who died in it stay down a second at least).
+    for (const p of this.dead) {
+      if (!p.leaving && p.deadAt < tick && Math.random() < RESPAWN_CHANCE) {
+        p.deadAt = -1;
+        this.dead.delete(p);
+        this.client.track({ type: 'spawn', externalId: p.id });
       }
-      if (p.dead) {
-        if (Math.random() < 1 / 3) {
-          p.dead = false;
-          this.client.track({ type: 'spawn', externalId: id });
-        }
-      } else if (Math.random() < 1 / 40) {
-        p.dead = true;
-        this.client.track({ type: 'death', externalId: id, payload: { killer: this.randomOther(id), cause: pick(['fall', 'pvp', 'npc']) } });
-      }
-      if (Math.random() < 1 / 240) {
-        const team = pick(TEAMS.filter((t) => t !== p.team));
-        this.client.track({ type: 'team_change', externalId: id, payload: { from: p.team, to: team } });
-        p.team = team;
-        this.client.roster.update(id, { team });
-      }
-      if (Math.random() < 1 / 90) {
-        this.client.track({ type: 'quest_complete', externalId: id, payload: { questId: pick(QUESTS), xp: 50 + Math.floor(Math.random() * 450) } });
-      }
-      if (Math.random() < doorChance) this.doors.open(id);
     }
-    if (leaving) for (const id of leaving) this.leave(id, 'quit');
+    eachWithChance(n, LOG_MISS.team, (i) => {
+      const p = list[i]!;
+      if (p.leaving) return;
+      const team = pick(TEAMS.filter((t) => t !== p.team));
+      this.client.track({ type: 'team_change', externalId: p.id, payload: { from: p.team, to: team } });
+      p.team = team;
+      this.client.roster.update(p.id, { team });
+    });
+    eachWithChance(n, LOG_MISS.quest, (i) => {
+      const p = list[i]!;
+      if (!p.leaving) this.client.track({ type: 'quest_complete', externalId: p.id, payload: { questId: pick(QUESTS), xp: 50 + Math.floor(Math.random() * 450) } });
+    });
+    eachWithChance(n, LOG_MISS.door, (i) => {
+      if (!list[i]!.leaving) this.doors.open(list[i]!.id);
+    });
+    if (leaving) for (const p of leaving) this.leave(p.id, 'quit');
     const now = Date.now();
-    if (this.arrivals.length) {
-      const due = this.arrivals.filter((t) => t <= now);
-      if (due.length) {
-        this.arrivals = this.arrivals.filter((t) => t > now);
-        for (let i = 0; i < due.length && this.players.size + this.joining < this.target; i++) void this.join();
-      }
+    // Arrivals that are due join now (as many as there is room for); the rest keep waiting.
+    let kept = 0;
+    for (const t of this.arrivals) {
+      if (t <= now && this.players.size + this.joining < this.target) void this.join();
+      else if (t > now) this.arrivals[kept++] = t;
     }
+    this.arrivals.length = kept;
+    // The next tick a second after this one's due time (from now when the process fell behind).
+    this.nextTickAt = Math.max(this.nextTickAt + 1000, now + 500);
+    this.deps.wheel.at(this.nextTickAt, this.onTick);
   }
 
-  private randomOther(id: string): string | null {
-    const n = this.players.size;
+  /** Another player than `p`, at random, or null when `p` is alone. */
+  private randomOther(p: Player): string | null {
+    const n = this.list.length;
     if (n < 2) return null;
-    let k = Math.floor(Math.random() * n);
-    for (const other of this.players.keys()) {
-      if (k-- <= 0 && other !== id) return other;
-    }
-    return null;
+    const k = Math.floor(Math.random() * (n - 1));
+    return this.list[k >= p.index ? k + 1 : k]!.id;
   }
 
   /** The game's command handler: the effect happens here, then the client acks. */
@@ -264,7 +331,6 @@ export class SimServer {
   async shutdown(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
-    if (this.timer) clearInterval(this.timer);
     for (const id of [...this.players.keys()]) this.leave(id, 'server_shutdown');
     if (this.booted) await this.client.stop({ flush: true, timeoutMs: 20_000 });
   }

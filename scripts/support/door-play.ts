@@ -44,6 +44,9 @@ export async function seedSimulatedDoors(deps: { db: Db; redis: AppRedis; keySpa
 /** One simulated server's doors: players open a random door of the manifest now and then. */
 export class DoorPlay {
   readonly access: DoorAccess;
+  /** The manifest's door keys, read again when the manifest version changes. */
+  private keys: string[] = [];
+  private keysVersion: number | null = null;
 
   /**
    * @param into where answers are counted (one summary per simulator process: nothing per answer is kept).
@@ -61,7 +64,11 @@ export class DoorPlay {
 
   /** Player `externalId` opens a random door of the manifest (nothing before the first manifest). */
   open(externalId: string): void {
-    const keys = this.access.doorKeys();
+    if (this.access.manifestVersion !== this.keysVersion) {
+      this.keys = this.access.doorKeys();
+      this.keysVersion = this.access.manifestVersion;
+    }
+    const keys = this.keys;
     if (!keys.length) return;
     const key = keys[Math.floor(Math.random() * keys.length)]!;
     void this.access.check(key, externalId).then((a) => countAnswer(this.into, a));
@@ -84,7 +91,8 @@ export function countAnswer(into: DoorPlaySummary, a: DoorAnswer): void {
   if (a.allowed) into.allowed++;
   else into.denied++;
   into.bySource[a.source] = (into.bySource[a.source] ?? 0) + 1;
-  const reason = a.reason.replace(/:.*$/, '');
+  const colon = a.reason.indexOf(':');
+  const reason = colon < 0 ? a.reason : a.reason.slice(0, colon);
   into.byReason[reason] = (into.byReason[reason] ?? 0) + 1;
 }
 

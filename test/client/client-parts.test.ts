@@ -101,6 +101,24 @@ describe('client: parts', () => {
       expect(r.size).to.equal(1);
     });
 
+    it('gives its JSON as JSON.stringify(list()) would, after every kind of change', () => {
+      const r = new Roster();
+      const same = () => expect(r.toJSONText()).to.equal(JSON.stringify(r.list()));
+      same();
+      r.add({ externalId: 'a', username: 'Zoë 🎮', team: 'red', joinedAt: new Date(0).toISOString() });
+      r.add({ externalId: 'b', username: 'B', team: undefined });
+      same();
+      r.update('a', { team: 'blue' });
+      same();
+      r.add({ externalId: 'b', username: 'B2', team: null });
+      same();
+      r.remove('a');
+      same();
+      r.set([{ externalId: 'c', username: 'C' }, { externalId: 'd', username: 'D' }, { externalId: 'c', username: 'C2' }]);
+      same();
+      expect(JSON.parse(r.toJSONText())).to.deep.equal([{ externalId: 'c', username: 'C2' }, { externalId: 'd', username: 'D' }]);
+    });
+
     it('computes nearest-rank percentiles', () => {
       const xs = Array.from({ length: 100 }, (_, i) => 100 - i);
       expect(percentile(xs, 50)).to.equal(50);

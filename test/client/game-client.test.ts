@@ -154,6 +154,36 @@ describe('client: game client heartbeat loop', function () {
     expect(c.stats().eventsAcked).to.equal(2);
   });
 
+  it('sends as the body exactly JSON.stringify of the request it reports, as the roster changes and events are resent', async () => {
+    stub.enqueue(stub.error(503, 'unavailable'));
+    const reported: string[] = [];
+    const c = makeClient({ onHeartbeat: (s) => reported.push(JSON.stringify(s.request)), ackEarly: false });
+    c.roster.add({ externalId: 'u1', username: 'Zoë 🎮', team: 'red', joinedAt: new Date(0).toISOString() });
+    c.track({ type: 'join', externalId: 'u1', payload: { team: 'red', at: new Date(0) } });
+    c.start();
+    await stub.waitForRequests(2); // a 503, then the same events resent
+    c.roster.update('u1', { team: 'blue' });
+    c.roster.add({ externalId: 'u2', username: 'Bob' });
+    c.track({ type: 'custom', externalId: 'u2', payload: { nested: { list: [1, 'two', null] } } });
+    await stub.waitForRequests(3);
+    c.roster.remove('u1');
+    await stub.waitForRequests(4);
+    await until(() => reported.length >= 3, 'three 200s');
+    const bodies = stub.requests.map((r) => r.raw.toString('utf8'));
+    expect(bodies[0]).to.equal(bodies[1]!.replace(/"uptimeSeconds":\d+/, `"uptimeSeconds":${JSON.parse(bodies[0]!).uptimeSeconds}`));
+    expect(bodies.slice(1, 4)).to.deep.equal(reported.slice(0, 3));
+    expect(JSON.parse(bodies[3]!).players).to.deep.equal([{ externalId: 'u2', username: 'Bob' }]);
+  });
+
+  it('refuses an event whose payload JSON cannot carry, queueing nothing', () => {
+    const c = makeClient();
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    expect(() => c.track({ type: 'note', payload: { big: 1n } })).to.throw(TypeError, /not JSON-serialisable/);
+    expect(() => c.track({ type: 'note', payload: cyclic })).to.throw(TypeError, /not JSON-serialisable/);
+    expect(c.stats()).to.include({ eventsTracked: 0, eventsQueued: 0 });
+  });
+
   it('retries 5xx with growing jittered backoff, keeping events queued, then succeeds', async () => {
     stub.enqueue(stub.error(500, 'internal'), stub.error(502, 'bad_gateway'), stub.error(503, 'unavailable'));
     const c = makeClient({ backoff: { baseMs: 16_000, maxMs: 120_000 } });

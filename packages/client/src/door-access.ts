@@ -34,7 +34,7 @@
  *   (429/503) is retried after it plus up to 1 s of jitter, within `maxRetryWaitMs` (default 10 s) in
  *   total; a single check is not retried (the player is at the door now: failMode answers).
  */
-import { systemClock, type Clock } from './clock.js';
+import { systemClock, WAKE_REASON, type Clock } from './clock.js';
 import { retryAfterWithJitterMs } from './backoff.js';
 import { ConcurrencyLimiter } from './limiter.js';
 import { TransportError, type TransportResponse } from './http-transport.js';
@@ -186,9 +186,9 @@ export class DoorAccess {
       .finally(() => this.deferred.delete(externalId));
     const drop = () => {
       dropped = true;
-      wake.abort();
+      wake.abort(WAKE_REASON);
     };
-    this.deferred.set(externalId, { send: () => wake.abort(), drop, done });
+    this.deferred.set(externalId, { send: () => wake.abort(WAKE_REASON), drop, done });
     return done;
   }
 

@@ -27,7 +27,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { backoffDelayMs, DEFAULT_BACKOFF, retryAfterWithJitterMs, type BackoffOptions } from './backoff.js';
-import { systemClock, type Clock } from './clock.js';
+import { systemClock, WAKE_REASON, type Clock } from './clock.js';
 import { StatsRecorder, type ClientStats } from './client-stats.js';
 import { CommandTracker, type CommandResults } from './command-tracker.js';
 import { EventQueue } from './event-queue.js';
@@ -155,6 +155,12 @@ export interface TrackInput {
   /** A deterministic id (spec: Events rule 3); default a fresh UUID. */
   eventId?: string;
 }
+
+/**
+ * Where `track()` keeps an event's JSON: a non-enumerable property of the entry itself (invisible to
+ * `JSON.stringify`, `Object.keys` and deep equality; a WeakMap would cost the garbage collector more).
+ */
+const EVENT_JSON = Symbol('eventJson');
 
 /** What one heartbeat attempt cycle decided about the next one. */
 type Cycle = { kind: 'ok'; delayMs: number } | { kind: 'retry'; delayMs: number } | { kind: 'halt' };
@@ -311,8 +317,8 @@ export class GameClient {
     const deadline = this.clock.now() + (opts.timeoutMs ?? 10_000);
     this.stopping = true;
     this.running = false;
-    this.stopCtl?.abort();
-    this.wakeCtl?.abort();
+    this.stopCtl?.abort(WAKE_REASON);
+    this.wakeCtl?.abort(WAKE_REASON);
     await this.loopDone;
     this.loopDone = null;
     if (!flush || this.halted) return;
@@ -320,7 +326,7 @@ export class GameClient {
     if (this.handlers.size) {
       const cancel = new AbortController();
       await Promise.race([Promise.allSettled([...this.handlers]), this.clock.sleep(Math.max(0, deadline - this.clock.now()), cancel.signal)]);
-      cancel.abort();
+      cancel.abort(WAKE_REASON);
     }
     for (;;) {
       const out = await this.cycle();
@@ -339,14 +345,17 @@ export class GameClient {
    */
   nudge(): void {
     this.nudgePending = true;
-    this.wakeCtl?.abort();
+    this.wakeCtl?.abort(WAKE_REASON);
   }
 
   /**
    * Records a player event now: the eventId (UUID unless given) and `occurredAt` (RFC 3339, now unless
    * given) are fixed here, when the event happens, and stay the same on every retry (spec: Events rules
-   * 1–2). The event goes out with the next heartbeat and stays queued until one got a 200.
-   * @returns the queued entry. @throws {TypeError} when `type` is empty.
+   * 1–2). The entry is serialised here too, once: every heartbeat that carries it (a resend after a
+   * timeout or a refusal included) sends these bytes, and later changes to the entry or its payload are
+   * not sent. The event goes out with the next heartbeat and stays queued until one got a 200.
+   * @returns the queued entry. @throws {TypeError} when `type` is empty or the payload is not
+   *   JSON-serialisable (a BigInt, a cycle); nothing is queued then.
    */
   track(input: TrackInput): EventEntry {
     if (typeof input.type !== 'string' || !input.type) throw new TypeError('event type must be a non-empty string');
@@ -359,6 +368,13 @@ export class GameClient {
     const entry: EventEntry = { eventId: input.eventId ?? randomUUID(), type: input.type, occurredAt };
     if (input.externalId !== undefined && input.externalId !== null) entry.externalId = input.externalId;
     if (input.payload !== undefined) entry.payload = input.payload;
+    let json: string;
+    try {
+      json = JSON.stringify(entry);
+    } catch (err) {
+      throw new TypeError(`event payload is not JSON-serialisable: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    }
+    Object.defineProperty(entry, EVENT_JSON, { value: json });
     this.recorder.counters.eventsTracked++;
     const dropped = this.events.push(entry);
     if (dropped) {
@@ -440,11 +456,16 @@ export class GameClient {
     return Math.max(this.opts.idRetentionMs ?? MIN_ID_RETENTION_MS, 3 * this.interval * 1000);
   }
 
-  /** The heartbeat body, fields in the spec's order (the bytes signed are exactly these, serialised once). */
-  private buildRequest(events: EventEntry[], results: CommandResults): HeartbeatRequest {
+  /**
+   * The heartbeat body, fields in the spec's order, as an object (for `onHeartbeat` and
+   * `onHeartbeatUnknown`) and as the JSON text that is signed and sent: the same text as
+   * `JSON.stringify(request)`, put together from the roster's kept JSON and each event's JSON made by
+   * `track()`, so neither is serialised again for every heartbeat or resend.
+   */
+  private buildRequest(events: EventEntry[], results: CommandResults): { request: HeartbeatRequest; body: string } {
     const { externalScopeId, region } = this.opts;
     const players = this.roster.list();
-    return {
+    const head = {
       externalServerId: this.externalServerId,
       ...(externalScopeId !== undefined ? { externalScopeId } : {}),
       playerCount: players.length,
@@ -452,11 +473,12 @@ export class GameClient {
       sdkVersion: this.opts.sdkVersion ?? DEFAULT_SDK_VERSION,
       uptimeSeconds: Math.max(0, Math.floor((this.clock.now() - this.bootMs) / 1000)),
       ...(region !== undefined ? { region } : {}),
-      players,
-      events,
-      acks: results.acks,
-      ...(results.failures.length ? { failures: results.failures } : {}),
     };
+    const request: HeartbeatRequest = { ...head, players, events, acks: results.acks, ...(results.failures.length ? { failures: results.failures } : {}) };
+    const eventsJson = events.map((e) => (e as { [EVENT_JSON]?: string })[EVENT_JSON] ?? JSON.stringify(e)).join(',');
+    const failures = results.failures.length ? `,"failures":${JSON.stringify(results.failures)}` : '';
+    const body = `${JSON.stringify(head).slice(0, -1)},"players":${this.roster.toJSONText()},"events":[${eventsJson}],"acks":${JSON.stringify(results.acks)}${failures}}`;
+    return { request, body };
   }
 
   /**
@@ -467,12 +489,12 @@ export class GameClient {
     for (;;) {
       const events = this.events.peek(this.batchLimit);
       const results = this.commands.outgoing(MAX_ACKS);
-      const request = this.buildRequest(events, results);
+      const { request, body } = this.buildRequest(events, results);
       this.nudgePending = false;
       this.lastSendAt = this.clock.now();
       let res: TransportResponse;
       try {
-        res = await this.transport.request('POST', GAME_PATHS.heartbeat, request);
+        res = await this.transport.request('POST', GAME_PATHS.heartbeat, body);
       } catch (err) {
         if (!(err instanceof TransportError)) throw err;
         // No response: the service may have applied it. The events stay queued and are resent (eventIds

@@ -91,7 +91,7 @@ export interface FetchLikeResponse {
 /**
  * The part of `fetch` the transport uses: `init` has `method`, `headers` (a plain object), `body` (bytes
  * or undefined) and `signal` (the per-attempt timeout). The global `fetch` satisfies it; the simulator
- * passes a cheaper keep-alive node:http implementation (scripts/simulate/keep-alive-fetch.ts).
+ * passes a cheaper keep-alive HTTP/1.1 client written on `net` sockets (scripts/simulate/keep-alive-fetch.ts).
  */
 export type FetchLike = (url: string, init: { method: string; headers: Record<string, string>; body?: Uint8Array; signal?: AbortSignal }) => Promise<FetchLikeResponse>;
 
@@ -163,6 +163,8 @@ export function encodeBody(body: unknown): Buffer {
 export class SignedTransport {
   private readonly baseUrl: string;
   private readonly apiKey: string;
+  /** `Authorization` header value, made once. */
+  private readonly authorization: string;
   private readonly secret: string;
   private readonly clock: Clock;
   private readonly timeoutMs: number;
@@ -183,6 +185,7 @@ export class SignedTransport {
       throw new KeyFormatError();
     }
     this.apiKey = opts.apiKey;
+    this.authorization = `Bearer ${opts.apiKey}`;
     this.secret = opts.apiKey.slice(dot + 1);
     this.baseUrl = opts.baseUrl.replace(/\/+$/, '');
     this.clock = opts.clock ?? systemClock;
@@ -251,7 +254,11 @@ export class SignedTransport {
       res = await this.attempt(upper, fullPath, url, bytes, gzip, ts, latencies);
       timestamps.push(ts);
     }
-    return { ...res, attemptLatenciesMs: latencies, timestamps, body: bytes };
+    const out = res as TransportResponse;
+    out.attemptLatenciesMs = latencies;
+    out.timestamps = timestamps;
+    out.body = bytes;
+    return out;
   }
 
   /** Waits until {@link timestamp} is past `previous`; returns the new timestamp. */
@@ -283,7 +290,7 @@ export class SignedTransport {
       url = `${q < 0 ? url : url.slice(0, q)}?${query}`;
     }
     const headers: Record<string, string> = {
-      authorization: `Bearer ${this.apiKey}`,
+      authorization: this.authorization,
       'x-service-timestamp': tsString,
       'x-service-signature': signRequest(this.secret, tsString, bytes, query),
       'content-type': 'application/json',
