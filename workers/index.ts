@@ -42,6 +42,13 @@ const SCHEDULER_REFRESH_MS = 30_000;
 /** How long SIGTERM waits for running jobs (ms) before abandoning them; below the usual 30 s orchestrator kill. */
 const SHUTDOWN_GRACE_MS = 10_000;
 
+/**
+ * How long SIGTERM waits (ms), after the grace, for queues and connections to close before exiting anyway.
+ * A close can wait on a Redis reply that a busy or failing Redis never sends; nothing is owed by then (see
+ * `stop`), so the process must not outlive the orchestrator's kill on it.
+ */
+const CLOSE_GRACE_MS = 4_000;
+
 const PROCESSORS: Record<RoleName, (ctx: JobContext) => Processor> = {
   'flush-events': flushEventsJob,
   'flush-sessions': flushSessionsJob,
@@ -58,6 +65,22 @@ const PROCESSORS: Record<RoleName, (ctx: JobContext) => Processor> = {
 };
 
 async function main(): Promise<void> {
+  // Signals are taken before anything starts: a SIGTERM while the roles are still starting (a slow Redis,
+  // a busy host) must stop the process once they have, not kill it with the default handler. Whatever the
+  // state, the process is gone SHUTDOWN_GRACE_MS + CLOSE_GRACE_MS after the first signal.
+  let stop: ((signal: string) => Promise<void>) | undefined = undefined;
+  let stopRequested: string | undefined;
+  const onSignal = (signal: string) => {
+    if (stopRequested) return;
+    stopRequested = signal;
+    setTimeout(() => {
+      log.warn('shutdown: queues or connections did not close in time; exiting', { signal, waitedMs: SHUTDOWN_GRACE_MS + CLOSE_GRACE_MS });
+      process.exit(0);
+    }, SHUTDOWN_GRACE_MS + CLOSE_GRACE_MS).unref();
+    if (stop) void stop(signal);
+  };
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+  process.on('SIGINT', () => onSignal('SIGINT'));
   const config = loadConfig();
   setLogLevel(config.logLevel);
   const roles = resolveRoles(config.workerRoles);
@@ -139,10 +162,7 @@ async function main(): Promise<void> {
   }
   log.info('workers up', { roles, pid: process.pid });
 
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
+  stop = async (signal: string) => {
     log.info('workers shutting down', { signal });
     clearInterval(refresh);
     // Running jobs get SHUTDOWN_GRACE_MS to finish; a flush stuck behind a slow dependency is then
@@ -159,8 +179,7 @@ async function main(): Promise<void> {
     await Promise.allSettled([redis.quit(), bullConnection.quit(), db.$disconnect()]);
     process.exit(0);
   };
-  process.on('SIGTERM', () => void stop('SIGTERM'));
-  process.on('SIGINT', () => void stop('SIGINT'));
+  if (stopRequested) void stop(stopRequested);
 }
 
 function entry(): Promise<void> {
