@@ -173,12 +173,14 @@ export class GameKeys {
     return `${this.base}${S.deadLetterCounts}`;
   }
   /**
-   * hash subject → count, PEXPIRE to the end of the window after this one: the requests of one key in one
-   * fixed window of one quota kind, one field per subject (src/limits/quotas.ts): `hb` field
-   * `<externalServerId>`, `door` `<externalId>:<doorKey>:<doorsVersion>:<subjectVersion>`, `bulk`
-   * `<externalId>:<doorsVersion>:<subjectVersion>`, `ban` `<externalId>`, `manifest` `-`;
-   * `window` = floor(now ms / window length ms). One hash per key instead of one key per subject: a
-   * field costs a few bytes, a key ~150.
+   * hash, PEXPIRE to the end of the window after this one: the head of the request counters of one key in
+   * one fixed window of one quota kind (src/limits/quotas.ts); `window` = floor(now ms / window length ms).
+   * Subjects (`hb` `<externalServerId>`, `door` `<externalId>:<doorKey>:<doorsVersion>:<subjectVersion>`,
+   * `bulk` `<externalId>:<doorsVersion>:<subjectVersion>`, `ban` `<externalId>`, `manifest` `-`) are
+   * fields named by a 12-hex-digit SHA-1 prefix, spread by linear hashing over this hash (shard 0, which
+   * also holds the state fields `#l`, `#p`, `#n`) and `<this key>:<shard>` for shards 1, 2, ..., each kept
+   * within the listpack encoding (~16 B a subject instead of ~75 B in a hash table). The shards are derived
+   * by `overQuota` (src/store/lua/lib/common.lua) and share this key's hash tag.
    */
   rateWindow(kind: string, window: number, keyId: string): string {
     return `${this.base}${S.rateWindow}${kind}:${window}:${keyId}`;
