@@ -148,7 +148,8 @@ export class GameKeys {
     return `${this.base}${S.doorSubjects}`;
   }
   /**
-   * hash externalId → msgpack `[subjectVersion, doorKey, expiresAtMs, decision JSON, ...]`: every user's
+   * hash externalId → msgpack `[subjectVersion, doorKey, expiresAtMs, decision code, ...]` (the code is
+   * `packDecision` of src/doors/decision-cache.ts, ~3 B for a decision no policy made): every user's
    * cached decisions under one doors version, written in one door-cache window (`window` = floor(ms / TTL
    * ms) of the door cache TTL `DOOR_CACHE_TTL_SECONDS`). Lives until two windows after the window's start
    * plus {@link DOOR_DECISIONS_TTL_MARGIN_SECONDS} s. Written and read by door-store.lua / door-lookup.lua,

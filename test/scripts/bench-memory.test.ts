@@ -14,7 +14,8 @@ describe('bench:memory census', () => {
   it('names key families after the hash tag', () => {
     expect(familyOf('p:{g:G1}:server:s1', 'p')).to.equal('server');
     expect(familyOf('p:{g:G1}:rl:ban:123:k', 'p')).to.equal('rl:ban');
-    expect(familyOf('p:{g:G1}:doors:dec:1:99', 'p')).to.equal('doors:dec');
+    expect(familyOf('p:{g:G1}:doors:dc:1:99', 'p')).to.equal('doors:dc');
+    expect(familyOf('p:{g:G1}:rl:door:9:k:3', 'p')).to.equal('rl:door');
     expect(familyOf('p:active-games', 'p')).to.equal('active-games');
   });
 
@@ -26,7 +27,7 @@ describe('bench:memory census', () => {
     expect(c.byFamily.roster?.keys).to.equal(3);
     // one counter hash per (kind, window, key), whatever the number of players; a window may turn mid-run
     for (const f of ['rl:ban', 'rl:bulk', 'rl:door', 'rl:hb']) expect(c.byFamily[f]?.keys).to.be.within(1, 2, f);
-    expect(c.byFamily['doors:dec']?.keys).to.be.within(1, 2);
+    expect(c.byFamily['doors:dc']?.keys).to.be.within(1, 2);
     expect(c.byFamily.rp?.keys).to.be.within(1, 2);
     expect(c.bytes).to.equal(Object.values(c.byFamily).reduce((n, f) => n + f.bytes, 0));
     expect(c.streams.keys).to.be.greaterThan(0);

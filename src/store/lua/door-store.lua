@@ -7,7 +7,7 @@
   KEYS: 1 decision hash of the current window, 2 of the previous window (both under the doors version the
   decisions were made under), 3 access stream.
   A: u externalId, sv subject version, t now ms (string), e flat array doorKey, expiresAtMs (string),
-     decision JSON, ...; x ms until the current window's hash may expire; s externalServerId ("" = none),
+     decision code (src/doors/decision-cache.ts `packDecision`; stored as given), ...; x ms until the current window's hash may expire; s externalServerId ("" = none),
      l the access-log entry's JSON array, "" for none.
 ]]
 local now = tonumber(A.t)
