@@ -3,8 +3,8 @@
  * round trip (`door-lookup.lua`), and fresh decisions written back together with their access-log entry
  * without the request waiting for it.
  *
- * Cache: `{g}:doors:dc:<doorsVersion>:<window>`, one hash per game, doors version and door-cache window
- * (floor(now / TTL)), field externalId → the user's decisions ({@link packDecision} codes, not their JSON)
+ * Cache: `{g}:doors:dc:<doorsVersion>:<window>`, one sharded hash (listpack-sized shards, src/store/lua/
+ * lib/common.lua) per game, doors version and door-cache window (floor(now / TTL)), field externalId → the user's decisions ({@link packDecision} codes, not their JSON)
  * with the subject version
  * `<workspaceVersion>.<userVersion>` they were made under (src/store/keys.ts `doorDecisions`; one field
  * per user instead of one key per user, issue #15 item 5). A lookup reads the current and the previous

@@ -151,7 +151,8 @@ export class GameKeys {
    * hash externalId → msgpack `[subjectVersion, doorKey, expiresAtMs, decision code, ...]` (the code is
    * `packDecision` of src/doors/decision-cache.ts, ~3 B for a decision no policy made): every user's
    * cached decisions under one doors version, written in one door-cache window (`window` = floor(ms / TTL
-   * ms) of the door cache TTL `DOOR_CACHE_TTL_SECONDS`). Lives until two windows after the window's start
+   * ms) of the door cache TTL `DOOR_CACHE_TTL_SECONDS`); the head of a sharded hash whose shards
+   * `<this key>:<shard>` door-store.lua / door-lookup.lua derive (src/store/lua/lib/common.lua). Lives until two windows after the window's start
    * plus {@link DOOR_DECISIONS_TTL_MARGIN_SECONDS} s. Written and read by door-store.lua / door-lookup.lua,
    * which derive it from the doors version they read (src/doors/decision-cache.ts).
    */
@@ -179,7 +180,7 @@ export class GameKeys {
    * Subjects (`hb` `<externalServerId>`, `door` `<externalId>:<doorKey>:<doorsVersion>:<subjectVersion>`,
    * `bulk` `<externalId>:<doorsVersion>:<subjectVersion>`, `ban` `<externalId>`, `manifest` `-`) are
    * fields named by a 12-hex-digit SHA-1 prefix, spread by linear hashing over this hash (shard 0, which
-   * also holds the state fields `#l`, `#p`, `#n`) and `<this key>:<shard>` for shards 1, 2, ..., each kept
+   * also holds the state in field `''`) and `<this key>:<shard>` for shards 1, 2, ..., each kept
    * within the listpack encoding (~16 B a subject instead of ~75 B in a hash table). The shards are derived
    * by `overQuota` (src/store/lua/lib/common.lua) and share this key's hash tag.
    */

@@ -14,6 +14,7 @@ import { addPolicy, createDoor, deletePolicy, deleteDoor, forceDoor } from '../.
 import { DoorAccessService } from '../../src/doors/door-access-service.js';
 import { doorCheckBody } from '../../src/http/door-responses.js';
 import { DecisionCache, packDecision } from '../../src/doors/decision-cache.js';
+import { scanKeys } from '../support/redis-keys.js';
 import { buildOrg, check, bulk, DAY_MS, doorWith, invalidator, type Org } from './door-fixtures.js';
 
 const HOUR_MS = 3_600_000;
@@ -268,6 +269,36 @@ describe('door decision cache', () => {
       for (const s of stored) {
         expect(hit.hits.get(s.doorKey)?.json).to.equal(s.json, s.doorKey);
         expect(hit.hits.get(s.doorKey)?.expiresAtMs).to.equal(now + 30_000);
+      }
+    });
+
+    it('300 users in one window: listpack-sized shards, and every user finds their decision', async () => {
+      const cache = new DecisionCache(h.redis, h.keySpace, h.config.doorCacheTtlSeconds);
+      const ttlMs = h.config.doorCacheTtlSeconds * 1000;
+      // the middle of a door-cache window, so every store and lookup lands in one window
+      const now = (Math.floor(Date.now() / ttlMs) + 1) * ttlMs + ttlMs / 2;
+      const users = Array.from({ length: 300 }, (_, i) => `shard-user-${i}`);
+      const decision = json({ doorKey: 'lobby' });
+      let doorsVersion = 1;
+      for (const u of users) {
+        const found = await cache.lookup({ gameId: g.gameId, keyId: 'shard-key', signature: `shard-${now}-${u}`, mode: 'one', externalId: u, doorKey: 'lobby', nowMs: now });
+        doorsVersion = found.doorsVersion ?? 1;
+        await cache.store({ gameId: g.gameId, doorsVersion, subjectVersion: found.subjectVersion, externalId: u, nowMs: now, fresh: [{ doorKey: 'lobby', decision: { expiresAtMs: now + 20_000, decision: 'allow', json: decision } }], logged: [] });
+      }
+      const head = h.keySpace.game(g.gameId).doorDecisions(String(doorsVersion), Math.floor(now / ttlMs));
+      const shards = await scanKeys(h.redis, `${head.replace(/[[\]*?\\]/g, '\\$&')}*`);
+      expect(shards.length).to.be.greaterThan(4);
+      let fields = 0;
+      for (const shard of shards) {
+        expect(await h.redis.object('ENCODING', shard)).to.equal('listpack', shard);
+        expect(await h.redis.hlen(shard)).to.be.at.most(128);
+        expect(await h.redis.pttl(shard)).to.be.greaterThan(0);
+        fields += (await h.redis.hkeys(shard)).filter((f) => f.startsWith('shard-user-')).length;
+      }
+      expect(fields).to.equal(users.length);
+      for (const u of users) {
+        const hit = await cache.lookup({ gameId: g.gameId, keyId: 'shard-key', signature: `shard-${now}-${u}-again`, mode: 'one', externalId: u, doorKey: 'lobby', nowMs: now + 1 });
+        expect(hit.hits.get('lobby')?.json).to.equal(decision, u);
       }
     });
   });

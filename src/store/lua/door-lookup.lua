@@ -4,7 +4,8 @@
   KEYS (one Cluster slot): 1 doors version, 2 door subject versions, 3 live-server zset, 4 access stream,
   5 the key's quota hash of this window (`door`, `bulk` or `manifest`), 6 the minute's throttle hash,
   7.. the replay buckets (lib/common.lua). The decision hashes are derived from the doors version read
-  here: A.b .. SFX.doorDecisions .. <doors version> .. ':' .. <window>.
+  here: A.b .. SFX.doorDecisions .. <doors version> .. ':' .. <window> heads a sharded hash (lib/common.lua)
+  whose fields are user ids.
 
   A: b base, m mode ("one" | "all" | "version"), u externalId, d doorKey (mode "one"), t now ms (string),
      s externalServerId ("" when none), w the door-cache window (floor(now / TTL ms)),
@@ -65,8 +66,11 @@ local function decisionJson(doorKey, code)
 end
 
 -- the user's fresh decisions cached in window w under this doors version and subject version, into `into`
+local userHash = userFieldHash(user)
 local function collect(w, into)
-  local packed = redis.call('HGET', A.b .. SFX.doorDecisions .. dv .. ':' .. w, user)
+  local head = A.b .. SFX.doorDecisions .. dv .. ':' .. w
+  local level, split = shardState(head)
+  local packed = redis.call('HGET', shardFor(head, level, split, userHash), user)
   if not packed then return end
   local t = cmsgpack.unpack(packed)
   if t[1] ~= subject then return end
