@@ -60,7 +60,7 @@ const DOOR_CACHE_TTL_SECONDS = 60;
 
 /**
  * The family of a key under `prefix`: its suffix after the hash tag (`{g:…}`, `{w:…}`) up to the first
- * variable part, e.g. `server`, `rl:ban`, `doors:dec`, `rp`. Spelled independently of src/store so the
+ * variable part, e.g. `server`, `rl:ban`, `doors:dc`, `rp`. Spelled independently of src/store so the
  * same script measures any version of the key layout.
  */
 export function familyOf(key: string, prefix: string): string {
@@ -152,7 +152,9 @@ export async function buildFleet(redis: AppRedis, keySpace: KeySpace, shape: Fle
 async function lookupAndStore(doors: DecisionCache, q: { gameId: string; keyId: string; mode: 'one' | 'all'; externalId: string; doorKey?: string; externalServerId: string }, doorKeys: string[]): Promise<void> {
   const nowMs = Date.now();
   const found = await doors.lookup({ ...q, signature: signature(), nowMs });
-  const fresh = doorKeys.map((doorKey) => ({ doorKey, decision: { expiresAtMs: nowMs + DOOR_CACHE_TTL_SECONDS * 1000, decision: 'allow' as const, json: JSON.stringify({ doorKey, allowed: true, reason: 'allowed', ttlSeconds: DOOR_CACHE_TTL_SECONDS }) } }));
+  // the public decision JSON as door-access-service.ts makes it: a door's default allow
+  const json = (doorKey: string) => JSON.stringify({ doorKey, decision: 'allow', reason: 'default_allow', policyId: null, failMode: 'closed', forcedState: 'auto' });
+  const fresh = doorKeys.map((doorKey) => ({ doorKey, decision: { expiresAtMs: nowMs + DOOR_CACHE_TTL_SECONDS * 1000, decision: 'allow' as const, json: json(doorKey) } }));
   await doors.store({ gameId: q.gameId, doorsVersion: found.doorsVersion ?? 1, subjectVersion: found.subjectVersion || '0.0', externalId: q.externalId, externalServerId: q.externalServerId, nowMs, fresh, logged: [] });
 }
 

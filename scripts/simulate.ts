@@ -254,7 +254,7 @@ async function usedMemory(redis: AppRedis): Promise<number> {
   return Number(/used_memory:(\d+)/.exec(info)?.[1] ?? Number.NaN);
 }
 
-/** The key family of a game key: the suffix after `{g:…}:` up to its variable part (`replay`, `rl:ban`, `doors:dec`, ...). */
+/** The key family of a game key: the suffix after `{g:…}:` up to its variable part (`replay`, `rl:ban`, `doors:dc`, ...). */
 function familyOf(key: string, base: string): string {
   const rest = key.slice(base.length + 1).split(':');
   if (rest[0] === 'rl' || rest[0] === 'doors' || rest[0] === 'cmd' || rest[0] === 'banw') return rest.length > 2 ? `${rest[0]}:${rest[1]}` : rest.join(':');

@@ -3,8 +3,9 @@
  * round trip (`door-lookup.lua`), and fresh decisions written back together with their access-log entry
  * without the request waiting for it.
  *
- * Cache: `{g}:doors:dec:<doorsVersion>:<window>`, one hash per game, doors version and door-cache window
- * (floor(now / TTL)), field externalId → the user's decisions with the subject version
+ * Cache: `{g}:doors:dc:<doorsVersion>:<window>`, one sharded hash (listpack-sized shards, src/store/lua/
+ * lib/common.lua) per game, doors version and door-cache window (floor(now / TTL)), field externalId → the user's decisions ({@link packDecision} codes, not their JSON)
+ * with the subject version
  * `<workspaceVersion>.<userVersion>` they were made under (src/store/keys.ts `doorDecisions`; one field
  * per user instead of one key per user, issue #15 item 5). A lookup reads the current and the previous
  * window (a decision lives at most one TTL); a store moves the user's field into the current window.
@@ -71,6 +72,40 @@ export interface StoreInput {
   fresh: { doorKey: string; decision: CachedDecision }[];
   /** Decision JSONs to append to the access log (fresh ones and cache hits the script did not log). */
   logged: string[];
+}
+
+const DECISION_LETTERS: Readonly<Record<string, string>> = { a: 'allow', d: 'deny' };
+const FAIL_MODE_LETTERS: Readonly<Record<string, string>> = { c: 'closed', o: 'open' };
+const FORCED_LETTERS: Readonly<Record<string, string>> = { a: 'auto', l: 'locked', u: 'unlocked' };
+
+/** `decisionJson` of door-lookup.lua, which answers cache hits: the JSON a {@link packDecision} code stands for. */
+function codeJson(doorKey: string, code: string): string {
+  const decision = DECISION_LETTERS[code.charAt(0)];
+  const forced = FORCED_LETTERS[code.charAt(2)];
+  const policy = code.slice(3);
+  let reason = `default_${decision}`;
+  let policyJson = 'null';
+  if (forced !== 'auto') reason = `forced_${forced}`;
+  else if (policy !== '') [reason, policyJson] = [`policy_${decision}:${policy}`, `"${policy}"`];
+  return `{"doorKey":"${doorKey}","decision":"${decision}","reason":"${reason}","policyId":${policyJson},"failMode":"${FAIL_MODE_LETTERS[code.charAt(1)]}","forcedState":"${forced}"}`;
+}
+
+/**
+ * The form a decision is cached in (issue #15 item 5: ~3 B instead of ~110 B of JSON): the first letters
+ * of its `decision`, `failMode` and `forcedState`, then its `policyId` (empty for none), e.g. `aca` for a
+ * door's default allow. The reason is not stored: evaluate.ts derives it from those (`forced_<state>`,
+ * `policy_<decision>:<id>`, `default_<decision>`). door-lookup.lua rebuilds the JSON from the code; the
+ * code is used only when that rebuild equals `json` byte for byte, otherwise (a door key or policy id
+ * that JSON escapes, a reason evaluate.ts would not give) the JSON itself is stored, which the script
+ * recognises by its leading `{`.
+ * @param doorKey the door's key, as in the JSON's `doorKey`.
+ * @param json the decision's public JSON without TTL (`decisionJson` in door-access-service.ts).
+ */
+export function packDecision(doorKey: string, json: string): string {
+  const d = JSON.parse(json) as Record<string, unknown>;
+  const letter = (v: unknown) => (typeof v === 'string' ? v.charAt(0) : '?');
+  const code = `${letter(d.decision)}${letter(d.failMode)}${letter(d.forcedState)}${typeof d.policyId === 'string' ? d.policyId : ''}`;
+  return code.charAt(0) !== '{' && codeJson(doorKey, code) === json ? code : json;
 }
 
 /**
@@ -141,7 +176,7 @@ export class DecisionCache {
     const window = this.window(input.nowMs);
     const windowMs = this.doorCacheTtlSeconds * 1000;
     const entries: string[] = [];
-    for (const f of input.fresh) entries.push(f.doorKey, String(f.decision.expiresAtMs), f.decision.json);
+    for (const f of input.fresh) entries.push(f.doorKey, String(f.decision.expiresAtMs), packDecision(f.doorKey, f.decision.json));
     const dv = String(input.doorsVersion);
     await this.redis.runScript('doorStore', [keys.doorDecisions(dv, window), keys.doorDecisions(dv, window - 1), keys.accessStream()], {
       u: input.externalId,

@@ -1,21 +1,22 @@
 /**
  * What a Lua script needs to count one request against its quota (src/limits/quotas.ts): the KEYS (the
- * key's counter hash of the current window, the game's throttle hash of this minute) and the named
- * arguments `q`, `qs`, `qf`, `qx`, `qr`, `tf`, `tt` read by `overQuota` in src/store/lua/lib/common.lua.
+ * head of the key's counter hashes of the current window, the game's throttle hash of this minute) and
+ * the named arguments `q`, `qs`, `qf`, `qx`, `qr`, `tf`, `tt` read by `overQuota` in
+ * src/store/lua/lib/common.lua, which spreads the subjects over listpack-sized shards of the head.
  */
 import { THROTTLE_COUNT_TTL_SECONDS, type GameKeys } from '../store/keys.js';
 import type { QuotaArgs } from './quotas.js';
 
 /** KEYS and named arguments of one quota count. */
 export interface QuotaScriptArgs {
-  /** [counter hash of the window, throttle hash of the minute]. */
+  /** [head of the counter hashes of the window, throttle hash of the minute]. */
   keys: [string, string];
   args: { q: number; qs: number; qf: string; qx: number; qr: number; tf: string; tt: number };
 }
 
 /**
  * The count of `quota` for key `keyId` at server time `nowMs` (ms): window = floor(now / window ms); the
- * counter hash expires at the end of the next window (a late request of this window still finds its
+ * counter hashes expire at the end of the next window (a late request of this window still finds its
  * count); `qr` = whole seconds to the window's end (≥ 1), the 429's Retry-After.
  */
 export function quotaScriptArgs(keys: GameKeys, keyId: string, quota: QuotaArgs, nowMs: number): QuotaScriptArgs {

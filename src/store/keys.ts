@@ -148,9 +148,11 @@ export class GameKeys {
     return `${this.base}${S.doorSubjects}`;
   }
   /**
-   * hash externalId → msgpack `[subjectVersion, doorKey, expiresAtMs, decision JSON, ...]`: every user's
+   * hash externalId → msgpack `[subjectVersion, doorKey, expiresAtMs, decision code, ...]` (the code is
+   * `packDecision` of src/doors/decision-cache.ts, ~3 B for a decision no policy made): every user's
    * cached decisions under one doors version, written in one door-cache window (`window` = floor(ms / TTL
-   * ms) of the door cache TTL `DOOR_CACHE_TTL_SECONDS`). Lives until two windows after the window's start
+   * ms) of the door cache TTL `DOOR_CACHE_TTL_SECONDS`); the head of a sharded hash whose shards
+   * `<this key>:<shard>` door-store.lua / door-lookup.lua derive (src/store/lua/lib/common.lua). Lives until two windows after the window's start
    * plus {@link DOOR_DECISIONS_TTL_MARGIN_SECONDS} s. Written and read by door-store.lua / door-lookup.lua,
    * which derive it from the doors version they read (src/doors/decision-cache.ts).
    */
@@ -173,12 +175,14 @@ export class GameKeys {
     return `${this.base}${S.deadLetterCounts}`;
   }
   /**
-   * hash subject → count, PEXPIRE to the end of the window after this one: the requests of one key in one
-   * fixed window of one quota kind, one field per subject (src/limits/quotas.ts): `hb` field
-   * `<externalServerId>`, `door` `<externalId>:<doorKey>:<doorsVersion>:<subjectVersion>`, `bulk`
-   * `<externalId>:<doorsVersion>:<subjectVersion>`, `ban` `<externalId>`, `manifest` `-`;
-   * `window` = floor(now ms / window length ms). One hash per key instead of one key per subject: a
-   * field costs a few bytes, a key ~150.
+   * hash, PEXPIRE to the end of the window after this one: the head of the request counters of one key in
+   * one fixed window of one quota kind (src/limits/quotas.ts); `window` = floor(now ms / window length ms).
+   * Subjects (`hb` `<externalServerId>`, `door` `<externalId>:<doorKey>:<doorsVersion>:<subjectVersion>`,
+   * `bulk` `<externalId>:<doorsVersion>:<subjectVersion>`, `ban` `<externalId>`, `manifest` `-`) are
+   * fields named by a 12-hex-digit SHA-1 prefix, spread by linear hashing over this hash (shard 0, which
+   * also holds the state in field `''`) and `<this key>:<shard>` for shards 1, 2, ..., each kept
+   * within the listpack encoding (~16 B a subject instead of ~75 B in a hash table). The shards are derived
+   * by `overQuota` (src/store/lua/lib/common.lua) and share this key's hash tag.
    */
   rateWindow(kind: string, window: number, keyId: string): string {
     return `${this.base}${S.rateWindow}${kind}:${window}:${keyId}`;

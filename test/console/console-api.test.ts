@@ -17,6 +17,7 @@ import { buildOpenApiDocument } from '../../src/openapi/openapi-document.js';
 import { createDoor } from '../../src/doors/door-admin-service.js';
 import { THROTTLING_WARNING } from '../../src/limits/ingest-health.js';
 import { DeadLetters } from '../../src/store/dead-letters.js';
+import { quotaCounterField } from '../support/quota-counters.js';
 
 const TOKEN = 'test-operator-token-0123456789abcdef';
 const API = '/console/api';
@@ -225,7 +226,7 @@ describe('console API', () => {
       // a server over its quota in this window and the next (whenever the request lands): one 429
       const keyId = (await h.db.apiKey.findUniqueOrThrow({ where: { prefix: g.keyPrefix } })).id;
       const window = Math.floor(Date.now() / 60_000);
-      for (const w of [window, window + 1]) await h.redis.hset(h.keySpace.game(g.gameId).rateWindow('hb', w, keyId), 'srv-loop', '100000');
+      for (const w of [window, window + 1]) await h.redis.hset(h.keySpace.game(g.gameId).rateWindow('hb', w, keyId), quotaCounterField('srv-loop'), '100000');
       expect((await hh.heartbeat(g, heartbeatBody([], { externalServerId: 'srv-loop' }))).status).to.equal(429);
       const text = (await get('/metrics')).text;
       expect(text).to.match(/gis_http_requests_total\{route="\/api\/v1\/game\/heartbeat",method="POST",status="200"\} 1/);

@@ -13,6 +13,8 @@ import { Harness, type TestGame } from '../support/harness.js';
 import { addPolicy, createDoor, deletePolicy, deleteDoor, forceDoor } from '../../src/doors/door-admin-service.js';
 import { DoorAccessService } from '../../src/doors/door-access-service.js';
 import { doorCheckBody } from '../../src/http/door-responses.js';
+import { DecisionCache, packDecision } from '../../src/doors/decision-cache.js';
+import { scanKeys } from '../support/redis-keys.js';
 import { buildOrg, check, bulk, DAY_MS, doorWith, invalidator, type Org } from './door-fixtures.js';
 
 const HOUR_MS = 3_600_000;
@@ -222,6 +224,82 @@ describe('door decision cache', () => {
       expect(first).to.include({ decision: 'allow' });
       expect(first.ttlSeconds).to.equal(Math.floor((nextMinute - now) / 1000));
       expect(await call(door.key, 'alice', nextMinute)).to.include({ decision: 'deny', cached: false });
+    });
+  });
+
+  describe('compact form (issue #15 item 5)', () => {
+    const policyId = randomUUID();
+    const json = (o: Record<string, unknown>) => JSON.stringify({ doorKey: 'gate', decision: 'allow', reason: 'default_allow', policyId: null, failMode: 'closed', forcedState: 'auto', ...o });
+    const decisions = [
+      json({}),
+      json({ decision: 'deny', reason: 'default_deny', failMode: 'open' }),
+      json({ decision: 'deny', reason: `policy_deny:${policyId}`, policyId }),
+      json({ reason: `policy_allow:${policyId}`, policyId, failMode: 'open' }),
+      json({ decision: 'deny', reason: 'forced_locked', forcedState: 'locked' }),
+      json({ reason: 'forced_unlocked', forcedState: 'unlocked' }),
+    ];
+
+    it('stores letters and the policy id, not the JSON', () => {
+      expect(packDecision('gate', decisions[0]!)).to.equal('aca');
+      expect(packDecision('gate', decisions[2]!)).to.equal(`dca${policyId}`);
+      expect(packDecision('gate', decisions[4]!)).to.equal('dcl');
+      // what the letters cannot rebuild byte for byte is stored as the JSON itself
+      for (const odd of [json({ doorKey: 'ga"te' }), json({ reason: 'something_else' }), JSON.stringify({ doorKey: 'gate', allowed: true })]) {
+        const doorKey = (JSON.parse(odd) as { doorKey: string }).doorKey;
+        expect(packDecision(doorKey, odd)).to.equal(odd);
+      }
+    });
+
+    it('a hit answers the exact JSON that was cached, for every kind of reason', async () => {
+      const cache = new DecisionCache(h.redis, h.keySpace, h.config.doorCacheTtlSeconds);
+      const now = Date.now();
+      // six compact codes and one door key JSON must escape (stored as JSON)
+      const stored = [...decisions.map((j, i) => ({ doorKey: `door-${i}`, json: j.replace('"doorKey":"gate"', `"doorKey":"door-${i}"`) })), { doorKey: 'ga"te', json: json({ doorKey: 'ga"te' }) }];
+      const first = await cache.lookup({ gameId: g.gameId, keyId: 'compact-key', signature: `compact-${now}-1`, mode: 'all', externalId: 'compact-user', nowMs: now });
+      await cache.store({
+        gameId: g.gameId,
+        doorsVersion: first.doorsVersion ?? 1,
+        subjectVersion: first.subjectVersion,
+        externalId: 'compact-user',
+        nowMs: now,
+        fresh: stored.map((s) => ({ doorKey: s.doorKey, decision: { expiresAtMs: now + 30_000, decision: s.json.includes('"decision":"deny"') ? 'deny' : 'allow', json: s.json } })),
+        logged: [],
+      });
+      const hit = await cache.lookup({ gameId: g.gameId, keyId: 'compact-key', signature: `compact-${now}-2`, mode: 'all', externalId: 'compact-user', nowMs: now + 1 });
+      for (const s of stored) {
+        expect(hit.hits.get(s.doorKey)?.json).to.equal(s.json, s.doorKey);
+        expect(hit.hits.get(s.doorKey)?.expiresAtMs).to.equal(now + 30_000);
+      }
+    });
+
+    it('300 users in one window: listpack-sized shards, and every user finds their decision', async () => {
+      const cache = new DecisionCache(h.redis, h.keySpace, h.config.doorCacheTtlSeconds);
+      const ttlMs = h.config.doorCacheTtlSeconds * 1000;
+      // the middle of a door-cache window, so every store and lookup lands in one window
+      const now = (Math.floor(Date.now() / ttlMs) + 1) * ttlMs + ttlMs / 2;
+      const users = Array.from({ length: 300 }, (_, i) => `shard-user-${i}`);
+      const decision = json({ doorKey: 'lobby' });
+      let doorsVersion = 1;
+      for (const u of users) {
+        const found = await cache.lookup({ gameId: g.gameId, keyId: 'shard-key', signature: `shard-${now}-${u}`, mode: 'one', externalId: u, doorKey: 'lobby', nowMs: now });
+        doorsVersion = found.doorsVersion ?? 1;
+        await cache.store({ gameId: g.gameId, doorsVersion, subjectVersion: found.subjectVersion, externalId: u, nowMs: now, fresh: [{ doorKey: 'lobby', decision: { expiresAtMs: now + 20_000, decision: 'allow', json: decision } }], logged: [] });
+      }
+      const head = h.keySpace.game(g.gameId).doorDecisions(String(doorsVersion), Math.floor(now / ttlMs));
+      const shards = await scanKeys(h.redis, `${head.replace(/[[\]*?\\]/g, '\\$&')}*`);
+      expect(shards.length).to.be.greaterThan(4);
+      let fields = 0;
+      for (const shard of shards) {
+        expect(await h.redis.object('ENCODING', shard)).to.equal('listpack', shard);
+        expect(await h.redis.hlen(shard)).to.be.at.most(128);
+        expect(await h.redis.pttl(shard)).to.be.greaterThan(0);
+        fields += (await h.redis.hkeys(shard)).filter((f) => f.startsWith('shard-user-')).length;
+      }
+      expect(fields).to.equal(users.length);
+      for (const u of users) {
+        const hit = await cache.lookup({ gameId: g.gameId, keyId: 'shard-key', signature: `shard-${now}-${u}-again`, mode: 'one', externalId: u, doorKey: 'lobby', nowMs: now + 1 });
+        expect(hit.hits.get('lobby')?.json).to.equal(decision, u);
+      }
     });
   });
 });

@@ -229,7 +229,7 @@ describe('door endpoints', () => {
     await h.heartbeat(other, heartbeatBody());
     const found = await scanKeys(h.redis, h.keySpace.scanPattern(`*${other.gameId}*`));
     const base = h.keySpace.game(other.gameId).base;
-    expect(found.some((k) => k.includes(':doors:dec:'))).to.equal(true);
+    expect(found.some((k) => k.includes(':doors:dc:'))).to.equal(true);
     for (const key of found) expect(key.startsWith(`${base}:`)).to.equal(true, key);
   });
 });

@@ -13,6 +13,7 @@ import { nudgesPerMinute } from '../../src/commands/nudge-budget.js';
 import { throttleHistory } from '../../src/limits/ingest-health.js';
 import type { SignedRequest } from '../../src/auth/signed-request.js';
 import type { VerifiedKey } from '../../src/auth/key-verifier.js';
+import { quotaCounterField } from '../support/quota-counters.js';
 
 /** The middle of a minute: both 60 s windows and the test's instants stay inside one window. */
 function midMinute(): number {
@@ -100,7 +101,7 @@ describe('per-key quotas', () => {
       const window = Math.floor(Date.now() / 60_000);
       const keys = h.keySpace.game(g.gameId);
       // Fill this window and the next, so the answer does not depend on the moment the request lands.
-      for (const w of [window, window + 1]) await h.redis.multi().hset(keys.rateWindow('hb', w, keyId), 'http-busy', String(heartbeatQuota(20))).expire(keys.rateWindow('hb', w, keyId), 180).exec();
+      for (const w of [window, window + 1]) await h.redis.multi().hset(keys.rateWindow('hb', w, keyId), quotaCounterField('http-busy'), String(heartbeatQuota(20))).expire(keys.rateWindow('hb', w, keyId), 180).exec();
       const res = await h.heartbeat(g, heartbeatBody(['p1'], { externalServerId: 'http-busy', events: [event('join')] }));
       expect(res.status).to.equal(429);
       expect(res.body.error.code).to.equal('rate_limited');

@@ -1,11 +1,13 @@
 /**
  * Issue #15 item 5: the memory census of `npm run bench:memory` on a small fleet. Asserts what exists,
- * not sizes: per-game hashes instead of per-player keys for rate limits, decisions and replay entries.
+ * not sizes: per-game hashes instead of per-player keys for rate limits, decisions and replay entries,
+ * and, past one shard's worth of subjects, listpack-sized shards counted in their family.
  */
 import { expect } from 'chai';
 import { Harness } from '../support/harness.js';
 import { buildFleet, census, familyOf } from '../../scripts/bench-memory.js';
 import { KeySpace } from '../../src/store/keyspace/key-space.js';
+import { scanKeys } from '../support/redis-keys.js';
 
 describe('bench:memory census', () => {
   const h = new Harness();
@@ -14,7 +16,8 @@ describe('bench:memory census', () => {
   it('names key families after the hash tag', () => {
     expect(familyOf('p:{g:G1}:server:s1', 'p')).to.equal('server');
     expect(familyOf('p:{g:G1}:rl:ban:123:k', 'p')).to.equal('rl:ban');
-    expect(familyOf('p:{g:G1}:doors:dec:1:99', 'p')).to.equal('doors:dec');
+    expect(familyOf('p:{g:G1}:doors:dc:1:99', 'p')).to.equal('doors:dc');
+    expect(familyOf('p:{g:G1}:rl:door:9:k:3', 'p')).to.equal('rl:door');
     expect(familyOf('p:active-games', 'p')).to.equal('active-games');
   });
 
@@ -26,9 +29,23 @@ describe('bench:memory census', () => {
     expect(c.byFamily.roster?.keys).to.equal(3);
     // one counter hash per (kind, window, key), whatever the number of players; a window may turn mid-run
     for (const f of ['rl:ban', 'rl:bulk', 'rl:door', 'rl:hb']) expect(c.byFamily[f]?.keys).to.be.within(1, 2, f);
-    expect(c.byFamily['doors:dec']?.keys).to.be.within(1, 2);
+    expect(c.byFamily['doors:dc']?.keys).to.be.within(1, 2);
     expect(c.byFamily.rp?.keys).to.be.within(1, 2);
     expect(c.bytes).to.equal(Object.values(c.byFamily).reduce((n, f) => n + f.bytes, 0));
     expect(c.streams.keys).to.be.greaterThan(0);
+  });
+
+  it('counts shard keys in their family, and every counter and decision hash stays a listpack', async () => {
+    const prefix = `${h.config.redisPrefix}:census-shards`;
+    // 2 servers × 30 players × 2 doors: 120 door subjects and 60 users, more than one shard holds (40)
+    await buildFleet(h.redis, new KeySpace(prefix), { servers: 2, players: 30, serversPerGame: 2, intervalSeconds: 60, joinedShare: 1, doorChecksPerPlayer: 2 });
+    const c = await census(h.redis, prefix);
+    expect(c.byFamily['rl:door']?.keys).to.be.at.least(3);
+    expect(c.byFamily['doors:dc']?.keys).to.be.at.least(2);
+    expect(Object.keys(c.byFamily).sort()).to.deep.equal(['active-games', 'doors:dc', 'keys-used', 'rl:ban', 'rl:bulk', 'rl:door', 'rl:hb', 'roster', 'rp', 'server', 'servers', 'where']);
+    for (const key of await scanKeys(h.redis, `${prefix}:*`)) {
+      const family = familyOf(key, prefix);
+      if (family.startsWith('rl:') || family === 'doors:dc') expect(await h.redis.object('ENCODING', key)).to.equal('listpack', key);
+    }
   });
 });

@@ -29,7 +29,8 @@ export const GAME_SUFFIXES = {
   banWritePause: ':banw:pause',
   doorsVersion: ':doors:ver',
   doorSubjects: ':doors:subjects',
-  doorDecisions: ':doors:dec:',
+  /** hash per doors version and door-cache window: users' decisions in compact form (src/doors/decision-cache.ts). */
+  doorDecisions: ':doors:dc:',
   access: ':access',
   deadLetters: ':dead-letters',
   deadLetterCounts: ':dead-letters:count',

@@ -4,7 +4,8 @@
   KEYS (one Cluster slot): 1 doors version, 2 door subject versions, 3 live-server zset, 4 access stream,
   5 the key's quota hash of this window (`door`, `bulk` or `manifest`), 6 the minute's throttle hash,
   7.. the replay buckets (lib/common.lua). The decision hashes are derived from the doors version read
-  here: A.b .. SFX.doorDecisions .. <doors version> .. ':' .. <window>.
+  here: A.b .. SFX.doorDecisions .. <doors version> .. ':' .. <window> heads a sharded hash (lib/common.lua)
+  whose fields are user ids.
 
   A: b base, m mode ("one" | "all" | "version"), u externalId, d doorKey (mode "one"), t now ms (string),
      s externalServerId ("" when none), w the door-cache window (floor(now / TTL ms)),
@@ -18,7 +19,8 @@
     mode "all": doorKey, value pairs of every fresh cached decision (the caller logs them);
     mode "version": nothing.
   A returned value is "<expiresAtMs>\n<decision JSON>"; a decision hash field is the user's msgpack array
-  {subjectVersion, doorKey, expiresAtMs, decision JSON, ...} (door-store.lua writes it).
+  {subjectVersion, doorKey, expiresAtMs, decision code, ...} (door-store.lua writes it; the code is
+  `packDecision` of src/doors/decision-cache.ts, rebuilt here into the JSON by decisionJson).
 ]]
 local mode, now = A.m, tonumber(A.t)
 
@@ -45,14 +47,35 @@ if limited then return limited end
 local out = {'ok', dv, subject}
 if dv == '' then return out end
 
+-- Decision codes (src/doors/decision-cache.ts `packDecision`): letters of decision, failMode and
+-- forcedState, then the policy id (may be empty); a code starting with '{' is the JSON itself. The reason
+-- follows from them as evaluate.ts makes it; packDecision stores a code only when this rebuilds the
+-- exact JSON it was given, so a hit answers byte for byte what the evaluation answered.
+local DECISIONS, FAIL_MODES, FORCED = {a = 'allow', d = 'deny'}, {c = 'closed', o = 'open'}, {a = 'auto', l = 'locked', u = 'unlocked'}
+local function decisionJson(doorKey, code)
+  if string.byte(code, 1) == 123 then return code end
+  local decision, forced, policy = DECISIONS[string.sub(code, 1, 1)], FORCED[string.sub(code, 3, 3)], string.sub(code, 4)
+  local reason, policyJson = 'default_' .. decision, 'null'
+  if forced ~= 'auto' then
+    reason = 'forced_' .. forced
+  elseif policy ~= '' then
+    reason, policyJson = 'policy_' .. decision .. ':' .. policy, '"' .. policy .. '"'
+  end
+  return '{"doorKey":"' .. doorKey .. '","decision":"' .. decision .. '","reason":"' .. reason .. '","policyId":' .. policyJson
+    .. ',"failMode":"' .. FAIL_MODES[string.sub(code, 2, 2)] .. '","forcedState":"' .. forced .. '"}'
+end
+
 -- the user's fresh decisions cached in window w under this doors version and subject version, into `into`
+local userHash = userFieldHash(user)
 local function collect(w, into)
-  local packed = redis.call('HGET', A.b .. SFX.doorDecisions .. dv .. ':' .. w, user)
+  local head = A.b .. SFX.doorDecisions .. dv .. ':' .. w
+  local level, split = shardState(head)
+  local packed = redis.call('HGET', shardFor(head, level, split, userHash), user)
   if not packed then return end
   local t = cmsgpack.unpack(packed)
   if t[1] ~= subject then return end
   for i = 2, #t, 3 do
-    if tonumber(t[i + 1]) > now then into[t[i]] = t[i + 1] .. '\n' .. t[i + 2] end
+    if tonumber(t[i + 1]) > now then into[t[i]] = t[i + 1] .. '\n' .. decisionJson(t[i], t[i + 2]) end
   end
 end
 local found = {}

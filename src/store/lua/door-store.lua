@@ -4,10 +4,10 @@
   the game's decision hash of the current door-cache window; the field moves to the current window on
   every write (merged with the still-fresh decisions of the previous window, which loses the field), so
   a user's decisions are stored once.
-  KEYS: 1 decision hash of the current window, 2 of the previous window (both under the doors version the
-  decisions were made under), 3 access stream.
+  KEYS: 1 head of the sharded decision hash (lib/common.lua) of the current window, 2 of the previous
+  window (both under the doors version the decisions were made under), 3 access stream.
   A: u externalId, sv subject version, t now ms (string), e flat array doorKey, expiresAtMs (string),
-     decision JSON, ...; x ms until the current window's hash may expire; s externalServerId ("" = none),
+     decision code (src/doors/decision-cache.ts `packDecision`; stored as given), ...; x ms until the current window's hash may expire; s externalServerId ("" = none),
      l the access-log entry's JSON array, "" for none.
 ]]
 local now = tonumber(A.t)
@@ -20,8 +20,14 @@ if #A.e > 0 then
     if not merged[doorKey] then order[#order + 1] = doorKey end
     merged[doorKey] = {exp, json}
   end
+  local userHash = userFieldHash(A.u)
+  local shards, state = {}, {}
+  for i = 1, 2 do
+    local level, split, n = shardState(KEYS[i])
+    shards[i], state[i] = shardFor(KEYS[i], level, split, userHash), {level, split, n}
+  end
   for i = 2, 1, -1 do
-    local packed = redis.call('HGET', KEYS[i], A.u)
+    local packed = redis.call('HGET', shards[i], A.u)
     if packed then
       local t = cmsgpack.unpack(packed)
       if t[1] == A.sv then
@@ -37,10 +43,13 @@ if #A.e > 0 then
       value[#value + 1] = merged[doorKey][1]
       value[#value + 1] = merged[doorKey][2]
     end
-    redis.call('HSET', KEYS[1], A.u, cmsgpack.pack(value))
-    redis.call('PEXPIRE', KEYS[1], A.x)
+    if redis.call('HSET', shards[1], A.u, cmsgpack.pack(value)) == 1 then
+      -- a new field: the shard (and the head, by shardAdded) expire A.x ms from now, after every decision in it
+      redis.call('PEXPIRE', shards[1], A.x)
+      shardAdded(KEYS[1], state[1][1], state[1][2], state[1][3], userFieldHash, A.x)
+    end
   end
-  redis.call('HDEL', KEYS[2], A.u)
+  redis.call('HDEL', shards[2], A.u)
   stored = #order
 end
 if A.l ~= '' then

@@ -34,14 +34,101 @@ local function claimReplay(first, count)
 end
 
 --[[
-  Counts one request in field `field` of the quota hash KEYS[counter] (src/limits/quota-script-args.ts):
-  a new field (re)sets the hash's expiry to A.qx ms. Over `quota`: counts the 429 in field A.tf of the
-  minute's throttle hash KEYS[throttled] (TTL A.tt s) and returns {"limited", A.qr}, A.qr = seconds to the
-  window's end; else nil.
+  Sharded hashes (issue #15 item 5): a family whose fields can outgrow `hash-max-listpack-entries` (128)
+  is spread by linear hashing over listpack-sized hashes, where a field costs its bytes plus ~3 B instead
+  of ~60–75 B in a hash table. Shard 0 is the head key itself (a family with few fields has one hash),
+  shard b > 0 is head .. ':' .. b (same hash tag). A field's shard is h mod 2^level, or h mod
+  2^(level + 1) below the split pointer, h = a 32-bit hash of the field. The head's field '' (never a
+  real field: subjects are digests, user ids are non-empty) holds the state "<level> <split> <fields>".
+  When the fields pass SHARD_LOAD per shard on average, the shard at the split pointer is split in two
+  (its fields that now hash to the new shard move there), so a field is never lost. A shard not yet
+  split at this level holds up to twice the average, hence a load of 40, not 128. Removed fields are not
+  uncounted: shards never merge, and the family expires as a whole.
 ]]
-local function overQuota(counter, throttled, field, quota)
-  local used = redis.call('HINCRBY', KEYS[counter], field, 1)
-  if used == 1 then redis.call('PEXPIRE', KEYS[counter], A.qx) end
+local SHARD_LOAD = 40
+
+local function shardKey(head, b)
+  if b == 0 then return head end
+  return head .. ':' .. b
+end
+
+-- The state of the sharded hash `head`: level, split pointer, fields added.
+local function shardState(head)
+  local l, p, n = string.match(redis.call('HGET', head, '') or '', '^(%d+) (%d+) (%d+)$')
+  return tonumber(l) or 0, tonumber(p) or 0, tonumber(n) or 0
+end
+
+-- The key of the shard of `head` that holds a field of hash h, given the head's level and split pointer.
+local function shardFor(head, level, split, h)
+  local b = h % 2 ^ level
+  if b < split then b = h % 2 ^ (level + 1) end
+  return shardKey(head, b)
+end
+
+--[[
+  Records that a field was added to one of head's shards (state from shardState): counts it and, past
+  SHARD_LOAD, splits the shard at the pointer; every key it writes expires ttlMs from now. hashOf(field)
+  gives a field's h, or nil for a field to leave where it is (the state field, a field of an older layout).
+]]
+local function shardAdded(head, level, split, n, hashOf, ttlMs)
+  n = n + 1
+  if n > (2 ^ level + split) * SHARD_LOAD then
+    local from, to = shardKey(head, split), shardKey(head, split + 2 ^ level)
+    local flat = redis.call('HGETALL', from)
+    local moved, gone = {}, {}
+    for i = 1, #flat, 2 do
+      local h = hashOf(flat[i])
+      if h and h % 2 ^ (level + 1) ~= split then
+        moved[#moved + 1] = flat[i]
+        moved[#moved + 1] = flat[i + 1]
+        gone[#gone + 1] = flat[i]
+      end
+    end
+    if #gone > 0 then
+      redis.call('HSET', to, unpack(moved))
+      redis.call('PEXPIRE', to, ttlMs)
+      redis.call('HDEL', from, unpack(gone))
+    end
+    split = split + 1
+    if split == 2 ^ level then level, split = level + 1, 0 end
+  end
+  redis.call('HSET', head, '', level .. ' ' .. split .. ' ' .. n)
+  redis.call('PEXPIRE', head, ttlMs)
+end
+
+-- h of a field that is a user id (door decisions, src/doors/decision-cache.ts); nil for the state field.
+local function userFieldHash(f)
+  if f == '' then return nil end
+  return tonumber(string.sub(redis.sha1hex(f), 1, 8), 16)
+end
+
+--[[
+  Quota counters (src/limits/quota-script-args.ts): KEYS[counter] heads the sharded hash (above) of one
+  key's counters in one window and quota kind. A subject's field is the first 12 hex digits of its SHA-1
+  (48 bits: two subjects of one window share a count with probability ~n^2 / 2^49, ~1e-7 for 6,000
+  subjects), its h the first 8; ~16 B a subject.
+]]
+local function quotaFieldHash(f)
+  if #f == 12 and not string.find(f, '[^0-9a-f]') then return tonumber(string.sub(f, 1, 8), 16) end
+  return nil
+end
+
+--[[
+  Counts one request of `subject` in the quota counters headed by KEYS[counter]; every hash it writes
+  expires A.qx ms from now (the end of the next window). Over `quota`: counts the 429 in field A.tf of the
+  minute's throttle hash KEYS[throttled] (TTL A.tt s) and returns {"limited", A.qr}, A.qr = seconds to
+  the window's end; else nil.
+]]
+local function overQuota(counter, throttled, subject, quota)
+  local head = KEYS[counter]
+  local digest = redis.sha1hex(subject)
+  local level, split, n = shardState(head)
+  local key = shardFor(head, level, split, tonumber(string.sub(digest, 1, 8), 16))
+  local used = redis.call('HINCRBY', key, string.sub(digest, 1, 12), 1)
+  if used == 1 then
+    redis.call('PEXPIRE', key, A.qx)
+    shardAdded(head, level, split, n, quotaFieldHash, A.qx)
+  end
   if used <= quota then return nil end
   redis.call('HINCRBY', KEYS[throttled], A.tf, 1)
   redis.call('EXPIRE', KEYS[throttled], A.tt)
