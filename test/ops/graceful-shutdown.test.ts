@@ -3,9 +3,12 @@
  * heartbeat script ran, and flushers XACK only after the rows are committed). Heartbeats with events
  * stream into a real API process while a real worker process flushes them; both get SIGTERM in the
  * middle of the load, exit cleanly, and are started again while the load goes on. At the end every event
- * of every heartbeat answered 200 is a PlayerEvent row, and no row exists that was never sent.
+ * of every heartbeat answered 200 is a PlayerEvent row, and no row exists that was never sent. A SIGTERM
+ * that reaches the workers while they are still starting stops them too (exit 0, not death by the signal).
  */
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import net from 'node:net';
 import { expect } from 'chai';
 import { createDb, type Db } from '../../src/store/prisma.js';
 import { createGame, createWorkspace } from '../../src/games/game-service.js';
@@ -141,5 +144,39 @@ describe('graceful shutdown under load', function () {
     const unknown = [...stored].filter((id) => !load.sent.has(id));
     expect(unknown).to.deep.equal([]);
     expect(await db.playerEvent.count({ where: { gameId } })).to.equal(stored.size);
+  });
+});
+
+describe('workers SIGTERM while starting', function () {
+  this.timeout(60_000);
+
+  it('a SIGTERM while the roles are still starting (Redis unreachable) stops the workers with exit 0, not by the signal', async () => {
+    // A port nothing listens on: the workers log the refused connection and wait at start-up.
+    const port = await new Promise<number>((resolve) => {
+      const s = net.createServer().listen(0, '127.0.0.1', () => {
+        const p = (s.address() as { port: number }).port;
+        s.close(() => resolve(p));
+      });
+    });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'workers/index.ts'], {
+      env: { ...process.env, REDIS_URL: `redis://127.0.0.1:${port}`, LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`workers never reported the refused Redis: ${output.slice(-500)}`)), 30_000);
+      const read = (chunk: Buffer) => {
+        output += chunk.toString();
+        if (output.includes('redis connection down')) {
+          clearTimeout(timer);
+          resolve();
+        }
+      };
+      child.stdout.on('data', read);
+      child.stderr.on('data', read);
+    });
+    const code = await Stack.stopChild(child);
+    expect(code, `exit code (null: killed by a signal); output ${output.slice(-500)}`).to.equal(0);
+    expect(child.signalCode).to.equal(null);
   });
 });
