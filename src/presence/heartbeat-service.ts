@@ -19,6 +19,12 @@ import { QuotaExceededError } from '../limits/quota-error.js';
 import { ThrottleMarks } from '../limits/throttle-marks.js';
 import type { KeySpace } from '../store/keyspace/key-space.js';
 
+/** Whether a heartbeat script's reply stored anything (a replayed or throttled heartbeat stored nothing and needs no replica confirmation). */
+function storedSomething(reply: unknown): boolean {
+  const status = (reply as string[])[0];
+  return status !== 'replay' && status !== 'limited';
+}
+
 export interface HeartbeatInput {
   gameId: string;
   keyId: string;
@@ -119,10 +125,10 @@ export class HeartbeatService {
       ...quota.args,
     };
     // With REDIS_WAIT_REPLICAS (src/store/replica-ack.ts) the script runs on the slot master's connection
-    // and is followed by WAIT; a replayed or throttled heartbeat stored nothing and needs no confirmation.
+    // and is followed by WAIT unless it stored nothing.
     const result = (
       this.ack
-        ? await this.ack.write(keys.base, (redis) => redis.runScript('heartbeat', scriptKeys, scriptArgs), (r) => (r as string[])[0] !== 'replay' && (r as string[])[0] !== 'limited')
+        ? await this.ack.write(keys.base, (redis) => redis.runScript('heartbeat', scriptKeys, scriptArgs), storedSomething)
         : await this.redis.runScript('heartbeat', scriptKeys, scriptArgs)
     ) as string[];
     if (result[0] === 'replay') throw new ReplayError('replayed_signature', 'this signature was already used; re-sign with a fresh timestamp');
