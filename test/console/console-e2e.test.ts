@@ -33,6 +33,20 @@ const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disabl
 const ARTIFACTS = path.join(ROOT, 'test-artifacts');
 const WIDTHS = [1280, 1440];
 
+/** Page script (a string: these tests have no DOM types) picking the game whose id sessionStorage holds under `e2e:pick-on-render` the moment the picker renders. */
+const PICK_ON_RENDER = `(() => {
+  let id = null;
+  try { id = sessionStorage.getItem('e2e:pick-on-render'); sessionStorage.removeItem('e2e:pick-on-render'); } catch { return; }
+  if (!id) return;
+  new MutationObserver((_, observer) => {
+    const picker = document.querySelector('[data-test=game-picker]');
+    if (!picker) return;
+    observer.disconnect();
+    picker.value = id;
+    picker.dispatchEvent(new Event('change', { bubbles: true }));
+  }).observe(document, { childList: true, subtree: true });
+})();`;
+
 /** One simulated game server: a reference client whose game executes kicks by removing the player. */
 function simServer(url: string, key: string, id: string, players: string[]): GameClient {
   const client: GameClient = new GameClient({
@@ -171,6 +185,10 @@ describe('moderator console in a browser (end to end)', function () {
     userDataDir = mkdtempSync(path.join(tmpdir(), 'gis-chromium-'));
     context = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS, viewport: { width: 1440, height: 1000 } });
     page = context.pages()[0] ?? (await context.newPage());
+    // For the "picked the moment the list shows" test: a pick made in the same turn the game picker
+    // renders, before the page's effects run (a MutationObserver fires before them), as a quick user or a
+    // test driver can. Off unless the test leaves the game id in sessionStorage.
+    await page.addInitScript({ content: PICK_ON_RENDER });
     page.on('pageerror', (e) => pageErrors.push(e.message));
     page.on('request', (r) => {
       if (/\/console\/api\/games\/[^/]+\/live(\?|$)/.test(r.url())) liveRequests.push(r.url());
@@ -301,6 +319,17 @@ describe('moderator console in a browser (end to end)', function () {
       }
       await page.screenshot({ path: path.join(ARTIFACTS, `console-e2e-${width}.png`), fullPage: true });
     }
+  });
+
+  it('a game picked the moment the list of games shows stays picked: the first-game default does not replace it', async () => {
+    // The list is newest first, so the default would be the empty game created after this one.
+    await page.evaluate(`sessionStorage.setItem('e2e:pick-on-render', ${JSON.stringify(gameId)})`);
+    await page.reload();
+    await page.locator(`[data-test=server-row][data-server="${serverId}"]`).waitFor({ timeout: 15_000 });
+    // The live view showed the picked game's server; the picker and the view still show it a moment later.
+    await page.waitForTimeout(1000);
+    expect(await page.locator('[data-test=game-picker]').inputValue()).to.equal(gameId);
+    expect(await page.locator(`[data-test=server-row][data-server="${serverId}"]`).count()).to.equal(1);
   });
 
   it('falls back to polling while the live feed is down, and back to push when it returns', async () => {

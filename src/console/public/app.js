@@ -20,11 +20,10 @@ import { Health } from './health.js';
 import { Charts } from './charts.js';
 import { AccessLog } from './access-log.js';
 
-function GamePicker({ gameId, onPick }) {
+function GamePicker({ gameId, onGames, onPick }) {
   const { data, error } = usePoll(() => api('/games'), 10000, 'games');
   useEffect(() => {
-    if (data && data.games.length && !data.games.some((g) => g.id === gameId)) onPick(data.games[0]);
-    else if (data && gameId) onPick(data.games.find((g) => g.id === gameId));
+    if (data) onGames(data.games);
   }, [data]);
   if (!data) return html`<span>${error ? error.message : 'Loading games…'}</span>`;
   return html`
@@ -72,6 +71,17 @@ function GameView({ game, me }) {
     </main>`;
 }
 
+/**
+ * The game to show once the list of games (re)loads: the one already picked, with its fresh name, or the
+ * first (newest) game when none is picked or the picked one is gone. It reads the current pick through a
+ * state updater, not a render's closure: a pick made between the list's render and this effect stands.
+ */
+function keptOrFirst(current, games) {
+  const kept = current && games.find((g) => g.id === current.id);
+  if (kept) return kept.name === current.name ? current : kept;
+  return games[0] ?? current;
+}
+
 function App() {
   const [fragmentToken] = useState(takeTokenFromFragment);
   const [signedIn, setSignedIn] = useState(() => session());
@@ -86,7 +96,7 @@ function App() {
   return html`
     <header class="top">
       <h1>Moderator console</h1>
-      <${GamePicker} gameId=${game?.id ?? null} onPick=${(g) => g && (g.id !== game?.id || g.name !== game?.name) && setGame(g)} />
+      <${GamePicker} gameId=${game?.id ?? null} onGames=${(games) => setGame((cur) => keptOrFirst(cur, games))} onPick=${(g) => g && setGame(g)} />
       <span class="who" data-test="me">${signedIn.moderator}</span>
       <a href="/openapi.json" target="_blank" rel="noopener">Game API</a>
       <a href="/console/openapi.json" target="_blank" rel="noopener">Console API</a>
