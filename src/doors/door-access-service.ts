@@ -7,7 +7,8 @@
  * - check: one round trip to Redis (replay claim + versions + the cached decision, logged by the script
  *   on a hit). On a miss: door definitions from the in-process catalog (Postgres only when the doors
  *   version moved), the workspace snapshot from its in-process cache (Postgres only when the schedule or
- *   org tree changed, or once per TTL), the member's own rows from Postgres (one statement), evaluation,
+ *   org tree changed, or once per TTL), the member's own rows from Postgres (one statement shared by the
+ *   checks of the same moment, src/doors/member-rows.ts), evaluation,
  *   answer; the cache write and the access-log entry follow without holding the response.
  * - bulk: the same for every door of the game, with one subject load for all missing decisions.
  * - manifest: replay claim + version (one round trip), definitions from the catalog.
@@ -24,7 +25,8 @@ import { DoorCatalog, type CatalogEntry } from './door-catalog.js';
 import { DecisionCache, type CachedDecision, type Lookup } from './decision-cache.js';
 import { raiseDoorsVersion } from './doors-version.js';
 import { evaluateDoor } from './evaluate.js';
-import { loadSubjectContext, type SubjectContext } from './subject-context.js';
+import { buildSubjectContext, type SubjectContext } from './subject-context.js';
+import { MemberRows } from './member-rows.js';
 import { WorkspaceSnapshots } from './workspace-snapshot.js';
 import type { KeySpace } from '../store/keyspace/key-space.js';
 
@@ -91,6 +93,7 @@ export class DoorAccessService {
   private readonly catalog: DoorCatalog;
   private readonly workspaces: WorkspaceSnapshots;
   private readonly cache: DecisionCache;
+  private readonly members: MemberRows;
   private readonly ttlMs: number;
 
   constructor(private readonly deps: DoorAccessDeps) {
@@ -98,6 +101,7 @@ export class DoorAccessService {
     this.catalog = new DoorCatalog(deps.db);
     this.workspaces = new WorkspaceSnapshots(deps.db, this.ttlMs);
     this.cache = new DecisionCache(deps.redis, deps.keySpace, deps.doorCacheTtlSeconds);
+    this.members = new MemberRows(deps.db);
   }
 
   /**
@@ -164,12 +168,18 @@ export class DoorAccessService {
     return entry;
   }
 
-  /** The user's subject context; the workspace half is cached per subject version (`<workspace>.<user>`). */
+  /**
+   * The user's subject context: the workspace half cached per subject version (`<workspace>.<user>`),
+   * the member's rows read together with those of the other users asked for at the same moment.
+   */
   private subject(entry: CatalogEntry, found: Lookup, externalId: string, nowMs: number): Promise<SubjectContext> {
     const workspaceVersion = found.subjectVersion.split('.')[0] ?? '0';
     return this.guard(async () => {
-      const workspace = await this.workspaces.get(entry.workspaceId, workspaceVersion, nowMs);
-      return loadSubjectContext(this.deps.db, workspace, entry.workspaceId, externalId, nowMs);
+      const [workspace, row] = await Promise.all([
+        this.workspaces.get(entry.workspaceId, workspaceVersion, nowMs),
+        this.members.load(entry.workspaceId, externalId, nowMs),
+      ]);
+      return buildSubjectContext(workspace, externalId, row);
     });
   }
 

@@ -1,8 +1,8 @@
 /**
  * Everything a door evaluation needs to know about one user (issue #5; the tables of issue #4: Member,
  * Assignment, Position, Unit tree, Organization, Shift, MemberRecord, Operation). The workspace-wide part
- * comes from a {@link WorkspaceSnapshot} (cached per process); the member's own rows cost one SQL
- * statement.
+ * comes from a {@link WorkspaceSnapshot} (cached per process); the member's own rows come from one SQL
+ * statement shared by the loads of the same moment ({@link MemberRow}, src/doors/member-rows.ts).
  *
  * Definitions used by the evaluation (README "Doors"):
  * - positions: the positions the member is assigned to; direct units: the units of those positions;
@@ -18,7 +18,7 @@
  * A user with no Member row in the workspace has no positions, units, organizations or records, is not
  * clocked in, has no tenure, and sees only operations that name no unit or organization.
  */
-import type { Db } from '../store/prisma.js';
+import type { MemberRow } from './member-rows.js';
 import type { OperationSpan, WorkspaceSnapshot } from './workspace-snapshot.js';
 
 export type { OperationSpan } from './workspace-snapshot.js';
@@ -51,32 +51,11 @@ export interface SubjectContext {
   operations: readonly OperationSpan[];
 }
 
-interface MemberRow {
-  joined_ms: number;
-  positions: string[] | null;
-  clocked_in: boolean;
-  records: { type: string; issued: number; expires: number | null }[] | null;
-}
-
 /**
- * Loads the {@link SubjectContext} of `externalId` in the snapshot's workspace at `nowMs` (epoch ms).
- * @throws on Postgres failure.
+ * The {@link SubjectContext} of `externalId` from its Member rows (`row`, undefined for a user with no
+ * Member row in the workspace; src/doors/member-rows.ts) and the workspace snapshot. Pure.
  */
-export async function loadSubjectContext(db: Db, workspace: WorkspaceSnapshot, workspaceId: string, externalId: string, nowMs: number): Promise<SubjectContext> {
-  const rows = await db.$queryRaw<MemberRow[]>`
-    SELECT
-      (extract(epoch FROM m."joinedAt") * 1000)::float8 AS joined_ms,
-      (SELECT array_agg(a."positionId"::text) FROM "Assignment" a WHERE a."memberId" = m.id) AS positions,
-      EXISTS (SELECT 1 FROM "Shift" s WHERE s."memberId" = m.id AND s."closedAt" IS NULL) AS clocked_in,
-      (SELECT json_agg(json_build_object(
-          'type', r.type,
-          'issued', (extract(epoch FROM r."issuedAt") * 1000)::float8,
-          'expires', (extract(epoch FROM r."expiresAt") * 1000)::float8))
-        FROM "MemberRecord" r
-        WHERE r."memberId" = m.id AND NOT r.revoked AND (r."expiresAt" IS NULL OR r."expiresAt" > ${new Date(nowMs)})) AS records
-    FROM "Member" m
-    WHERE m."workspaceId" = ${workspaceId}::uuid AND m."externalId" = ${externalId}`;
-  const row = rows[0];
+export function buildSubjectContext(workspace: WorkspaceSnapshot, externalId: string, row: MemberRow | undefined): SubjectContext {
   const positionIds = new Set(row?.positions ?? []);
   const directUnitIds = new Set<string>();
   for (const p of positionIds) {
