@@ -11,6 +11,7 @@
  * Members: alice (pChild, joined 400 days ago), bob (pOther, joined 2 days ago), carol (pGrand), dan
  * (no position). `stranger` has no Member row.
  */
+import type { Response } from 'supertest';
 import type { Harness, TestGame } from '../support/harness.js';
 import { addPolicy, createDoor } from '../../src/doors/door-admin-service.js';
 import { DoorSubjectInvalidator } from '../../src/doors/subject-invalidation.js';
@@ -95,16 +96,35 @@ export function invalidator(h: Harness): DoorSubjectInvalidator {
 // from signing identical bytes, which the replay cache would rightly refuse (409).
 let nonce = 0;
 
-/** POST doors/check. */
-export function check(h: Harness, g: TestGame, doorKeyValue: string, externalId: string, extra: Record<string, unknown> = {}) {
-  nonce += 1;
-  return h.signed(g, 'post', '/api/v1/game/doors/check', { doorKey: doorKeyValue, externalId, externalServerId: 'server-1', n: nonce, ...extra });
+/**
+ * Sends `send()`, a door check or bulk check of game `g`, and after a 200 waits (at most 2 s) until its
+ * writes are in Redis. The service answers before it writes a fresh decision to the cache and its
+ * access-log entry (`remember` in src/doors/door-access-service.ts), and that write can land after the
+ * next request, e.g. the first time a Cluster node runs the store script (EVALSHA, NOSCRIPT, then EVAL).
+ * Every 200 adds one access-log entry, so the stream growing is the sign that the write is in.
+ */
+async function answeredAndStored(h: Harness, g: TestGame, send: () => Promise<Response>): Promise<Response> {
+  const stream = h.keySpace.game(g.gameId).accessStream();
+  const before = await h.redis.xlen(stream);
+  const res = await send();
+  for (const deadline = Date.now() + 2000; res.status === 200 && Date.now() < deadline && (await h.redis.xlen(stream)) <= before; ) {
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  return res;
 }
 
-/** POST doors/bulk. */
-export function bulk(h: Harness, g: TestGame, externalId: string) {
+/** POST doors/check; resolves once a 200's decision is stored (see {@link answeredAndStored}). */
+export function check(h: Harness, g: TestGame, doorKeyValue: string, externalId: string, extra: Record<string, unknown> = {}): Promise<Response> {
   nonce += 1;
-  return h.signed(g, 'post', '/api/v1/game/doors/bulk', { externalId, externalServerId: 'server-1', n: nonce });
+  const body = { doorKey: doorKeyValue, externalId, externalServerId: 'server-1', n: nonce, ...extra };
+  return answeredAndStored(h, g, () => h.signed(g, 'post', '/api/v1/game/doors/check', body).then((r) => r));
+}
+
+/** POST doors/bulk; resolves once a 200's decisions are stored (see {@link answeredAndStored}). */
+export function bulk(h: Harness, g: TestGame, externalId: string): Promise<Response> {
+  nonce += 1;
+  const body = { externalId, externalServerId: 'server-1', n: nonce };
+  return answeredAndStored(h, g, () => h.signed(g, 'post', '/api/v1/game/doors/bulk', body).then((r) => r));
 }
 
 /**
