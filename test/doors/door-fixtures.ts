@@ -103,7 +103,7 @@ let nonce = 0;
  * next request, e.g. the first time a Cluster node runs the store script (EVALSHA, NOSCRIPT, then EVAL).
  * Every 200 adds one access-log entry, so the stream growing is the sign that the write is in.
  */
-async function answeredAndStored(h: Harness, g: TestGame, send: () => Promise<Response>): Promise<Response> {
+async function answeredAndStored(h: Harness, g: TestGame, send: () => PromiseLike<Response>): Promise<Response> {
   const stream = h.keySpace.game(g.gameId).accessStream();
   const before = await h.redis.xlen(stream);
   const res = await send();
@@ -117,14 +117,14 @@ async function answeredAndStored(h: Harness, g: TestGame, send: () => Promise<Re
 export function check(h: Harness, g: TestGame, doorKeyValue: string, externalId: string, extra: Record<string, unknown> = {}): Promise<Response> {
   nonce += 1;
   const body = { doorKey: doorKeyValue, externalId, externalServerId: 'server-1', n: nonce, ...extra };
-  return answeredAndStored(h, g, () => h.signed(g, 'post', '/api/v1/game/doors/check', body).then((r) => r));
+  return answeredAndStored(h, g, () => h.signed(g, 'post', '/api/v1/game/doors/check', body));
 }
 
 /** POST doors/bulk; resolves once a 200's decisions are stored (see {@link answeredAndStored}). */
 export function bulk(h: Harness, g: TestGame, externalId: string): Promise<Response> {
   nonce += 1;
   const body = { externalId, externalServerId: 'server-1', n: nonce };
-  return answeredAndStored(h, g, () => h.signed(g, 'post', '/api/v1/game/doors/bulk', body).then((r) => r));
+  return answeredAndStored(h, g, () => h.signed(g, 'post', '/api/v1/game/doors/bulk', body));
 }
 
 /**

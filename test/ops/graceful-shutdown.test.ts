@@ -8,8 +8,8 @@
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import net from 'node:net';
 import { expect } from 'chai';
+import { freePort } from '../../scripts/support/free-port.js';
 import { createDb, type Db } from '../../src/store/prisma.js';
 import { createGame, createWorkspace } from '../../src/games/game-service.js';
 import { createKey } from '../../src/auth/key-service.js';
@@ -152,12 +152,7 @@ describe('workers SIGTERM while starting', function () {
 
   it('a SIGTERM while the roles are still starting (Redis unreachable) stops the workers with exit 0, not by the signal', async () => {
     // A port nothing listens on: the workers log the refused connection and wait at start-up.
-    const port = await new Promise<number>((resolve) => {
-      const s = net.createServer().listen(0, '127.0.0.1', () => {
-        const p = (s.address() as { port: number }).port;
-        s.close(() => resolve(p));
-      });
-    });
+    const port = await freePort();
     const child = spawn(process.execPath, ['--import', 'tsx', 'workers/index.ts'], {
       env: { ...process.env, REDIS_URL: `redis://127.0.0.1:${port}`, LOG_LEVEL: 'warn' },
       stdio: ['ignore', 'pipe', 'pipe'],
