@@ -167,10 +167,13 @@ describe('admission control (overload)', function () {
       expect(c.tryAdmit('checks')).to.equal(null);
       c.release('checks');
       // The loop saturated for a while: every tick ~100 ms late (the smoothed lag nears it, far over 60
-      // ms, however the ticks fall within each block on a busy machine).
+      // ms, however the ticks fall within each block on a busy machine). Requests keep arriving, as they
+      // do under saturation: without them the sampler stops after 5 s idle, which 40 blocks of 120 ms can
+      // outlast on a slow machine (CI once saw the lag read 0 that way).
       for (let i = 0; i < 40; i++) {
         block(120);
         await new Promise((r) => setTimeout(r, 1));
+        if (c.tryAdmit('heartbeat') === null) c.release('heartbeat');
       }
       expect(c.loopLagMs).to.be.at.least(60);
       expect(c.tryAdmit('checks')).to.deep.include({ reason: 'loop_lag' });
