@@ -33,6 +33,10 @@ interface Batch {
   waiting: Map<string, { resolve: (row: MemberRow | undefined) => void; reject: (err: unknown) => void }[]>;
 }
 
+/**
+ * Batched reader of {@link MemberRow}s, one per API process (owned by `DoorAccessService`). Holds only the
+ * batches not yet sent; a failed statement rejects its loads and leaves nothing behind.
+ */
 export class MemberRows {
   /** Per workspace, the batch still open to new loads. */
   private readonly open = new Map<string, Batch>();
