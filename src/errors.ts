@@ -41,9 +41,17 @@ export class DomainError extends Error {
   }
 }
 
-/** `invalid`: malformed body or a field failed validation (default code `invalid_request`). */
+/**
+ * `invalid`: malformed body or a field failed validation (default code `invalid_request`). `pointer`, when
+ * known, is the JSON Pointer (RFC 6901) of the first member that failed, e.g. `/events/1/type` (`""` is
+ * the whole body); the envelope carries it as `error.pointer` so a client can drop the one bad event.
+ */
 export class ValidationError extends DomainError {
-  constructor(message: string, code = 'invalid_request') {
+  constructor(
+    message: string,
+    code = 'invalid_request',
+    readonly pointer?: string,
+  ) {
     super('invalid', code, message);
   }
 }

@@ -150,7 +150,19 @@ const SCHEMAS: Record<string, Json> = {
   ForceDoorRequest: toOpenApiSchema(forceDoorSchema),
   LockdownRequest: toOpenApiSchema(lockdownSchema),
   CreateBanRequest: toOpenApiSchema(createBanSchema),
-  ErrorEnvelope: obj({ error: obj({ code: str('stable code'), message: str(), requestId: str() }), serverTime: time() }),
+  ErrorEnvelope: obj({
+    error: {
+      type: 'object',
+      required: ['code', 'message', 'requestId'],
+      properties: {
+        code: str('stable code'),
+        message: str(),
+        requestId: str(),
+        pointer: str('Additive, 400 only: JSON Pointer (RFC 6901) of the first member that failed schema validation, e.g. /reason ("" = the whole body); absent when the 400 names no member.'),
+      },
+    },
+    serverTime: time(),
+  }),
 };
 
 const ERRORS: Record<string, string> = {
@@ -191,7 +203,7 @@ export function buildConsoleOpenApiDocument(): Record<string, unknown> {
       description: [
         'The JSON API behind the moderator console page, on the console listener (CONSOLE_HOST:CONSOLE_PORT, loopback by default), never on the game listener.',
         'Auth: every route needs `Authorization: Bearer <operator token>` (CONSOLE_TOKEN; generated per boot and logged once as a sign-in address when unset). One shared token grants every action on every game; it is compared in constant time. Routes that change something also need `X-Moderator: <name>`: the change is recorded as issued by `console:<name>` (commands, doors, bans, the audit chain).',
-        'Errors use the game API envelope { error: { code, message, requestId }, serverTime }.',
+        'Errors use the game API envelope { error: { code, message, requestId, pointer? }, serverTime } (pointer: a 400\'s first failing member as a JSON Pointer).',
         'The page itself (/, /assets/*, /vendor/*), /healthz, /openapi.json (the game API) and /console/openapi.json (this document) need no token.',
       ].join('\n\n'),
     },

@@ -217,7 +217,16 @@ export const errorEnvelopeSchema = {
     error: {
       type: 'object',
       required: ['code', 'message', 'requestId'],
-      properties: { code: { type: 'string' }, message: { type: 'string' }, requestId: { type: 'string' } },
+      properties: {
+        code: { type: 'string' },
+        message: { type: 'string' },
+        requestId: { type: 'string' },
+        pointer: {
+          type: 'string',
+          description:
+            'Additive, 400 only: the JSON Pointer (RFC 6901) of the first member that failed schema validation, e.g. /events/1/type ("" = the whole body). Absent when the 400 names no member (invalid_json, unreadable_body, JSON limits). A client drops the one event it names and sends the rest.',
+        },
+      },
     },
     serverTime: { type: 'string', format: 'date-time' },
   },

@@ -38,11 +38,25 @@ function describe(e: ErrorObject | undefined, data: unknown): string {
   return `${where} ${e?.message ?? 'is invalid'}`;
 }
 
-/** Compiles `schema` once and returns a function that returns `data` typed, or throws 400. */
+/**
+ * The JSON Pointer of the member ajv error `e` is about: its instancePath, plus the missing member's name
+ * for `required` (so a missing `events[1].type` is `/events/1/type`, like a bad one).
+ */
+export function failedPointer(e: ErrorObject | undefined): string {
+  if (!e) return '';
+  const missing = e.keyword === 'required' ? (e.params as { missingProperty?: unknown }).missingProperty : undefined;
+  return typeof missing === 'string' ? `${e.instancePath}/${missing.replace(/~/g, '~0').replace(/\//g, '~1')}` : e.instancePath;
+}
+
+/**
+ * Compiles `schema` once and returns a function that returns `data` typed, or throws a 400
+ * {@link ValidationError} whose message and `pointer` name the first failing member.
+ */
 export function compileValidator<T>(schema: object): (data: unknown) => T {
   const validate: ValidateFunction = ajv.compile(schema);
   return (data: unknown): T => {
     if (validate(data)) return data as T;
-    throw new ValidationError(describe(validate.errors?.[0], data));
+    const first = validate.errors?.[0];
+    throw new ValidationError(describe(first, data), 'invalid_request', failedPointer(first));
   };
 }

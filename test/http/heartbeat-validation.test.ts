@@ -21,19 +21,20 @@ describe('heartbeat validation and limits', () => {
     expect(res.body.serverTime).to.be.a('string');
   });
 
-  const cases: [string, Record<string, unknown>, RegExp][] = [
-    ['missing externalServerId', { externalServerId: undefined }, /externalServerId/],
-    ['missing players', { players: undefined }, /players/],
-    ['missing acks', { acks: undefined }, /acks/],
-    ['playerCount not a number', { playerCount: 'ten' }, /playerCount/],
-    ['negative uptime', { uptimeSeconds: -1 }, /uptimeSeconds/],
-    ['player without externalId', { players: [{ username: 'x' }] }, /players\.0/],
-    ['event with a bad occurredAt', { events: [{ eventId: 'e', type: 'join', occurredAt: 'yesterday' }] }, /events\.0\.occurredAt/],
-    ['event without eventId', { events: [{ type: 'join', occurredAt: new Date().toISOString() }] }, /events\.0/],
-    ['ack that is not a string', { acks: [42] }, /acks\.0/],
-    ['body is an array', { __array: true }, /body/],
+  // [name, patch, the message names the field, error.pointer (JSON Pointer of the first failing member)]
+  const cases: [string, Record<string, unknown>, RegExp, string][] = [
+    ['missing externalServerId', { externalServerId: undefined }, /externalServerId/, '/externalServerId'],
+    ['missing players', { players: undefined }, /players/, '/players'],
+    ['missing acks', { acks: undefined }, /acks/, '/acks'],
+    ['playerCount not a number', { playerCount: 'ten' }, /playerCount/, '/playerCount'],
+    ['negative uptime', { uptimeSeconds: -1 }, /uptimeSeconds/, '/uptimeSeconds'],
+    ['player without externalId', { players: [{ username: 'x' }] }, /players\.0/, '/players/0/externalId'],
+    ['event with a bad occurredAt', { events: [{ eventId: 'e', type: 'join', occurredAt: 'yesterday' }] }, /events\.0\.occurredAt/, '/events/0/occurredAt'],
+    ['event without eventId', { events: [{ type: 'join', occurredAt: new Date().toISOString() }] }, /events\.0/, '/events/0/eventId'],
+    ['ack that is not a string', { acks: [42] }, /acks\.0/, '/acks/0'],
+    ['body is an array', { __array: true }, /body/, ''],
   ];
-  for (const [name, patch, field] of cases) {
+  for (const [name, patch, field, pointer] of cases) {
     it(`400 naming the field: ${name}`, async () => {
       const body: Record<string, unknown> = { ...heartbeatBody(['p1'], { externalServerId: `v-${name}` }), ...patch };
       const res = await h.signed(g, 'post', HB, patch.__array ? [body] : body);
@@ -41,8 +42,22 @@ describe('heartbeat validation and limits', () => {
       expect(res.body.error.code).to.equal('invalid_request');
       expect(res.body.error.message).to.match(field);
       expect(res.body.error.requestId).to.be.a('string');
+      expect(res.body.error.pointer).to.equal(pointer);
     });
   }
+
+  it('error.pointer names the one bad event among good ones (a 65-character type), so a client can drop just it', async () => {
+    const events = [event('join'), event('x'.repeat(65)), event('y'.repeat(65))];
+    const res = await h.signed(g, 'post', HB, heartbeatBody(['p1'], { externalServerId: 'pointer', events }));
+    expect(res.status).to.equal(400);
+    expect(res.body.error).to.include({ code: 'invalid_request', pointer: '/events/1/type' });
+    expect(res.body.error.message).to.equal('events.1.type must NOT have more than 64 characters');
+    expect(Object.keys(res.body).sort()).to.deep.equal(['error', 'serverTime']);
+    expect(await h.redis.exists(h.keySpace.game(g.gameId).eventStream())).to.equal(0);
+    // A 400 that names no member (not JSON) carries no pointer: the field is additive, not always there.
+    const notJson = await h.signed(g, 'post', HB, undefined, { raw: '{"externalServerId": ' });
+    expect(notJson.body.error).to.not.have.property('pointer');
+  });
 
   it('400 for strings PostgreSQL cannot store (lone surrogate, NUL), so no event can poison the flusher', async () => {
     for (const bad of ['"\\ud800"', '"a\\u0000b"']) {
