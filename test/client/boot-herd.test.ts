@@ -149,6 +149,20 @@ describe('client: boot herd (spread, bounded, Retry-After)', function () {
       expect(bulkUsers()).to.deep.equal(['eager', 'early']);
     });
 
+    it('refresh_permissions forgets every cached decision even when the doors version is unchanged (issue #28)', async () => {
+      const d = doors(0);
+      expect(await d.boot()).to.equal(true);
+      await d.onJoin('p1');
+      expect((await d.check('gate', 'p1')).source).to.equal('cache');
+      const outcome = await d.handleCommand({ id: 'c1', type: 'refresh_permissions', payload: {}, target: { externalServerId: 'srv-1' }, issuedAt: '', expiresAt: '' });
+      expect(outcome).to.deep.equal({ ok: true });
+      const paths = () => stub.requests.map((r) => r.path.split('/').pop());
+      expect(paths()).to.deep.equal(['manifest', 'bulk', 'manifest']); // the manifest came back at version 1 again
+      stub.enqueue({ status: 200, body: { doorKey: 'gate', decision: 'deny', reason: 'role_revoked', ttlSeconds: 60, serverTime: new Date(stub.serverNow()).toISOString() } });
+      expect(await d.check('gate', 'p1')).to.include({ allowed: false, reason: 'role_revoked', source: 'service' });
+      expect(paths().at(-1)).to.equal('check');
+    });
+
     it('retries a manifest and a bulk check refused with Retry-After; a single check is answered by failMode at once', async () => {
       const d = doors(0);
       stub.enqueue(stub.error(503, 'overloaded', { 'Retry-After': '1' }));

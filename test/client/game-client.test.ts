@@ -403,16 +403,30 @@ describe('client: game client heartbeat loop', function () {
     await until(() => c.stats().eventsQueued === 0, 'queue to empty');
   });
 
-  for (const status of [400, 403, 404]) {
-    it(`treats ${status} as a setup error`, async () => {
+  it('treats 403 as a setup error', async () => {
+    const errors: SetupErrorInfo[] = [];
+    stub.enqueue(stub.error(403, 'scope_missing'));
+    const c = makeClient({ onSetupError: (e) => errors.push(e) });
+    c.start();
+    await until(() => errors.length === 1, 'setup error');
+    expect(errors[0]!.status).to.equal(403);
+    await clock.sleep(30_000);
+    expect(stub.requests).to.have.length(1);
+  });
+
+  // Issue #28: only 401/403 stop the loop; a 400 about the roster or acks, and a 404, back off and go on.
+  for (const status of [400, 404]) {
+    it(`backs off on a ${status} without events and keeps heartbeating`, async () => {
       const errors: SetupErrorInfo[] = [];
       stub.enqueue(stub.error(status, 'x'));
-      const c = makeClient({ onSetupError: (e) => errors.push(e) });
+      const c = makeClient({ onSetupError: (e) => errors.push(e), backoff: { baseMs: 4000, maxMs: 4000 } });
       c.start();
-      await until(() => errors.length === 1, 'setup error');
-      expect(errors[0]!.status).to.equal(status);
-      await clock.sleep(30_000);
-      expect(stub.requests).to.have.length(1);
+      await stub.waitForRequests(2);
+      await until(() => c.stats().heartbeatsOk === 1, 'a 200 after the backoff');
+      expect(errors).to.deep.equal([]);
+      expect(c.isRunning).to.equal(true);
+      expect(problems[0]).to.include({ kind: 'bad_request', status });
+      expect(gap(stub.requests, 1)).to.be.at.least(2000 - 50); // equal jitter: half to all of 4 s
     });
   }
 

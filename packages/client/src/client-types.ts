@@ -149,6 +149,7 @@ export interface ProblemInfo {
     | 'replay_rejected'
     | 'envelope_too_large'
     | 'event_rejected'
+    | 'bad_request'
     | 'event_queue_overflow'
     | 'bad_response'
     | 'clock_skew'
@@ -156,6 +157,10 @@ export interface ProblemInfo {
   message: string;
   status?: number;
   delayMs?: number;
+  /** `event_rejected`: the id of the event dropped (never sent again). */
+  eventId?: string;
+  /** A 400's `error.pointer` (JSON Pointer of the first member that failed validation), when it named one. */
+  pointer?: string;
 }
 
 /** Passed to `onHeartbeat` after every 200: the exact request that was accepted and its response. */

@@ -15,7 +15,8 @@
  * ```
  *
  * Rules it follows:
- * - The manifest is fetched on boot, after `refresh_permissions`, and whenever the heartbeat `config`
+ * - The manifest is fetched on boot, after `refresh_permissions` (which also forgets every cached
+ *   decision, spec: refresh_permissions invalidates cached permissions), and whenever the heartbeat `config`
  *   carries a `doorsVersion` other than the manifest's. Cached decisions remember the doors version they
  *   were made under; one from another version than the manifest's is never used (a changed version means
  *   a door, policy or forced state changed).
@@ -239,11 +240,15 @@ export class DoorAccess {
 
   /**
    * Executes door commands: `door_set_state` `{doorKey, state}` applies the forced state locally (and
-   * forgets that door's cached decisions); `refresh_permissions` refetches the manifest. Returns undefined
+   * forgets that door's cached decisions); `refresh_permissions` forgets every cached decision and
+   * refetches the manifest. Returns undefined
    * for any other type.
    */
   async handleCommand(command: CommandEntry): Promise<CommandOutcome | undefined> {
     if (command.type === 'refresh_permissions') {
+      // Spec: refresh_permissions invalidates cached permissions, whether or not the doors version changed
+      // (a role granted outside the doors, e.g. in the game's own data, changes no manifest).
+      this.decisions.clear();
       return (await this.refreshManifest()) ? { ok: true } : { ok: false, reason: 'manifest could not be fetched' };
     }
     if (command.type !== 'door_set_state') return undefined;

@@ -13,8 +13,12 @@
  * - 409: re-signed once after the next whole second (in {@link SignedTransport}). 413: events split in
  *   halves, first half sent at once, the rest on later heartbeats. 429, and 503 with `Retry-After` (the
  *   service shedding load): `Retry-After` seconds plus up to 1 s of jitter, else backoff. Other 5xx and
- *   network errors: exponential backoff with jitter. 400/401/403/404: setup error, the loop stops (no
- *   unchanged retry) until `start()` is called again.
+ *   network errors: exponential backoff with jitter. 401/403 only: setup error, the loop stops (no
+ *   unchanged retry) until `start()` is called again. Nothing else stops heartbeats (issue #28): a 400
+ *   whose `error.pointer` names an event drops that event (reported as `event_rejected`) and sends the
+ *   rest at once; a 400 naming no event splits the batch as for 413 until the bad event is alone and
+ *   dropped; a 400 without events and a 404 back off like a 5xx; a throw inside a cycle is reported
+ *   (`handler_error`) and the loop carries on after a backoff.
  * - Ban checks (`checkBan`): at most `maxConcurrentChecks` (default 4) in flight per server, the rest
  *   wait their turn (a burst of joining players does not become a burst of requests; the spec has no
  *   bulk ban lookup); concurrent checks of one user share one request; a 429/503 with `Retry-After` is
@@ -77,7 +81,7 @@ export interface GameClientOptions {
   sdkVersion?: string;
   /** Executes commands; without one every command is reported failed ("no command handler"). */
   onCommand?: CommandHandler;
-  /** A 400/401/403/404: the loop has stopped; fix the setup and call `start()` again. */
+  /** A 401/403: the loop has stopped; fix the key or its scopes and call `start()` again. */
   onSetupError?: (error: SetupErrorInfo) => void;
   /** A transient problem the client is already handling (for logs). */
   onProblem?: (problem: ProblemInfo) => void;
@@ -165,12 +169,17 @@ const EVENT_JSON = Symbol('eventJson');
 /** What one heartbeat attempt cycle decided about the next one. */
 type Cycle = { kind: 'ok'; delayMs: number } | { kind: 'retry'; delayMs: number } | { kind: 'halt' };
 
+/** The only statuses that stop the loop: the key or its scopes are wrong, and no resend can fix that. */
 const SETUP_HINTS: Record<number, string> = {
-  400: 'fix the payload; the request is not retried unchanged',
   401: 'check the key (missing, malformed, revoked) and the signature; the request is not retried',
   403: 'check the key scopes first, then the platform outbound HTTP setting',
-  404: 'unknown game or server; the request is not retried',
 };
+
+/** The index of the event a 400's `error.pointer` names (`/events/<i>` or below), else undefined. */
+export function eventIndexOfPointer(pointer: string | undefined): number | undefined {
+  const m = pointer === undefined ? null : /^\/events\/(\d+)(?:\/|$)/.exec(pointer);
+  return m ? Number(m[1]) : undefined;
+}
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -427,7 +436,12 @@ export class GameClient {
     while (!stop.aborted) {
       if (next.delayMs > 0) await this.wait(next.delayMs, next.kind === 'ok', stop);
       if (stop.aborted) return;
-      next = await this.cycle();
+      try {
+        next = await this.cycle();
+      } catch (err) {
+        // Nothing may stop heartbeats but a setup error: a bug or a throwing hook costs one backoff.
+        next = this.retryLater('handler_error', `heartbeat cycle threw: ${err instanceof Error ? err.message : String(err)}`);
+      }
       if (next.kind === 'halt') {
         this.running = false;
         return;
@@ -536,6 +550,11 @@ export class GameClient {
           return this.retryLater(status === 429 ? 'rate_limited' : 'server_error', `${status} ${res.errorCode ?? ''}`.trim(), status, retryAfter ?? undefined);
         }
       }
+      if (status === 400) {
+        const outcome = this.rejected(events, res);
+        if (outcome) return outcome;
+        continue;
+      }
       if (status === 409) {
         return this.retryLater(
           'replay_rejected',
@@ -543,11 +562,33 @@ export class GameClient {
           status,
         );
       }
-      if (status >= 500 || status === 408 || status < 400) {
-        return this.retryLater('server_error', `${status} ${res.errorCode ?? ''}`.trim(), status);
-      }
-      return this.setupFailure(res, GAME_PATHS.heartbeat);
+      if (status === 401 || status === 403) return this.setupFailure(res, GAME_PATHS.heartbeat);
+      return this.retryLater(status >= 500 || status === 408 || status < 400 ? 'server_error' : 'bad_request', `${status} ${res.errorCode ?? ''}`.trim(), status);
     }
+  }
+
+  /**
+   * A 400 on a heartbeat carrying `events`: drops the event `error.pointer` names, else halves the batch
+   * (as for 413) or drops the one event left; reports each drop as `event_rejected`. Returns undefined to
+   * resend at once, or a backoff when the batch had no events (the roster or acks were refused).
+   */
+  private rejected(events: EventEntry[], res: TransportResponse): Cycle | undefined {
+    const pointer = res.errorPointer;
+    const message = res.errorMessage ?? res.errorCode ?? '400';
+    const index = eventIndexOfPointer(pointer);
+    const bad = index !== undefined ? events[index] : events.length === 1 ? events[0] : undefined;
+    if (bad) {
+      this.events.remove(bad.eventId);
+      this.recorder.counters.eventsRejected++;
+      this.problem({ kind: 'event_rejected', status: 400, eventId: bad.eventId, pointer, message: `event ${bad.eventId} (${bad.type}) refused: ${message}; dropped` });
+      return undefined;
+    }
+    if (events.length > 1) {
+      this.batchLimit = Math.max(1, Math.floor(events.length / 2));
+      this.problem({ kind: 'bad_request', status: 400, pointer, message: `400 naming no event (${message}) with ${events.length} events; resending ${this.batchLimit}`, delayMs: 0 });
+      return undefined;
+    }
+    return this.retryLater('bad_request', `400 without events (${pointer ?? 'no pointer'}): ${message}`, 400);
   }
 
   private accepted(request: HeartbeatRequest, events: EventEntry[], results: CommandResults, res: TransportResponse): Cycle {

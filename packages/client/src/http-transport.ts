@@ -120,6 +120,8 @@ export interface TransportResponse {
   /** `error.code` of an error envelope, for logs only (clients branch on the status). */
   errorCode?: string;
   errorMessage?: string;
+  /** `error.pointer` of a 400: the JSON Pointer of the first member that failed validation (e.g. `/events/1/type`). */
+  errorPointer?: string;
   requestId?: string;
   /** `serverTime` of the body as epoch ms, when present (spec: every response carries it). */
   serverTimeMs?: number;
@@ -336,7 +338,7 @@ export class SignedTransport {
     } catch {
       json = undefined;
     }
-    const obj = (json && typeof json === 'object' ? json : {}) as { serverTime?: unknown; error?: { code?: unknown; message?: unknown; requestId?: unknown } };
+    const obj = (json && typeof json === 'object' ? json : {}) as { serverTime?: unknown; error?: { code?: unknown; message?: unknown; requestId?: unknown; pointer?: unknown } };
     const serverTimeMs = typeof obj.serverTime === 'string' ? Date.parse(obj.serverTime) : Number.NaN;
     if (Number.isFinite(serverTimeMs)) this.observeSkew(serverTimeMs, localStart, this.clock.now());
     const err = obj.error && typeof obj.error === 'object' ? obj.error : undefined;
@@ -347,6 +349,7 @@ export class SignedTransport {
       json,
       errorCode: typeof err?.code === 'string' ? err.code : undefined,
       errorMessage: typeof err?.message === 'string' ? err.message : undefined,
+      errorPointer: typeof err?.pointer === 'string' ? err.pointer : undefined,
       requestId: typeof err?.requestId === 'string' ? err.requestId : undefined,
       serverTimeMs: Number.isFinite(serverTimeMs) ? serverTimeMs : undefined,
     };
