@@ -1,7 +1,10 @@
 /**
- * Issue #19, end to end: the Luau SDK, under lua5.2 with the shims of sdk/luau/test/shim.lua, against the
- * real API (real Redis and Postgres) through a small fault-injecting proxy. The client heartbeats a roster
- * and events, survives a 409 (a real replay: the proxy forwards the request, then forwards the same bytes
+ * Issue #19/#28, end to end: the Luau SDK under real Luau (../shared/tools/luau/luau, the shim of
+ * sdk/luau/test/shim.luau in bridged mode: the CLI has no sockets, so each RequestAsync is printed, sent
+ * by this test and answered through the REPL's stdin) against the real API (real Redis and Postgres)
+ * through a small fault-injecting proxy. The client heartbeats a roster and events; an event the API
+ * refuses (a type of 65 characters, queued as an older SDK would have) is named by the 400's
+ * error.pointer, dropped and reported, and the rest are stored; it survives a 409 (a real replay: the proxy forwards the request, then forwards the same bytes
  * again and returns that 409), a 429 with Retry-After and a 503, a ban check shed with 503 `overloaded` +
  * Retry-After (asked again after it), sends every request with its own signed `?nonce=`, receives a kick
  * issued through the commands service, acks it, reports a freeze it has no handler for as failed, checks bans and doors,
@@ -10,15 +13,12 @@
 import { expect } from 'chai';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { Harness, type TestGame } from '../support/harness.js';
 import { issueCommand } from '../../src/commands/command-service.js';
 import { banService } from '../bans/support.js';
 import { doorWith } from '../doors/door-fixtures.js';
-import { startLua } from './lua-runner.js';
+import { startLuau } from './luau-runner.js';
 
 type Fault = '409' | '429' | '503';
 
@@ -96,14 +96,34 @@ class FaultProxy {
   }
 }
 
-describe('Luau SDK: end to end under lua5.2 against the real API', function () {
+/** One RequestAsync the Luau side printed: `REQ <id> <hex of {method, url, headers, body}>`. */
+interface BridgedRequest {
+  method: string;
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** Performs a bridged request; the answer as the shim reads it (an `error` string is what the platform raises). */
+async function perform(r: BridgedRequest): Promise<{ status: number; headers: Record<string, string>; body: string } | { error: string }> {
+  try {
+    const res = await fetch(r.url, { method: r.method, headers: r.headers, body: r.method === 'GET' ? undefined : r.body });
+    const headers: Record<string, string> = {};
+    res.headers.forEach((v, k) => (headers[k] = v));
+    return { status: res.status, headers, body: await res.text() };
+  } catch {
+    return { error: 'HttpError: ConnectFail' };
+  }
+}
+
+describe('Luau SDK: end to end under real Luau against the real API', function () {
   this.timeout(120_000);
   const h = new Harness();
   let g: TestGame;
   let api: Server;
   let proxy: FaultProxy;
   let lua: ChildProcessWithoutNullStreams | undefined;
-  let controlDir: string;
+  let cleanup = (): void => {};
 
   before(async () => {
     g = await h.game(undefined, 15);
@@ -113,23 +133,31 @@ describe('Luau SDK: end to end under lua5.2 against the real API', function () {
     api = h.app.listen(0, '127.0.0.1');
     await new Promise((r) => api.once('listening', r));
     proxy = new FaultProxy(`http://127.0.0.1:${(api.address() as AddressInfo).port}`);
-    controlDir = mkdtempSync(path.join(tmpdir(), 'luau-e2e-'));
   });
 
   after(async () => {
     lua?.kill();
+    cleanup();
     proxy.server.closeAllConnections();
     proxy.server.close();
     api.closeAllConnections();
     api.close();
-    rmSync(controlDir, { recursive: true, force: true });
     await h.close();
   });
 
   it('heartbeats, survives 409/429/503, acks a kick, reports a failure, checks bans and doors, stores every event once', async () => {
     const baseUrl = await proxy.listen();
-    const proc = startLua('test/e2e.lua', { GIS_BASE_URL: baseUrl, GIS_KEY: g.key, GIS_CONTROL_DIR: controlDir });
+    const started = startLuau('test/e2e.luau', [baseUrl, g.key, String(Date.now())]);
+    const proc = started.proc;
     lua = proc;
+    cleanup = started.cleanup;
+    // The REPL runs what we type: answers to requests, and a pump that lets due threads run.
+    const send = (statement: string): void => {
+      if (proc.stdin.writable) proc.stdin.write(`${statement}\n`);
+    };
+    const pump = setInterval(() => send('__pump()'), 20);
+    proc.once('exit', () => clearInterval(pump));
+    proc.stdin.on('error', () => {}); // EPIPE after the REPL ended: nothing left to answer
     const lines: string[] = [];
     let stderr = '';
     const waiters: { prefix: string; resolve: (line: string) => void }[] = [];
@@ -139,7 +167,14 @@ describe('Luau SDK: end to end under lua5.2 against the real API', function () {
       const parts = partial.split('\n');
       partial = parts.pop()!;
       for (const line of parts) {
+        if (line.startsWith('REQ ')) {
+          const [, id, hex] = line.split(' ');
+          const request = JSON.parse(Buffer.from(hex!, 'hex').toString('utf8')) as BridgedRequest;
+          void perform(request).then((answer) => send(`__resp(${id}, "${Buffer.from(JSON.stringify(answer), 'utf8').toString('hex')}")`));
+          continue;
+        }
         lines.push(line);
+        if (process.env.LUAU_E2E_DEBUG) console.log(line);
         for (const w of waiters.filter((x) => line.startsWith(x.prefix))) {
           waiters.splice(waiters.indexOf(w), 1);
           w.resolve(line);
@@ -154,11 +189,11 @@ describe('Luau SDK: end to end under lua5.2 against the real API', function () {
       return Promise.race([
         new Promise<string>((resolve) => waiters.push({ prefix, resolve })),
         exited.then((code) => {
-          throw new Error(`lua exited ${code} before "${prefix}"\n${lines.join('\n')}\n${stderr}`);
+          throw new Error(`luau exited ${code} before "${prefix}"\n${lines.join('\n')}\n${stderr}`);
         }),
       ]);
     };
-    const nudge = () => writeFileSync(path.join(controlDir, 'gis-nudge'), '{}');
+    const nudge = () => send('__nudge()');
 
     const ready = await waitLine('READY');
     expect(ready).to.equal('READY 15'); // the interval the service set, not the SDK's default 20
@@ -178,13 +213,21 @@ describe('Luau SDK: end to end under lua5.2 against the real API', function () {
     );
     nudge();
     expect(await waitLine('KICKED')).to.equal('KICKED 101 rule 7');
+    await waitLine('DONE');
+    proc.stdin.end(); // the REPL ends at the end of its input
     expect(await exited, `${lines.join('\n')}\n${stderr}`).to.equal(0);
+    expect(lines.filter((l) => /^(TIMEOUT|TASK_ERROR|SETUP_ERROR)/.test(l)), lines.join('\n')).to.deep.equal([]);
 
-    // Heartbeats as the proxy saw them: 1 normal, then 409 (re-signed retry) -> 429 -> 503 -> 200.
+    // The event the API refused was named by error.pointer, dropped and reported; track() refuses such a type itself.
+    expect(lines).to.include('TRACK_REFUSED true');
+    expect(lines.filter((l) => l.startsWith('REJECTED '))).to.deep.equal(['REJECTED legacy-bad-1 400 /events/2/type']);
+
+    // Heartbeats as the proxy saw them: the 400 naming the legacy event, its resend at once (200), then
+    // 409 (re-signed retry) -> 429 -> 503 -> 200.
     const hb = proxy.heartbeats;
-    expect(hb.slice(0, 5).map((a) => a.fault)).to.deep.equal([null, '409', '429', '503', null]);
+    expect(hb.slice(0, 6).map((a) => a.fault)).to.deep.equal([null, null, '409', '429', '503', null]);
     // Retry-After: 2 is honoured, plus up to 1 s of jitter (lower bound only: a slow machine can only make the gap longer).
-    expect(hb[3]!.atMs - hb[2]!.atMs).to.be.at.least(1950);
+    expect(hb[4]!.atMs - hb[3]!.atMs).to.be.at.least(1950);
     const limited = lines.filter((l) => l.startsWith('PROBLEM rate_limited 429 '));
     expect(limited).to.have.length(1);
     expect(Number(limited[0]!.split(' ')[3])).to.be.within(2, 3);
@@ -202,16 +245,16 @@ describe('Luau SDK: end to end under lua5.2 against the real API', function () {
     expect(door('lobby')[1]).to.match(/^DOOR 102 lobby true \S+ (cache|service)$/);
     expect(door('vault')[0]).to.match(/^DOOR 102 vault false \S+ (cache|service)$/);
     expect(door('nope')[0]).to.equal('DOOR 102 nope false unknown_door service');
-    expect(lines.at(-1)).to.match(/^DONE queued=0 /);
+    expect(lines.filter((l) => l.startsWith('DONE'))).to.have.length(1);
+    expect(lines.find((l) => l.startsWith('DONE'))).to.match(/^DONE queued=0 /);
 
-    if (process.env.LUAU_E2E_DEBUG) console.log(lines.join("\n"));
     // Every tracked event is in Postgres exactly once; the kick is acked; the final roster lacks 101.
     await h.flush(g.gameId);
     const tracked = lines.filter((l) => l.startsWith('TRACKED ')).map((l) => l.slice(8));
     expect(tracked).to.have.length(6);
     const rows = await h.db.playerEvent.findMany({ where: { gameId: g.gameId }, select: { eventId: true, type: true, externalServerId: true } });
     expect(rows.map((r) => r.eventId).sort()).to.deep.equal([...tracked].sort());
-    expect(rows.every((r) => r.externalServerId === 'lua-srv')).to.equal(true);
+    expect(rows.every((r) => r.externalServerId === 'luau-srv')).to.equal(true);
     const command = await h.db.command.findUnique({ where: { id: kick.id } });
     expect(command?.status).to.equal('acked');
     // No handler for freeze: reported in failures with the reason, never acked.

@@ -67,12 +67,13 @@ export function runLuau(script: string, opts: { args?: string[]; extra?: Record<
 
 /**
  * Starts `script` under `luau -i` (after the script, the REPL reads statements from stdin: how the Node
- * side answers HTTP requests in the end-to-end run). The caller ends it by closing stdin; `cleanup`
- * removes the staged copy.
+ * side answers HTTP requests in the end-to-end run). stdout is a pipe, which C stdio buffers whole and the
+ * CLI has no flush: coreutils' `stdbuf -oL` makes it line-buffered. The caller ends it by closing stdin;
+ * `cleanup` removes the staged copy.
  */
 export function startLuau(script: string, args: string[]): { proc: ChildProcessWithoutNullStreams; cleanup: () => void } {
   assertLuauTools();
   const dir = stageSdk();
-  const proc = spawn(LUAU, [path.join(dir, script), '-i', '-a', ...args]);
+  const proc = spawn('stdbuf', ['-oL', LUAU, path.join(dir, script), '-i', '-a', ...args]);
   return { proc, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
