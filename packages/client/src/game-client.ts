@@ -176,7 +176,7 @@ const SETUP_HINTS: Record<number, string> = {
 };
 
 /** The index of the event a 400's `error.pointer` names (`/events/<i>` or below), else undefined. */
-export function eventIndexOfPointer(pointer: string | undefined): number | undefined {
+function eventIndexOfPointer(pointer: string | undefined): number | undefined {
   const m = pointer === undefined ? null : /^\/events\/(\d+)(?:\/|$)/.exec(pointer);
   return m ? Number(m[1]) : undefined;
 }
