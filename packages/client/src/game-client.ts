@@ -619,7 +619,8 @@ export class GameClient {
     }
     this.recorder.counters.commandsReceived++;
     const target = isRecord(raw.target) ? raw.target : {};
-    const command: CommandEntry = {
+    // Typed as the service documents it; a type newer than this package passes through as sent (CommandEntry).
+    const command = {
       id: raw.id,
       type: raw.type,
       payload: isRecord(raw.payload) ? raw.payload : {},
@@ -629,7 +630,7 @@ export class GameClient {
       },
       issuedAt: typeof raw.issuedAt === 'string' ? raw.issuedAt : '',
       expiresAt: typeof raw.expiresAt === 'string' ? raw.expiresAt : '',
-    };
+    } as CommandEntry;
     const expires = Date.parse(command.expiresAt);
     if (Number.isFinite(expires) && expires <= this.transport.serverNow()) {
       // Too late to act: no ack (the effect did not happen) and no failure report; the service turns it
