@@ -202,7 +202,7 @@ function createCluster(target: Extract<RedisTarget, { kind: 'cluster' }>, option
     // reconnects on its own but leaves the promise pending — and BullMQ awaits connect() when its
     // watchdog resets a worker's blocking connection. A reset during a failover (cluster_state:fail
     // until the replica is promoted) then parked that worker for good: the flush stopped until the
-    // process restarted (README "Failover"; test/faults/cluster-failover.fault.ts). Without the check,
+    // process restarted (docs/running.md "Failover"; test/faults/cluster-failover.fault.ts). Without the check,
     // connect() resolves once the slot map is read, and commands sent before the promotion get
     // CLUSTERDOWN, which ioredis and BullMQ retry.
     enableReadyCheck: !opts.forWorker,

@@ -131,7 +131,7 @@ export interface GameClientOptions {
   random?: () => number;
   /** fetch implementation (default the global one); the simulator passes a cheaper keep-alive one. */
   fetch?: FetchLike;
-  /** Send `?nonce=` with every request, signed with it (default true; the service's README "Replays on a shared key"). */
+  /** Send `?nonce=` with every request, signed with it (default true; the service's docs/api.md "Replays on a shared key"). */
   requestNonce?: boolean;
   /** After every HTTP attempt of any endpoint (heartbeat, checks, manifest), e.g. for latency figures. */
   onAttempt?: (attempt: AttemptInfo) => void;
@@ -393,7 +393,7 @@ export class GameClient {
    * Generic signed request, the extension point for doors/check, doors/bulk, doors/manifest (GET, empty
    * body) and bans/check (paths in {@link GAME_PATHS}). Signs the exact bytes, retries a 409 once after the
    * next whole second with a fresh timestamp (every attempt carries its own signed nonce, so servers
-   * sharing the key never collide; the service's README "Replays on a shared key"), and returns every
+   * sharing the key never collide; the service's docs/api.md "Replays on a shared key"), and returns every
    * other status to the caller.
    * @throws {TransportError} when no HTTP response arrived.
    */
