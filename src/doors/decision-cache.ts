@@ -10,9 +10,10 @@
  * key>` → the context's decisions ({@link packDecision} codes, not their JSON), shared by every user of
  * that context; field externalId → the user's pointer `{<workspaceVersion>.<userVersion>, context field}`
  * under the subject version it was made under. A lookup follows the user's pointer (current window, else
- * the previous one) to the context's decisions of both windows (a decision lives at most one TTL); a store
- * moves the user's pointer into the current window and merges the context's decisions there (the previous
- * window's copy of a context stays until its hash expires: contexts are few).
+ * the previous one; a decision lives at most one TTL) to the context's decisions (current window, else the
+ * previous one); a store moves the user's pointer into the current window and merges the context's
+ * still-fresh decisions of both windows there (the previous window's copy stays until its hash expires:
+ * contexts are few).
  * The doors version changes with any door, policy or forced state (doors-version.ts); the subject
  * versions change with the member's positions, records and clock-in, and with the workspace's schedule
  * and org tree (subject-invalidation.ts). A change therefore moves readers to a new hash or makes the

@@ -83,13 +83,12 @@ local userField = doorUserField(user)
 local pointer = fieldIn(A.w, userField) or fieldIn(A.w - 1, userField)
 local found = {}
 if pointer and pointer[1] == subject then
-  -- the context's fresh decisions of both windows, the current one's last
-  for w = A.w - 1, A.w do
-    local t = fieldIn(w, pointer[2])
-    if t then
-      for i = 1, #t, 3 do
-        if tonumber(t[i + 1]) > now then found[t[i]] = t[i + 1] .. '\n' .. decisionJson(t[i], t[i + 2]) end
-      end
+  -- the context's fresh decisions: a store in the current window merged the previous window's into it,
+  -- so the previous window is read only when the current one has none (at worst a miss, never stale)
+  local t = fieldIn(A.w, pointer[2]) or fieldIn(A.w - 1, pointer[2])
+  if t then
+    for i = 1, #t, 3 do
+      if tonumber(t[i + 1]) > now then found[t[i]] = t[i + 1] .. '\n' .. decisionJson(t[i], t[i + 2]) end
     end
   end
 end
