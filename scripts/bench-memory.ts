@@ -155,7 +155,9 @@ async function lookupAndStore(doors: DecisionCache, q: { gameId: string; keyId: 
   // the public decision JSON as door-access-service.ts makes it: a door's default allow
   const json = (doorKey: string) => JSON.stringify({ doorKey, decision: 'allow', reason: 'default_allow', policyId: null, failMode: 'closed', forcedState: 'auto' });
   const fresh = doorKeys.map((doorKey) => ({ doorKey, decision: { expiresAtMs: nowMs + DOOR_CACHE_TTL_SECONDS * 1000, decision: 'allow' as const, json: json(doorKey) } }));
-  await doors.store({ gameId: q.gameId, doorsVersion: found.doorsVersion ?? 1, subjectVersion: found.subjectVersion || '0.0', externalId: q.externalId, externalServerId: q.externalServerId, nowMs, fresh, logged: [] });
+  // every player is a non-member no policy names, as in the simulated fleet: one subject context
+  // (src/doors/context-key.ts) shared by all of them
+  await doors.store({ gameId: q.gameId, doorsVersion: found.doorsVersion ?? 1, subjectVersion: found.subjectVersion || '0.0', externalId: q.externalId, contextKey: 'guests', externalServerId: q.externalServerId, nowMs, fresh, logged: [] });
 }
 
 async function usedMemory(redis: AppRedis): Promise<number> {

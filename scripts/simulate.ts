@@ -56,7 +56,7 @@ import { attachNudgeImitation, CommandLoad, type CommandLoadSummary } from './su
 import { emptyDoorSummary, mergeDoorSummary, seedSimulatedDoors, type DoorPlaySummary } from './support/door-play.js';
 import { addCounts, ENDPOINTS, ProcessMeter, RequestStats, type Endpoint, type ProcessReport, type Timeline } from './simulate/sim-stats.js';
 import { Histogram, type LatencySummary } from './simulate/histogram.js';
-import { machineJiffies, processCpuSeconds } from './support/proc-stat.js';
+import { machineJiffies, processTreeCpuSeconds } from './support/proc-stat.js';
 import type { FleetFinal, FleetProgress, FleetStart, FromChild, ProbeFinal, ProbeStart, TargetSample, ToChild } from './simulate/protocol.js';
 
 const USAGE = `usage: npm run simulate -- --servers N --players M --duration S [options]
@@ -74,7 +74,8 @@ const USAGE = `usage: npm run simulate -- --servers N --players M --duration S [
   --nudges      publish urgent nudges through a local cloud messaging imitation (not with --key)
   --probe-rate  signed requests per second of the probe process (default 5; 0: no probe)
   --timeout     per-request timeout of the clients, seconds (default 10)
-  --watch-pids  comma-separated pids (API, workers, redis-server, ...) whose CPU seconds to report
+  --watch-pids  comma-separated pids (API, workers, redis-server, a postmaster, ...) whose CPU seconds over
+                the window to report, each with all its descendants (a postmaster's backends included)
   --no-memory-scan  skip MEMORY USAGE of the game's keys at the end of the window
   --cpu-prof DIR    write V8 CPU profiles of the fleet and probe processes into DIR
   --json        print the summary as one JSON object on stdout`;
@@ -373,7 +374,7 @@ async function run(opts: Options, config: Readonly<Config>): Promise<number> {
     const meter = new ProcessMeter();
     meter.begin();
     const cpu0 = machineJiffies();
-    const watched0 = opts.watchPids.map(processCpuSeconds);
+    const watched0 = opts.watchPids.map(processTreeCpuSeconds);
     const commandsPerSecond = opts.commandsPerMinute / 60;
     let lastProgress = Date.now();
     while (!interrupted && Date.now() < timeline.endMs) {
@@ -392,7 +393,7 @@ async function run(opts: Options, config: Readonly<Config>): Promise<number> {
     }
     meter.end();
     const cpu1 = machineJiffies();
-    const watched1 = opts.watchPids.map(processCpuSeconds);
+    const watched1 = opts.watchPids.map(processTreeCpuSeconds);
     const windowSeconds = Math.round((Date.now() - t0) / 100) / 10;
 
     // Redis memory at the end of the window, fleet still live.

@@ -24,7 +24,7 @@ import { Blocklist } from './bans/blocklist.js';
 import type { ApiMetrics } from './metrics/api-metrics.js';
 import { countRateLimited, ObservedDoorAccessService, ObservedHeartbeatService } from './metrics/observed-services.js';
 import { AdmissionController } from './limits/admission.js';
-import { admit } from './http/admission.js';
+import { admit, admitHeartbeat } from './http/admission.js';
 import type { KeySpace } from './store/keyspace/key-space.js';
 
 export interface AppDeps {
@@ -83,7 +83,8 @@ export function createApp(deps: AppDeps): Express {
   const heartbeatDoors = { doorCacheTtlSeconds: deps.config.doorCacheTtlSeconds, versions: doorsVersions };
   // The five game endpoints sit on the app itself, ahead of the health router, heartbeat first (nearly
   // all of the traffic): a nested router's layers cost a measurable share of a cached door check.
-  app.post(`${GAME}/heartbeat`, admit(admission, 'heartbeat'), raw, heartbeatRoute({ verifier: deps.verifier, heartbeats, doors: heartbeatDoors }));
+  const heartbeatAdmission = admitHeartbeat(admission);
+  app.post(`${GAME}/heartbeat`, heartbeatAdmission.before, raw, heartbeatAdmission.after, heartbeatRoute({ verifier: deps.verifier, heartbeats, doors: heartbeatDoors }));
   const doorDeps = { db: deps.db, redis: deps.redis, keySpace: deps.keySpace, doorCacheTtlSeconds: deps.config.doorCacheTtlSeconds };
   const doors = deps.metrics ? new ObservedDoorAccessService(doorDeps, deps.metrics) : new DoorAccessService(doorDeps);
   app.post(`${GAME}/doors/check`, admit(admission, 'checks'), raw, doorCheckRoute({ verifier: deps.verifier, doors }));

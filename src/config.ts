@@ -86,7 +86,7 @@ export interface Config {
    */
   redisPersistenceRecheckSeconds: number;
   /**
-   * WAIT-backed acknowledgement of heartbeats (README "Failover"; src/store/replica-ack.ts). `replicas` 0
+   * WAIT-backed acknowledgement of heartbeats (docs/running.md "Failover"; src/store/replica-ack.ts). `replicas` 0
    * (default) is off: a heartbeat's 200 means its master ran the script, and a master failover can lose
    * what its replica had not yet received. `replicas` n ≥ 1: the 200 waits until n replicas of the
    * game's master confirm the write (`WAIT n timeoutMs`); fewer within `timeoutMs` milliseconds → 503

@@ -301,6 +301,7 @@ export class SimServer {
   private async execute(cmd: CommandEntry): Promise<CommandOutcome> {
     const user = cmd.target.externalId ?? undefined;
     const here = user !== undefined && this.players.has(user);
+    const type: string = cmd.type; // a type newer than the client package reaches the default branch
     switch (cmd.type) {
       case 'kick':
         if (!here) return { ok: false, reason: 'player not on this server' };
@@ -323,7 +324,7 @@ export class SimServer {
         setImmediate(() => void this.shutdown());
         return { ok: true };
       default:
-        return { ok: false, reason: `unsupported command type ${cmd.type}` };
+        return { ok: false, reason: `unsupported command type ${type}` };
     }
   }
 

@@ -3,7 +3,7 @@
  * for the simulator and the benchmarks (a process measures itself with `process.cpuUsage()`). Every
  * reader returns null where /proc is missing (not Linux) or the process is gone.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /** Clock ticks per second of /proc/<pid>/stat's times (USER_HZ, 100 on Linux). */
 const TICKS_PER_SECOND = 100;
@@ -48,4 +48,58 @@ export function voluntarySwitches(pid: number): number | null {
   } catch {
     return null;
   }
+}
+
+/** utime + stime and cutime + cstime of `pid` (seconds) and its parent pid, from /proc/<pid>/stat; null when gone. */
+function statTimes(pid: number): { own: number; reaped: number; ppid: number } | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { own: (Number(f[11]) + Number(f[12])) / TICKS_PER_SECOND, reaped: (Number(f[13]) + Number(f[14])) / TICKS_PER_SECOND, ppid: Number(f[1]) };
+  } catch {
+    return null;
+  }
+}
+
+/** Every live descendant of `pid` (children, their children, ...), from the parent pids in /proc. */
+export function descendants(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc').filter((e) => /^\d+$/.test(e));
+  } catch {
+    return [];
+  }
+  for (const e of entries) {
+    const t = statTimes(Number(e));
+    if (!t) continue;
+    const siblings = children.get(t.ppid);
+    if (siblings) siblings.push(Number(e));
+    else children.set(t.ppid, [Number(e)]);
+  }
+  const out: number[] = [];
+  for (let queue = [pid]; queue.length; ) {
+    const next = children.get(queue.pop()!) ?? [];
+    out.push(...next);
+    queue.push(...next);
+  }
+  return out;
+}
+
+/**
+ * CPU seconds used so far by `pid` and all its descendants, those that exited included: each live
+ * process's own time plus what the kernel credits to it for its reaped children (cutime + cstime). A
+ * PostgreSQL postmaster's figure thus covers every backend it forked: a backend alive at both readings
+ * counts its own time, one that exited in between moves into the postmaster's reaped time whole, so the
+ * difference of two readings is exact either way. Null when `pid` is gone.
+ */
+export function processTreeCpuSeconds(pid: number): number | null {
+  const root = statTimes(pid);
+  if (!root) return null;
+  let total = root.own + root.reaped;
+  for (const child of descendants(pid)) {
+    const t = statTimes(child);
+    if (t) total += t.own + t.reaped;
+  }
+  return total;
 }

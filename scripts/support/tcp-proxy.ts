@@ -46,6 +46,11 @@ export class TcpProxy {
     this.stalled = true;
   }
 
+  /** Whether the bytes held since `stall()` contain `text` (a test waits until a given command is held). */
+  holds(text: string): boolean {
+    return this.held.some(([, chunk]) => chunk.includes(text));
+  }
+
   /** Delivers the held bytes in order and passes traffic again. */
   resume(): void {
     this.stalled = false;

@@ -3,7 +3,7 @@
  * HMAC-SHA256, keyed with the key secret, of the `X-Service-Timestamp` string followed by the raw body
  * bytes exactly as sent (the encoding is this project's decision: hex, 64 characters).
  *
- * **Request nonce** (this project's additive extension, README "Replays on a shared key"): a request whose
+ * **Request nonce** (this project's additive extension, docs/api.md "Replays on a shared key"): a request whose
  * URL carries a query string may instead be signed over `timestamp + raw body + "?" + raw query` (the
  * query exactly as it appears in the request target, after the `?`). The reference clients send
  * `?nonce=<128 random bits>` on every request and sign that form, so no two requests of a fleet that
@@ -16,7 +16,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 /** Acceptance window either side of server time, in seconds (spec: Limits). */
 export const SIGNATURE_WINDOW_SECONDS = 300;
 
-/** Name of the query parameter the reference clients put a fresh random value in (README "Replays on a shared key"). */
+/** Name of the query parameter the reference clients put a fresh random value in (docs/api.md "Replays on a shared key"). */
 export const NONCE_PARAM = 'nonce';
 
 /**

@@ -4,11 +4,16 @@
  * without the request waiting for it.
  *
  * Cache: `{g}:doors:dc:<doorsVersion>:<window>`, one sharded hash (listpack-sized shards, src/store/lua/
- * lib/common.lua) per game, doors version and door-cache window (floor(now / TTL)), field externalId → the user's decisions ({@link packDecision} codes, not their JSON)
- * with the subject version
- * `<workspaceVersion>.<userVersion>` they were made under (src/store/keys.ts `doorDecisions`; one field
- * per user instead of one key per user, issue #15 item 5). A lookup reads the current and the previous
- * window (a decision lives at most one TTL); a store moves the user's field into the current window.
+ * lib/common.lua) per game, doors version and door-cache window (floor(now / TTL)) (src/store/keys.ts
+ * `doorDecisions`; fields instead of one key per user, issue #15 item 5). Decisions are cached per subject
+ * context, not per user (issue #32 item 4; src/doors/context-key.ts): field `#<workspaceVersion>:<context
+ * key>` → the context's decisions ({@link packDecision} codes, not their JSON), shared by every user of
+ * that context; field externalId → the user's pointer `{<workspaceVersion>.<userVersion>, context field}`
+ * under the subject version it was made under. A lookup follows the user's pointer (current window, else
+ * the previous one; a decision lives at most one TTL) to the context's decisions (current window, else the
+ * previous one); a store moves the user's pointer into the current window and merges the context's
+ * still-fresh decisions of both windows there (the previous window's copy stays until its hash expires:
+ * contexts are few).
  * The doors version changes with any door, policy or forced state (doors-version.ts); the subject
  * versions change with the member's positions, records and clock-in, and with the workspace's schedule
  * and org tree (subject-invalidation.ts). A change therefore moves readers to a new hash or makes the
@@ -66,6 +71,8 @@ export interface StoreInput {
   doorsVersion: number;
   subjectVersion: string;
   externalId: string;
+  /** The user's subject context key (src/doors/context-key.ts); required when `fresh` is not empty. */
+  contextKey?: string;
   externalServerId?: string | null;
   nowMs: number;
   /** Fresh decisions to cache. */
@@ -177,10 +184,13 @@ export class DecisionCache {
     const windowMs = this.doorCacheTtlSeconds * 1000;
     const entries: string[] = [];
     for (const f of input.fresh) entries.push(f.doorKey, String(f.decision.expiresAtMs), packDecision(f.doorKey, f.decision.json));
+    if (entries.length && !input.contextKey) throw new Error('DecisionCache.store: fresh decisions need their contextKey');
     const dv = String(input.doorsVersion);
     await this.redis.runScript('doorStore', [keys.doorDecisions(dv, window), keys.doorDecisions(dv, window - 1), keys.accessStream()], {
       u: input.externalId,
       sv: input.subjectVersion,
+      // the context's field: its decisions hold for one workspace version (schedule, org tree)
+      c: `#${input.subjectVersion.split('.')[0] ?? ''}:${input.contextKey ?? ''}`,
       t: String(input.nowMs),
       e: entries,
       // the window's hash outlives every decision written in it: each lives at most one TTL

@@ -26,6 +26,7 @@ import { DecisionCache, type CachedDecision, type Lookup } from './decision-cach
 import { raiseDoorsVersion } from './doors-version.js';
 import { evaluateDoor } from './evaluate.js';
 import { buildSubjectContext, type SubjectContext } from './subject-context.js';
+import { contextKey, usersNamedBy } from './context-key.js';
 import { MemberRows } from './member-rows.js';
 import { WorkspaceSnapshots } from './workspace-snapshot.js';
 import type { KeySpace } from '../store/keyspace/key-space.js';
@@ -121,7 +122,7 @@ export class DoorAccessService {
     const ctx = await this.subject(entry, found, input.externalId, nowMs);
     const decided = evaluateDoor(door, ctx, nowMs, this.ttlMs);
     const cached = { expiresAtMs: decided.expiresAtMs, decision: decided.decision, json: decisionJson(door, decided) };
-    this.remember(caller.gameId, found, entry, input, nowMs, [{ doorKey: door.key, decision: cached }], [cached.json]);
+    this.remember(caller.gameId, found, entry, input, nowMs, [{ doorKey: door.key, decision: cached }], [cached.json], contextKey(ctx, usersNamedBy(entry.doors)));
     return { answered: answered(cached, nowMs), externalId: input.externalId, doorsVersion: entry.version, cached: false };
   }
 
@@ -135,8 +136,10 @@ export class DoorAccessService {
     const entry = await this.definitions(caller.gameId, found);
     const missing = entry.keys.filter((k) => !found.hits.has(k));
     const fresh: { doorKey: string; decision: CachedDecision }[] = [];
+    let context: string | undefined;
     if (missing.length) {
       const ctx = await this.subject(entry, found, input.externalId, nowMs);
+      context = contextKey(ctx, usersNamedBy(entry.doors));
       for (const key of missing) {
         const door = entry.doors.get(key)!;
         const decided = evaluateDoor(door, ctx, nowMs, this.ttlMs);
@@ -145,7 +148,7 @@ export class DoorAccessService {
     }
     const byKey = new Map(fresh.map((f) => [f.doorKey, f.decision]));
     const all = entry.keys.map((k) => found.hits.get(k) ?? byKey.get(k)!);
-    this.remember(caller.gameId, found, entry, input, nowMs, fresh, all.map((c) => c.json));
+    this.remember(caller.gameId, found, entry, input, nowMs, fresh, all.map((c) => c.json), context);
     return { externalId: input.externalId, doorsVersion: entry.version, decisions: all.map((c) => answered(c, nowMs)) };
   }
 
@@ -183,7 +186,10 @@ export class DoorAccessService {
     });
   }
 
-  /** Caches fresh decisions and logs the answered ones, without holding the response. */
+  /**
+   * Caches fresh decisions under the user's subject context `context` (src/doors/context-key.ts; none
+   * when nothing is fresh) and logs the answered ones, without holding the response.
+   */
   private remember(
     gameId: string,
     found: Lookup,
@@ -192,10 +198,11 @@ export class DoorAccessService {
     nowMs: number,
     fresh: { doorKey: string; decision: CachedDecision }[],
     logged: string[],
+    context: string | undefined,
   ): void {
     const doorsVersion = found.doorsVersion ?? entry.version;
     this.cache
-      .store({ gameId, doorsVersion, subjectVersion: found.subjectVersion, externalId: input.externalId, externalServerId: input.externalServerId, nowMs, fresh, logged })
+      .store({ gameId, doorsVersion, subjectVersion: found.subjectVersion, externalId: input.externalId, contextKey: context, externalServerId: input.externalServerId, nowMs, fresh, logged })
       .catch((err: unknown) => log.warn('door decision cache/access log write failed', { gameId, err: String(err) }));
   }
 

@@ -4,7 +4,9 @@
  * body is read, its signature checked or anything is sent to Redis: 503 `overloaded` with a
  * `Retry-After` drawn uniformly from a range of whole seconds, so a fleet refused in one second does not
  * come back in one second. Nothing of a refused request is processed (its signature is not even
- * recorded), so the client simply sends it again later.
+ * recorded), so the client simply sends it again later. One exception to "before its body is read": a
+ * heartbeat over the heartbeat ceilings is decided once its body is in, and admitted when its roster is
+ * empty (a shutdown's last heartbeat; {@link FINAL_HEARTBEAT_SHARE}, src/http/admission.ts).
  *
  * Three signals, each with a ceiling per request class. A class is refused while any signal is at or
  * above its ceiling; the ceilings are the configured maximum times the class's share
@@ -37,6 +39,15 @@ export type ShedReason = 'in_flight' | 'redis_queue' | 'loop_lag';
 
 /** Share of each configured maximum a class may use (heartbeats all of it). */
 export const CLASS_SHARE: Readonly<Record<RequestClass, number>> = Object.freeze({ heartbeat: 1, doors: 0.5, checks: 0.25 });
+
+/**
+ * Share of each configured maximum a heartbeat with an empty roster may use (src/http/admission.ts): a
+ * server's last heartbeats as it shuts down, which a refusal would turn into sessions closed by the
+ * liveness sweep a minute later instead of at the leave. Four times the heartbeat ceilings: with the
+ * defaults, 2,048 requests in flight, so a whole fleet of up to about 2,000 servers per API process
+ * shutting down in the same second (a game update) is never refused on that signal.
+ */
+export const FINAL_HEARTBEAT_SHARE = 4;
 
 /** Request classes of the game endpoints (path without query). */
 export const ENDPOINT_CLASS: Readonly<Record<string, RequestClass>> = Object.freeze({
@@ -118,21 +129,37 @@ export class AdmissionController {
    * @returns null when admitted, else the refusal (nothing was counted in flight).
    */
   tryAdmit(cls: RequestClass): Refusal | null {
+    const reason = this.overCeiling(CLASS_SHARE[cls]);
+    if (reason) return this.refuse(cls, reason);
+    this.enter(cls);
+    return null;
+  }
+
+  /**
+   * Which signal is at or above `share` times its configured maximum, or null; counts nothing (a
+   * request may still be admitted past it: src/http/admission.ts, final heartbeats). Starts the lag
+   * sampler when it is stopped.
+   */
+  overCeiling(share: number): ShedReason | null {
     this.lastRequestAt = Date.now();
     if (!this.sampler && this.limits.maxLoopLagMs > 0) this.startSampler();
-    const share = CLASS_SHARE[cls];
-    let reason: ShedReason | null = null;
-    if (this.total >= Math.max(1, Math.floor(this.limits.maxInFlight * share))) reason = 'in_flight';
-    else if (this.redisQueue() >= Math.max(1, Math.floor(this.limits.maxRedisQueue * share))) reason = 'redis_queue';
-    else if (this.limits.maxLoopLagMs > 0 && this.lag >= this.limits.maxLoopLagMs * share) reason = 'loop_lag';
-    if (reason) {
-      this.shedCounts[cls][reason]++;
-      this.observer?.shed(cls, reason);
-      return { reason, retryAfterSeconds: this.retryAfterSeconds() };
-    }
+    if (this.total >= Math.max(1, Math.floor(this.limits.maxInFlight * share))) return 'in_flight';
+    if (this.redisQueue() >= Math.max(1, Math.floor(this.limits.maxRedisQueue * share))) return 'redis_queue';
+    if (this.limits.maxLoopLagMs > 0 && this.lag >= this.limits.maxLoopLagMs * share) return 'loop_lag';
+    return null;
+  }
+
+  /** Counts a request of class `cls` in flight (the caller must {@link release} it when answered). */
+  enter(cls: RequestClass): void {
     this.inFlight[cls]++;
     this.total++;
-    return null;
+  }
+
+  /** Counts a refusal of a request of class `cls` for `reason` and returns it with a drawn Retry-After. */
+  refuse(cls: RequestClass, reason: ShedReason): Refusal {
+    this.shedCounts[cls][reason]++;
+    this.observer?.shed(cls, reason);
+    return { reason, retryAfterSeconds: this.retryAfterSeconds() };
   }
 
   /** A request admitted by {@link tryAdmit} was answered (or its connection closed). */

@@ -53,10 +53,10 @@ export class ObservedDoorAccessService extends DoorAccessService {
   }
 }
 
-/** Error middleware (before the error handler) counting 429s of per-key quotas per game and kind. */
+/** Error middleware (before the error handler) counting 429s of per-key quotas by kind (no game label: see api-metrics.ts). */
 export function countRateLimited(metrics: ApiMetrics): ErrorRequestHandler {
   return (err, _req, _res, next) => {
-    if (err instanceof QuotaExceededError) metrics.rateLimited.inc({ game: err.gameId, kind: err.quota });
+    if (err instanceof QuotaExceededError) metrics.rateLimited.inc({ kind: err.quota });
     next(err);
   };
 }

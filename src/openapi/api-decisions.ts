@@ -1,7 +1,7 @@
 /**
  * Every place where the spec says "not shown", with what this service decided (issue #7: "Every 'not
  * shown' decision of the spec appears in it"). The OpenAPI document carries the list as
- * `x-not-shown-decisions`, and the README's "API decisions" section says the same in prose. Numbers come
+ * `x-not-shown-decisions`, and docs/api.md says the same in prose (its last section). Numbers come
  * from the code and the configuration defaults, so the document cannot state a stale value.
  */
 import type { Config } from '../config.js';

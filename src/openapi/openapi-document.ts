@@ -72,7 +72,7 @@ function responses(ok: object, okDescription: string, errors: string[], headers?
 
 const COMMON_ERRORS = ['400', '401', '403', '409', '413', '415', '429', '500', '503'];
 
-/** The optional request nonce (README "Replays on a shared key"; x-not-shown-decisions request-nonce). */
+/** The optional request nonce (docs/api.md "Replays on a shared key"; x-not-shown-decisions request-nonce). */
 const NONCE = {
   name: 'nonce',
   in: 'query',

@@ -125,11 +125,14 @@ export class HeartbeatService {
       ...quota.args,
     };
     // With REDIS_WAIT_REPLICAS (src/store/replica-ack.ts) the script runs on the slot master's connection
-    // and is followed by WAIT unless it stored nothing.
+    // and is followed by WAIT unless it stored nothing. Either way a sent script is waited for however late
+    // its reply: answering 503 on the client's command timeout told the game server "nothing stored" for
+    // a roster Redis then reconciled anyway (issue #32 item 3).
+    const awaited = { awaitReply: true };
     const result = (
       this.ack
-        ? await this.ack.write(keys.base, (redis) => redis.runScript('heartbeat', scriptKeys, scriptArgs), storedSomething)
-        : await this.redis.runScript('heartbeat', scriptKeys, scriptArgs)
+        ? await this.ack.write(keys.base, (redis) => redis.runScript('heartbeat', scriptKeys, scriptArgs, awaited), storedSomething)
+        : await this.redis.runScript('heartbeat', scriptKeys, scriptArgs, awaited)
     ) as string[];
     if (result[0] === 'replay') throw new ReplayError('replayed_signature', 'this signature was already used; re-sign with a fresh timestamp');
     if (result[0] === 'limited') {

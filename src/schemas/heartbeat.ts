@@ -124,7 +124,7 @@ export const commandEntrySchema = {
   },
 } as const;
 
-/** One field of the heartbeat response's `config`, as documented (README "Heartbeat config" and OpenAPI). */
+/** One field of the heartbeat response's `config`, as documented (docs/api.md "Heartbeat config" and OpenAPI). */
 export interface HeartbeatConfigField {
   name: string;
   /** JSON type. */

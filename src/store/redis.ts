@@ -12,7 +12,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Packr } from 'msgpackr';
-import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Command, Redis, type RedisOptions } from 'ioredis';
 import { watchConnection } from './connection-state.js';
 import { luaSuffixPreamble } from './keyspace/suffixes.js';
 
@@ -31,8 +31,14 @@ export interface AppRedis extends Redis {
   /**
    * Runs script `name` with `keys` as KEYS (all in one Cluster slot) and `args` packed once with msgpack
    * as ARGV[1] (the script reads it as the table `A`). Resolves to the script's reply.
+   *
+   * With `opts.awaitReply` the script is exempt from the client's `commandTimeout`: once sent, it is
+   * waited for until Redis answers (or the connection fails). For a script whose effects the caller
+   * reports to a client: a script sent and timed out may still run when Redis gets to it, so a timeout
+   * could only be answered with something untrue ("nothing stored", issue #32 item 3). A script not sent
+   * (Redis unreachable) still fails fast, after `maxRetriesPerRequest`.
    */
-  runScript(name: ScriptName, keys: string[], args: ScriptArgs): Promise<unknown>;
+  runScript(name: ScriptName, keys: string[], args: ScriptArgs, opts?: { awaitReply?: boolean }): Promise<unknown>;
   /**
    * Calls `send`, which sends commands (and returns their promises), with this client's socket corked,
    * so the commands it sends reach Redis in one write and are answered in one read, not one each. A
@@ -143,6 +149,16 @@ export function createRedis(url: string, opts: { forWorker?: boolean; name?: str
 }
 
 /**
+ * A command the client's `commandTimeout` does not cut off (ioredis arms that timer through
+ * `Command.setTimeout` as it sends a command): see {@link AppRedis.runScript}'s `awaitReply`.
+ */
+class AwaitedCommand extends Command {
+  override setTimeout(): void {
+    // no timer: a sent script's outcome is known only from its reply
+  }
+}
+
+/**
  * Adds `runScript` and `together` to `client` (a client of {@link createRedis}, or one node connection of
  * a Cluster, which ioredis creates without them: src/store/replica-ack.ts writes on those). Returns the
  * same object, typed as an {@link AppRedis}.
@@ -155,15 +171,18 @@ export function createRedis(url: string, opts: { forWorker?: boolean; name?: str
 export function withScripts(client: Redis | Cluster): AppRedis {
   const app = client as AppRedis;
   const scripts = loadedScripts();
-  app.runScript = async function runScript(name, keys, args) {
+  app.runScript = async function runScript(name, keys, args, opts) {
     const { sha, lua } = scripts.get(name)!;
     const packed = packr.pack(args);
+    const send = opts?.awaitReply
+      ? (cmd: 'evalsha' | 'eval', first: string) => this.sendCommand(new AwaitedCommand(cmd, [first, keys.length, ...keys, packed], { replyEncoding: 'utf8' }))
+      : (cmd: 'evalsha' | 'eval', first: string) => this[cmd](first, keys.length, ...keys, packed);
     try {
-      return await this.evalsha(sha, keys.length, ...keys, packed);
+      return await send('evalsha', sha);
     } catch (err) {
       // Redis's script cache is empty after a restart or SCRIPT FLUSH: EVAL runs the script and caches it.
       if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
-      return this.eval(lua, keys.length, ...keys, packed);
+      return send('eval', lua);
     }
   };
   app.together = function together(send) {
@@ -202,7 +221,7 @@ function createCluster(target: Extract<RedisTarget, { kind: 'cluster' }>, option
     // reconnects on its own but leaves the promise pending — and BullMQ awaits connect() when its
     // watchdog resets a worker's blocking connection. A reset during a failover (cluster_state:fail
     // until the replica is promoted) then parked that worker for good: the flush stopped until the
-    // process restarted (README "Failover"; test/faults/cluster-failover.fault.ts). Without the check,
+    // process restarted (docs/running.md "Failover"; test/faults/cluster-failover.fault.ts). Without the check,
     // connect() resolves once the slot map is read, and commands sent before the promotion get
     // CLUSTERDOWN, which ioredis and BullMQ retry.
     enableReadyCheck: !opts.forWorker,

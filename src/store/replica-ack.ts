@@ -1,5 +1,5 @@
 /**
- * WAIT-backed acknowledgement (issue #17 "Failover"; README "Failover", setting `REDIS_WAIT_REPLICAS`).
+ * WAIT-backed acknowledgement (issue #17 "Failover"; docs/running.md "Failover", setting `REDIS_WAIT_REPLICAS`).
  *
  * Redis replication is asynchronous: a master answers a write before its replicas have it, so a master
  * that dies and is replaced by its replica can take writes it acknowledged with it. With this on, a

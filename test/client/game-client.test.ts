@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { GameClient, type GameClientOptions, type CommandEntry, type ProblemInfo, type SetupErrorInfo, type Clock } from '@gis/client';
+import { GameClient, type GameClientOptions, type CommandEntry, type CommandType, type ProblemInfo, type SetupErrorInfo, type Clock } from '@gis/client';
 import { pause, scaledClock, StubServer, TEST_KEY, type RecordedRequest } from '../support/stub-server.js';
 
 /** Virtual time runs this many times faster than real time: a 15 s interval takes 375 real ms. */
@@ -30,8 +30,9 @@ function expectGap(reqs: RecordedRequest[], i: number, expectedMs: number): void
   expect(g, `gap before heartbeat ${i}`).to.be.below(upper(expectedMs));
 }
 
-function command(type: string, extra: Partial<CommandEntry> = {}): CommandEntry {
+function command(type: CommandType, extra: Partial<CommandEntry> = {}): CommandEntry {
   const now = Date.now();
+  // Any payload: the stub server sends what a test gives it, as the service would send a newer type.
   return {
     id: randomUUID(),
     type,
@@ -40,7 +41,7 @@ function command(type: string, extra: Partial<CommandEntry> = {}): CommandEntry 
     issuedAt: new Date(now).toISOString(),
     expiresAt: new Date(now + 3600_000).toISOString(),
     ...extra,
-  };
+  } as CommandEntry;
 }
 
 describe('client: game client heartbeat loop', function () {

@@ -11,11 +11,15 @@ import { readFileSync } from 'node:fs';
 import * as client from '@gis/client';
 import { NONCE_PARAM, sign, verifyRequestSignature } from '../../src/auth/signature.js';
 import * as service from '../../src/schemas/heartbeat.js';
+import { COMMAND_TARGETS, COMMAND_TYPES, validateCommandPayload } from '../../src/schemas/commands.js';
 import { compileValidator } from '../../src/schemas/validator.js';
 import { scaledClock, StubServer, TEST_KEY, type RecordedRequest } from '../support/stub-server.js';
 
 /** `true` when A and B are assignable to each other, else `false` (a compile error where `true` is required). */
 type MutuallyAssignable<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+
+/** The declared member names of T, without its index signature. */
+type NamedKeys<T> = keyof { [K in keyof T as string extends K ? never : number extends K ? never : K]: T[K] };
 
 const shapesAgree: {
   request: MutuallyAssignable<client.HeartbeatRequest, service.HeartbeatRequest>;
@@ -47,6 +51,34 @@ describe('client: wire compatibility of the standalone package with the service'
     expect(client.MAX_ACKS).to.equal(service.MAX_ACKS);
     // The real check is the type annotation of `shapesAgree` (a compile error when the shapes drift apart).
     expect(shapesAgree).to.deep.equal({ request: true, player: true, event: true });
+  });
+
+  it('types every command type the service issues, with payloads the service accepts and targets it routes', () => {
+    expect([...client.COMMAND_TYPES]).to.deep.equal([...COMMAND_TYPES]);
+    // One payload per member of the client's union, typed by it: a compile error if a type or field is missing.
+    const payloads: { [T in client.CommandType]: client.CommandPayloads[T][] } = {
+      kick: [{ reason: 'spam' }],
+      mute: [{ durationSeconds: 60 }, { durationSeconds: 600, reason: 'caps' }],
+      unmute: [{}, { reason: 'ok' }],
+      freeze: [{}],
+      teleport: [{ position: { x: 1, y: 2.5, z: -3 } }, { place: 'arena' }],
+      message: [{ text: 'hello' }],
+      door_set_state: [{ doorKey: 'armory', state: 'locked' }, { doorKey: 'armory', state: 'unlocked' }, { doorKey: 'armory', state: 'auto' }],
+      refresh_permissions: [{}],
+      shutdown: [{}, { reason: 'update' }],
+      custom: [{ anything: [1, 'two'] }],
+    };
+    for (const type of client.COMMAND_TYPES) {
+      for (const payload of payloads[type]) expect(validateCommandPayload(type, payload).payload, type).to.deep.equal(payload);
+    }
+    // Targets: the client's user/server split (checked against its CommandTargets at compile time) is the service's.
+    const userTarget: { [T in client.CommandType]: client.UserTarget extends client.CommandTargets[T] ? true : false } = { kick: true, mute: true, unmute: true, freeze: true, teleport: true, message: true, door_set_state: false, refresh_permissions: false, shutdown: false, custom: true };
+    for (const type of COMMAND_TYPES) expect(userTarget[type], type).to.equal(COMMAND_TARGETS[type] !== 'server');
+  });
+
+  it('names every heartbeat config field the service documents', () => {
+    const known: Record<NamedKeys<client.HeartbeatConfig>, true> = { heartbeatIntervalSeconds: true, doorCacheTtlSeconds: true, doorsVersion: true };
+    expect(Object.keys(known).sort()).to.deep.equal(service.HEARTBEAT_CONFIG_FIELDS.map((f) => f.name).sort());
   });
 
   it('reports its package version as the default sdkVersion', () => {

@@ -261,6 +261,7 @@ describe('door decision cache', () => {
         doorsVersion: first.doorsVersion ?? 1,
         subjectVersion: first.subjectVersion,
         externalId: 'compact-user',
+        contextKey: 'compact-context',
         nowMs: now,
         fresh: stored.map((s) => ({ doorKey: s.doorKey, decision: { expiresAtMs: now + 30_000, decision: s.json.includes('"decision":"deny"') ? 'deny' : 'allow', json: s.json } })),
         logged: [],
@@ -283,11 +284,11 @@ describe('door decision cache', () => {
       for (const u of users) {
         const found = await cache.lookup({ gameId: g.gameId, keyId: 'shard-key', signature: `shard-${now}-${u}`, mode: 'one', externalId: u, doorKey: 'lobby', nowMs: now });
         doorsVersion = found.doorsVersion ?? 1;
-        await cache.store({ gameId: g.gameId, doorsVersion, subjectVersion: found.subjectVersion, externalId: u, nowMs: now, fresh: [{ doorKey: 'lobby', decision: { expiresAtMs: now + 20_000, decision: 'allow', json: decision } }], logged: [] });
+        await cache.store({ gameId: g.gameId, doorsVersion, subjectVersion: found.subjectVersion, externalId: u, contextKey: `context-of-${u}`, nowMs: now, fresh: [{ doorKey: 'lobby', decision: { expiresAtMs: now + 20_000, decision: 'allow', json: decision } }], logged: [] });
       }
       const head = h.keySpace.game(g.gameId).doorDecisions(String(doorsVersion), Math.floor(now / ttlMs));
       const shards = await scanKeys(h.redis, `${head.replace(/[[\]*?\\]/g, '\\$&')}*`);
-      expect(shards.length).to.be.greaterThan(4);
+      expect(shards.length).to.be.greaterThan(8); // 300 pointers and 300 contexts
       let fields = 0;
       for (const shard of shards) {
         expect(await h.redis.object('ENCODING', shard)).to.equal('listpack', shard);
@@ -300,6 +301,58 @@ describe('door decision cache', () => {
         const hit = await cache.lookup({ gameId: g.gameId, keyId: 'shard-key', signature: `shard-${now}-${u}-again`, mode: 'one', externalId: u, doorKey: 'lobby', nowMs: now + 1 });
         expect(hit.hits.get('lobby')?.json).to.equal(decision, u);
       }
+    });
+  });
+  describe('one entry per subject context (issue #32 item 4)', () => {
+    /** Every field of the game's decision hashes under the doors version `door`'s check answers with. */
+    async function decisionFields(doorKey: string): Promise<Map<string, Buffer>> {
+      const { doorsVersion } = (await check(h, g, doorKey, 'fields-reader')).body as { doorsVersion: number };
+      const prefix = h.keySpace.game(g.gameId).doorDecisions(String(doorsVersion), 0).replace(/0$/, '');
+      const fields = new Map<string, Buffer>();
+      for (const key of await scanKeys(h.redis, `${prefix.replace(/[[\]*?\\]/g, '\\$&')}*`)) {
+        for (const [f, v] of Object.entries(await h.redis.hgetallBuffer(key))) if (f !== '') fields.set(f, v);
+      }
+      return fields;
+    }
+
+    it('users with equal contexts share one cached entry: each has a pointer, the decisions are stored once', async () => {
+      const door = await doorWith(h, g.gameId, [{ effect: 'allow', subjectType: 'everyone' }]);
+      const guests = ['guest-1', 'guest-2', 'guest-3'];
+      for (const u of guests) expect(await cachedDecision(door.key, u)).to.equal('allow');
+      const fields = await decisionFields(door.key);
+      const contexts = [...fields.keys()].filter((f) => f.startsWith('#'));
+      expect(contexts, JSON.stringify([...fields.keys()])).to.have.length(1);
+      // the context's value holds the door's decision; a pointer holds none of its own
+      expect(fields.get(contexts[0]!)!.includes(door.key)).to.equal(true);
+      for (const u of guests) {
+        expect(fields.has(u), u).to.equal(true);
+        expect(fields.get(u)!.includes(door.key), u).to.equal(false);
+      }
+    });
+
+    it('a member of a position and a user named by a policy get their own contexts and their own decisions', async () => {
+      const door = await doorWith(h, g.gameId, [
+        { effect: 'allow', subjectType: 'positions', subjectIds: [org.pChild] },
+        { effect: 'allow', subjectType: 'users', subjectIds: ['named-guest'] },
+      ]);
+      expect(await cachedDecision(door.key, 'plain-guest')).to.equal('deny');
+      expect(await cachedDecision(door.key, 'alice')).to.equal('allow');
+      expect(await cachedDecision(door.key, 'named-guest')).to.equal('allow');
+      expect((await check(h, g, door.key, 'plain-guest')).body).to.include({ cached: true, decision: 'deny' });
+      expect((await check(h, g, door.key, 'other-guest')).body).to.include({ decision: 'deny' });
+      const contexts = [...(await decisionFields(door.key)).keys()].filter((f) => f.startsWith('#'));
+      expect(contexts).to.have.length(3); // guests, alice, named-guest
+    });
+
+    it("a user id that looks like a context field never overwrites the context's decisions", async () => {
+      const door = await doorWith(h, g.gameId, [{ effect: 'allow', subjectType: 'everyone' }]);
+      expect(await cachedDecision(door.key, 'ordinary-guest')).to.equal('allow');
+      const context = [...(await decisionFields(door.key)).keys()].find((f) => f.startsWith('#'))!;
+      expect(await cachedDecision(door.key, context)).to.equal('allow');
+      expect((await check(h, g, door.key, 'ordinary-guest')).body).to.include({ cached: true, decision: 'allow' });
+      const fields = await decisionFields(door.key);
+      expect(fields.has(`#${context}`), 'the look-alike user has its own escaped field').to.equal(true);
+      expect(fields.get(context)!.includes(door.key)).to.equal(true);
     });
   });
 });

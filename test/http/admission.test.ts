@@ -12,7 +12,7 @@
 import { expect } from 'chai';
 import request from 'supertest';
 import type { Express } from 'express';
-import { Harness, heartbeatBody, type TestGame } from '../support/harness.js';
+import { Harness, heartbeatBody, event, type TestGame } from '../support/harness.js';
 import { TcpProxy } from '../../scripts/support/tcp-proxy.js';
 import { createApp } from '../../src/app.js';
 import { AdmissionController, type RequestClass } from '../../src/limits/admission.js';
@@ -123,6 +123,55 @@ describe('admission control (overload)', function () {
       expect(queued.shedCounts.checks.redis_queue).to.equal(1);
       proxy.resume();
       await Promise.all(stuck);
+    });
+  });
+
+  describe('a fleet shutting down at once (issue #32 item 5)', () => {
+    const proxy = new TcpProxy('127.0.0.1', Number(new URL(REDIS_URL).port || 6379));
+    let h: Harness;
+    let g: TestGame;
+
+    before(async () => {
+      await proxy.up();
+      h = new Harness({ REDIS_URL: proxy.url(REDIS_URL) });
+      g = await h.game();
+    });
+    after(async () => {
+      proxy.resume();
+      await h.close();
+      await proxy.down();
+    });
+
+    it('admits a final heartbeat (empty roster) past the heartbeat ceilings and stores it; a heartbeat with players is still refused', async () => {
+      // Heartbeats' ceiling: 1 in flight; a final heartbeat may use 4.
+      const c = new AdmissionController({ maxInFlight: 1, maxRedisQueue: 10_000, maxLoopLagMs: 0, retryAfterMinSeconds: 2, retryAfterMaxSeconds: 6 }, () => h.redis.commandQueue.length);
+      const app = createApp({ config: h.config, keySpace: h.keySpace, redis: h.redis, db: h.db, verifier: h.verifier, admission: c });
+      const opened = await signedRequest(g, HB, heartbeatBody(['leaver'], { externalServerId: 'closing' }))(app);
+      expect(opened.status, JSON.stringify(opened.body)).to.equal(200);
+
+      proxy.stall();
+      const stuck = signedRequest(g, HB, heartbeatBody(['p1'], { externalServerId: 'busy' }))(app).then((r) => r);
+      await until(() => c.inFlightOf('heartbeat') === 1, 'a heartbeat in flight');
+
+      const refused = await signedRequest(g, HB, heartbeatBody(['p2'], { externalServerId: 'playing' }))(app);
+      expectOverloaded(refused, c.limits);
+      expect(c.shedCounts.heartbeat.in_flight).to.equal(1);
+
+      const leave = event('leave', { externalId: 'leaver', payload: { reason: 'server_shutdown' } });
+      const final = signedRequest(g, HB, heartbeatBody([], { externalServerId: 'closing', events: [leave] }))(app).then((r) => r);
+      await until(() => c.inFlightOf('heartbeat') === 2, 'the final heartbeat admitted');
+      proxy.resume();
+      const [stuckRes, finalRes] = await Promise.all([stuck, final]);
+      expect(stuckRes.status, JSON.stringify(stuckRes.body)).to.equal(200);
+      expect(finalRes.status, JSON.stringify(finalRes.body)).to.equal(200);
+      expect(c.shedCounts.heartbeat.in_flight).to.equal(1);
+      expect(c.requestsInFlight).to.equal(0);
+
+      await h.flush(g.gameId);
+      const session = await h.db.session.findFirstOrThrow({ where: { gameId: g.gameId, externalId: 'leaver' } });
+      expect(session.closeReason).to.equal('left');
+      expect(await h.db.playerEvent.count({ where: { gameId: g.gameId, eventId: leave.eventId } })).to.equal(1);
+      expect(await h.db.session.count({ where: { gameId: g.gameId, externalId: 'p2' } })).to.equal(0);
     });
   });
 

@@ -1,6 +1,6 @@
 /**
- * The body parser of the five game endpoints (src/http/parse-json.ts; README "API decisions" › JSON
- * limits): depth, numbers, strings, duplicate member names, all without recursion on the input.
+ * The body parser of the five game endpoints (src/http/parse-json.ts; docs/api.md "JSON
+ * limits"): depth, numbers, strings, duplicate member names, all without recursion on the input.
  */
 import { expect } from 'chai';
 import { MAX_BODY_DEPTH, parseJson } from '../../src/http/parse-json.js';

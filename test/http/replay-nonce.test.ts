@@ -1,5 +1,5 @@
 /**
- * Issue #15 item 1, "No false replays on shared keys" (spec: Authentication rule 3; README "Replays on a
+ * Issue #15 item 1, "No false replays on shared keys" (spec: Authentication rule 3; docs/api.md "Replays on a
  * shared key"). Every server of a game signs with the one key of the game. Against the real API over real
  * Redis and Postgres:
  * - two servers making the same request in the same second both get 200 at the first attempt, on every

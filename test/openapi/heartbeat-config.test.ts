@@ -1,6 +1,6 @@
 /**
  * Issue #21 item 3: every field of the heartbeat response's `config` is documented with its unit and what
- * a client does with it, identically in the README table ("Heartbeat `config`"), the schema
+ * a client does with it, identically in the docs/api.md table ("Heartbeat config"), the schema
  * (`HEARTBEAT_CONFIG_FIELDS` / `heartbeatConfigSchema`) and the OpenAPI document (generated and
  * committed); and a real heartbeat sends no field that is not documented. Any disagreement fails here.
  */
@@ -16,11 +16,11 @@ import { ROOT } from '../support/stack.js';
 type Row = { name: string; type: string; unit: string; presence: string; meaning: string; clientAction: string };
 type ConfigSchema = { required: string[]; properties: Record<string, { type: string; description: string; 'x-unit': string; minimum?: number; maximum?: number }> };
 
-/** The rows of the README table under "### Heartbeat `config`". */
+/** The rows of the docs/api.md table under "## Heartbeat config". */
 function readmeRows(): Row[] {
-  const text = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-  const start = text.indexOf('### Heartbeat `config`');
-  expect(start, 'README has a "### Heartbeat `config`" section').to.be.greaterThan(-1);
+  const text = readFileSync(path.join(ROOT, 'docs/api.md'), 'utf8');
+  const start = text.indexOf('## Heartbeat config');
+  expect(start, 'docs/api.md has a "## Heartbeat config" section').to.be.greaterThan(-1);
   const section = text.slice(start, text.indexOf('\n## ', start));
   const lines = section.split('\n').filter((l) => l.startsWith('| '));
   expect(lines[0]).to.match(/^\| field \| type \| unit \| present \| meaning \| what a client does with it \|$/);
@@ -32,11 +32,11 @@ function readmeRows(): Row[] {
   });
 }
 
-describe('heartbeat config: README, schema and OpenAPI agree', function () {
+describe('heartbeat config: docs/api.md, schema and OpenAPI agree', function () {
   this.timeout(30_000);
   const documented: Row[] = HEARTBEAT_CONFIG_FIELDS.map(({ name, type, unit, presence, meaning, clientAction }) => ({ name, type, unit, presence, meaning, clientAction }));
 
-  it('the README table lists exactly the documented fields, each with the same type, unit, presence, meaning and client action', () => {
+  it('the docs/api.md table lists exactly the documented fields, each with the same type, unit, presence, meaning and client action', () => {
     expect(readmeRows()).to.deep.equal(documented);
   });
 

@@ -65,10 +65,11 @@ describe('alert rules and dashboard name only exported metrics', () => {
   const h = new Harness({ CONSOLE_PORT: '0', CONSOLE_HOST: '127.0.0.1', CONSOLE_TOKEN: TOKEN });
   let listener: ConsoleListener;
   let exported: Set<string>;
+  let exposition: string;
   let closeAdmission: () => void;
+  const metrics = new ApiMetrics();
 
   before(async () => {
-    const metrics = new ApiMetrics();
     metrics.setRedisPersistence('none');
     const admission = admissionFor({ config: h.config, keySpace: h.keySpace, redis: h.redis, db: h.db, verifier: h.verifier, metrics });
     closeAdmission = () => admission.close();
@@ -77,6 +78,7 @@ describe('alert rules and dashboard name only exported metrics', () => {
     const res = await request(`http://127.0.0.1:${listener.port}`).get('/metrics').set('Authorization', `Bearer ${TOKEN}`);
     expect(res.status).to.equal(200);
     exported = exportedNames(res.text);
+    exposition = res.text;
   });
   after(async () => {
     closeAdmission();
@@ -111,6 +113,19 @@ describe('alert rules and dashboard name only exported metrics', () => {
         expect(names, `${panel.title} ${target.refId}: reads no metric`).to.have.length.above(0);
         for (const name of names) expect(exported.has(name) || PROMETHEUS_OWN.has(name), `panel ${panel.title} reads ${name}, which the service does not export`).to.equal(true);
       }
+    }
+  });
+
+  it('names metrics as Prometheus does: counters end _total and nothing else does; the HTTP status is `code`; no label grows with the fleet', () => {
+    const types = [...exposition.matchAll(/^# TYPE (gis_\w+) (\w+)$/gm)].map((m) => ({ name: m[1]!, type: m[2]! }));
+    expect(types.length, 'gis_ metric families').to.be.greaterThan(20);
+    for (const { name, type } of types) expect(name.endsWith('_total'), `${name} is a ${type}`).to.equal(type === 'counter');
+    const labels = new Map(metrics.registry.getMetricsAsArray().map((m) => [(m as unknown as { name: string }).name, (m as unknown as { labelNames: string[] }).labelNames]));
+    expect(labels.get('gis_http_requests_total')).to.deep.equal(['route', 'method', 'code']);
+    expect(labels.get('gis_http_request_duration_seconds')).to.deep.equal(['route', 'method', 'code']);
+    for (const [name, names] of labels) {
+      if (!name.startsWith('gis_')) continue;
+      for (const l of names) expect(['game', 'gameId', 'key', 'server', 'user', 'workspace'], `${name}{${l}}`).to.not.include(l);
     }
   });
 

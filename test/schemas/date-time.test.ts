@@ -1,6 +1,6 @@
 /**
- * The strict RFC 3339 parser shared by the API and the flushers (src/schemas/date-time.ts; README "API
- * decisions" › Timestamps): accepted values, their stored instant, refusals, and the fast path agreeing
+ * The strict RFC 3339 parser shared by the API and the flushers (src/schemas/date-time.ts; docs/api.md
+ * "Timestamps"): accepted values, their stored instant, refusals, and the fast path agreeing
  * with the explaining one on a seeded corpus of near-miss strings.
  */
 import { expect } from 'chai';

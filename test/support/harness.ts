@@ -84,7 +84,7 @@ export class Harness {
   /**
    * Sends a signed request. `opts.timestamp` (seconds) and `opts.signature` override the computed ones;
    * `opts.raw` sends exact bytes; `opts.nonce` adds `?nonce=<random>` and signs it with the body (the
-   * request nonce, README "Replays on a shared key"), so identical requests never collide in the replay cache.
+   * request nonce, docs/api.md "Replays on a shared key"), so identical requests never collide in the replay cache.
    */
   signed(g: { key: string; secret: string }, method: 'post' | 'get', path: string, body?: unknown, opts: { timestamp?: number; signature?: string; raw?: string; headers?: Record<string, string>; nonce?: boolean } = {}) {
     const raw = opts.raw ?? (body === undefined ? '' : JSON.stringify(body));

@@ -75,28 +75,126 @@ export const GAME_PATHS = Object.freeze({
   bansCheck: '/api/v1/game/bans/check',
 });
 
+/** The user a user command is about, on the server that hosts them (`target` of kick, mute, ...). */
+export interface UserTarget {
+  /** The server that is to execute the command. */
+  externalServerId: string;
+  /** The user the command is about. */
+  externalId: string;
+}
+
+/** A command for the whole server (`target` of door_set_state, refresh_permissions, shutdown). */
+export interface ServerTarget {
+  /** The server that is to execute the command. */
+  externalServerId: string;
+  /** Absent on the wire; the client sets `null`. */
+  externalId?: null;
+}
+
+/** Where a player is sent by `teleport`: coordinates or a named place, never both. */
+export type TeleportDestination =
+  | { position: { x: number; y: number; z: number }; place?: never }
+  | { place: string; position?: never };
+
 /**
- * One command of a heartbeat response (shape decided by the service, its README "API decisions", since
+ * The payload of each command type, as the service validates it when the command is issued (its
+ * src/schemas/commands.ts, which rejects unknown fields of the fixed types). Reasons are 1–500 characters,
+ * names 1–128, `message.text` 1–1,000; a payload's JSON is at most 2,048 bytes.
+ */
+export interface CommandPayloads {
+  /** Remove the user from the server. */
+  kick: { reason: string };
+  /** Silence the user for `durationSeconds` (1 s to 30 days). */
+  mute: { durationSeconds: number; reason?: string };
+  unmute: { reason?: string };
+  /** Stop the user from moving or acting until unfrozen by the game. */
+  freeze: { reason?: string };
+  teleport: TeleportDestination;
+  /** Show `text` to the user, or to everyone on the server for a server target. */
+  message: { text: string };
+  /** Force a door (`auto` lifts the forced state); the manifest's doorsVersion changes with it. */
+  door_set_state: { doorKey: string; state: 'locked' | 'unlocked' | 'auto' };
+  /** Drop cached door decisions: permissions changed. */
+  refresh_permissions: Record<string, never>;
+  /** Shut the server down gracefully. */
+  shutdown: { reason?: string };
+  /** Any JSON object: the integration decides what it means. */
+  custom: Record<string, unknown>;
+}
+
+/** A command type of the spec's Command types table, as this version of the package knows them. */
+export type CommandType = keyof CommandPayloads;
+
+/** Every {@link CommandType}, in the order of the spec's table. */
+export const COMMAND_TYPES: readonly CommandType[] = Object.freeze([
+  'kick',
+  'mute',
+  'unmute',
+  'freeze',
+  'teleport',
+  'message',
+  'door_set_state',
+  'refresh_permissions',
+  'shutdown',
+  'custom',
+]);
+
+/** The target of each command type: a user, the server, or either (message, custom). */
+export interface CommandTargets {
+  kick: UserTarget;
+  mute: UserTarget;
+  unmute: UserTarget;
+  freeze: UserTarget;
+  teleport: UserTarget;
+  message: UserTarget | ServerTarget;
+  door_set_state: ServerTarget;
+  refresh_permissions: ServerTarget;
+  shutdown: ServerTarget;
+  custom: UserTarget | ServerTarget;
+}
+
+/**
+ * One command of a heartbeat response of type `T` (shape decided by the service, its docs/api.md, since
  * the spec does not show it). Times are RFC 3339 UTC strings.
  */
-export interface CommandEntry {
+export interface Command<T extends CommandType = CommandType> {
   /** Command id (UUID): the dedupe key and what goes into `acks` / `failures`. */
   id: string;
-  /** A type of the spec's Command types table (kick … custom) or a newer one: new types are additive. */
-  type: string;
-  /** Per-type payload, e.g. `{ reason }` for kick; opaque to the client. */
-  payload: Record<string, unknown>;
+  type: T;
+  /** The type's payload ({@link CommandPayloads}). */
+  payload: CommandPayloads[T];
   /** The server the command is for and, for user commands, the user. */
-  target: { externalServerId: string; externalId?: string | null };
+  target: CommandTargets[T];
   issuedAt: string;
   /** After this instant the service marks the command expired; the client does not execute it. */
   expiresAt: string;
 }
 
-/** `config` of a heartbeat response; only the interval is known today, other fields are kept as given. */
+/**
+ * A command as the handler receives it: a union discriminated by `type`, so `if (cmd.type === 'kick')`
+ * narrows `payload` to `{ reason }` and `target.externalId` to a string. The service may add types
+ * (spec: Versioning, additive): the client passes a type newer than this package unchanged, with its
+ * payload as sent, so keep a branch that answers `{ ok: false, reason }` for types you do not handle.
+ */
+export type CommandEntry = { [T in CommandType]: Command<T> }[CommandType];
+
+/**
+ * `config` of a heartbeat response: every field the service documents (its HEARTBEAT_CONFIG_FIELDS);
+ * fields added later are kept as given.
+ */
 export interface HeartbeatConfig {
   /** The interval the client must follow, in seconds (spec: 15–60, default 20). */
   heartbeatIntervalSeconds: number;
+  /**
+   * The longest a door decision may be cached, in seconds (the service's DOOR_CACHE_TTL_SECONDS, default
+   * 60). Always sent by the service; absent only from a response this client could not read fully.
+   */
+  doorCacheTtlSeconds?: number;
+  /**
+   * Version of the game's doors manifest, raised by every change of a door, a policy or a forced state;
+   * sent when known. When it differs from the manifest held, refetch the manifest and drop cached decisions.
+   */
+  doorsVersion?: number;
   [field: string]: unknown;
 }
 

@@ -135,7 +135,7 @@ export interface GameClientOptions {
   random?: () => number;
   /** fetch implementation (default the global one); the simulator passes a cheaper keep-alive one. */
   fetch?: FetchLike;
-  /** Send `?nonce=` with every request, signed with it (default true; the service's README "Replays on a shared key"). */
+  /** Send `?nonce=` with every request, signed with it (default true; the service's docs/api.md "Replays on a shared key"). */
   requestNonce?: boolean;
   /** After every HTTP attempt of any endpoint (heartbeat, checks, manifest), e.g. for latency figures. */
   onAttempt?: (attempt: AttemptInfo) => void;
@@ -402,7 +402,7 @@ export class GameClient {
    * Generic signed request, the extension point for doors/check, doors/bulk, doors/manifest (GET, empty
    * body) and bans/check (paths in {@link GAME_PATHS}). Signs the exact bytes, retries a 409 once after the
    * next whole second with a fresh timestamp (every attempt carries its own signed nonce, so servers
-   * sharing the key never collide; the service's README "Replays on a shared key"), and returns every
+   * sharing the key never collide; the service's docs/api.md "Replays on a shared key"), and returns every
    * other status to the caller.
    * @throws {TransportError} when no HTTP response arrived.
    */
@@ -660,7 +660,8 @@ export class GameClient {
     }
     this.recorder.counters.commandsReceived++;
     const target = isRecord(raw.target) ? raw.target : {};
-    const command: CommandEntry = {
+    // Typed as the service documents it; a type newer than this package passes through as sent (CommandEntry).
+    const command = {
       id: raw.id,
       type: raw.type,
       payload: isRecord(raw.payload) ? raw.payload : {},
@@ -670,7 +671,7 @@ export class GameClient {
       },
       issuedAt: typeof raw.issuedAt === 'string' ? raw.issuedAt : '',
       expiresAt: typeof raw.expiresAt === 'string' ? raw.expiresAt : '',
-    };
+    } as CommandEntry;
     const expires = Date.parse(command.expiresAt);
     if (Number.isFinite(expires) && expires <= this.transport.serverNow()) {
       // Too late to act: no ack (the effect did not happen) and no failure report; the service turns it

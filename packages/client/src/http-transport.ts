@@ -9,7 +9,7 @@
  *
  * **Request nonce** (default on, `requestNonce`): every attempt goes to `<path>?nonce=<22 base64url
  * characters: 128 random bits>` and is signed over `timestamp + raw body + "?" + query`
- * (./signature.ts; the service's README "Replays on a shared key"). All servers of a game share one key, so
+ * (./signature.ts; the service's docs/api.md "Replays on a shared key"). All servers of a game share one key, so
  * without it two servers that send identical bytes in one second (two bodiless `GET doors/manifest`) sign
  * the same value and the second gets 409 from the replay cache; with it no two attempts of a fleet sign
  * the same bytes (a collision needs ~2^64 requests in one 600 s replay window). With `requestNonce: false`

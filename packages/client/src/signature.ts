@@ -7,7 +7,7 @@
  * body bytes exactly as sent (64 hex characters; the encoding is the service's decision, its README "API
  * decisions").
  *
- * **Request nonce** (the service's additive extension, its README "Replays on a shared key"): a request
+ * **Request nonce** (the service's additive extension, its docs/api.md "Replays on a shared key"): a request
  * whose URL carries a query string may be signed over `timestamp + raw body + "?" + raw query` instead.
  * The client sends `?nonce=<128 random bits>` on every attempt and signs that form, so servers sharing one
  * key never sign the same bytes, not even two bodiless `GET doors/manifest` in one second.

@@ -1,25 +1,35 @@
 /**
  * Prometheus view of the console's live feed (src/console/live/live-hub.ts), read at scrape time:
- * `gis_console_live_subscribers` (open streams), `gis_console_live_games` (games watched),
- * `gis_console_live_reads_total` (XREAD calls of the process's one reader) and
- * `gis_console_live_builds_total{view}` (views rebuilt: one set of reads each, whatever the number of
- * open consoles).
+ * gauges `gis_console_live_subscribers` (open streams) and `gis_console_live_games` (games watched), and
+ * counters `gis_console_live_reads_total` (XREAD calls of the process's one reader) and
+ * `gis_console_live_builds_total{view}` (views rebuilt: one set of reads each, whatever the number of open
+ * consoles). The hub counts reads and builds since the process started, so the counters are set to its
+ * totals at each scrape (they only grow; a restart is a counter reset, which rate() handles).
  */
-import { Gauge, type Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from 'prom-client';
 import type { LiveHub } from './live-hub.js';
 
-/** Registers the gauges on `registry`. */
+/** Registers the live-feed gauges and counters on `registry`. */
 export function registerLiveMetrics(registry: Registry, hub: LiveHub): void {
   new Gauge({ name: 'gis_console_live_subscribers', help: 'Open console live streams in this process', registers: [registry], collect() { this.set(hub.stats().subscribers); } });
   new Gauge({ name: 'gis_console_live_games', help: 'Games with at least one open console live stream in this process', registers: [registry], collect() { this.set(hub.stats().games); } });
-  new Gauge({ name: 'gis_console_live_reads_total', help: 'XREAD calls of the live feed reader of this process', registers: [registry], collect() { this.set(hub.stats().reads); } });
-  new Gauge({
+  new Counter({
+    name: 'gis_console_live_reads_total',
+    help: 'XREAD calls of the live feed reader of this process',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(hub.stats().reads);
+    },
+  });
+  new Counter({
     name: 'gis_console_live_builds_total',
     help: 'Live views rebuilt (one set of Redis/Postgres reads each), by view',
     labelNames: ['view'],
     registers: [registry],
     collect() {
-      for (const [view, n] of Object.entries(hub.stats().builds)) this.set({ view }, n);
+      this.reset();
+      for (const [view, n] of Object.entries(hub.stats().builds)) this.inc({ view }, n);
     },
   });
 }

@@ -27,7 +27,7 @@ export interface LiveConfig {
  * The `config` object of a heartbeat response for `key`'s game, as JSON. Fields: `heartbeatIntervalSeconds` (seconds, the interval the client must follow),
  * `doorCacheTtlSeconds` (seconds, longest a door decision may be cached) and `doorsVersion` (the manifest
  * version; refetch the manifest when it changes). Every field is documented in `HEARTBEAT_CONFIG_FIELDS`
- * (src/schemas/heartbeat.ts), the README table "Heartbeat `config`" and the OpenAPI `HeartbeatConfig`;
+ * (src/schemas/heartbeat.ts), the docs/api.md table "Heartbeat config" and the OpenAPI `HeartbeatConfig`;
  * test/openapi/heartbeat-config.test.ts fails when a field sent here is missing there.
  */
 export const baseConfig = (key: VerifiedKey, live: LiveConfig): string =>

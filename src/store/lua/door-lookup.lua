@@ -18,9 +18,10 @@
                 hit costs nothing more than this script;
     mode "all": doorKey, value pairs of every fresh cached decision (the caller logs them);
     mode "version": nothing.
-  A returned value is "<expiresAtMs>\n<decision JSON>"; a decision hash field is the user's msgpack array
-  {subjectVersion, doorKey, expiresAtMs, decision code, ...} (door-store.lua writes it; the code is
-  `packDecision` of src/doors/decision-cache.ts, rebuilt here into the JSON by decisionJson).
+  A returned value is "<expiresAtMs>\n<decision JSON>". The decision hash (door-store.lua writes it) holds
+  per user a pointer, the msgpack array {subjectVersion, context field}, and per subject context
+  (src/doors/context-key.ts) its decisions, the msgpack array {doorKey, expiresAtMs, decision code, ...}
+  (the code is `packDecision` of src/doors/decision-cache.ts, rebuilt here into the JSON by decisionJson).
 ]]
 local mode, now = A.m, tonumber(A.t)
 
@@ -65,22 +66,32 @@ local function decisionJson(doorKey, code)
     .. ',"failMode":"' .. FAIL_MODES[string.sub(code, 2, 2)] .. '","forcedState":"' .. forced .. '"}'
 end
 
--- the user's fresh decisions cached in window w under this doors version and subject version, into `into`
-local userHash = userFieldHash(user)
-local function collect(w, into)
-  local head = A.b .. SFX.doorDecisions .. dv .. ':' .. w
-  local level, split = shardState(head)
-  local packed = redis.call('HGET', shardFor(head, level, split, userHash), user)
-  if not packed then return end
-  local t = cmsgpack.unpack(packed)
-  if t[1] ~= subject then return end
-  for i = 2, #t, 3 do
-    if tonumber(t[i + 1]) > now then into[t[i]] = t[i + 1] .. '\n' .. decisionJson(t[i], t[i + 2]) end
+-- field's value in window w's decision hash under this doors version (nil when absent)
+local heads = {}
+local function fieldIn(w, field)
+  local head = heads[w]
+  if not head then
+    head = {A.b .. SFX.doorDecisions .. dv .. ':' .. w}
+    head[2], head[3] = shardState(head[1])
+    heads[w] = head
+  end
+  local packed = redis.call('HGET', shardFor(head[1], head[2], head[3], userFieldHash(field)), field)
+  return packed and cmsgpack.unpack(packed)
+end
+-- the user's pointer (door-store.lua keeps one, in the latest window it wrote), valid for this subject version
+local userField = doorUserField(user)
+local pointer = fieldIn(A.w, userField) or fieldIn(A.w - 1, userField)
+local found = {}
+if pointer and pointer[1] == subject then
+  -- the context's fresh decisions: a store in the current window merged the previous window's into it,
+  -- so the previous window is read only when the current one has none (at worst a miss, never stale)
+  local t = fieldIn(A.w, pointer[2]) or fieldIn(A.w - 1, pointer[2])
+  if t then
+    for i = 1, #t, 3 do
+      if tonumber(t[i + 1]) > now then found[t[i]] = t[i + 1] .. '\n' .. decisionJson(t[i], t[i + 2]) end
+    end
   end
 end
-local found = {}
-collect(A.w - 1, found)
-collect(A.w, found)
 if mode == 'one' then
   local v = found[A.d]
   if v then
