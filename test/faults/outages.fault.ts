@@ -9,6 +9,8 @@
  * - /readyz of the game listener stays 200 (`degraded`) through the Postgres outage, restart included.
  * - A Redis stopped for 5 s under load: every request, game and console listener alike, is answered
  *   within 2 s (the issue's bound on the worst request), 503 with Retry-After while it is down, 200 after.
+ * - The worker process's /metrics shows the events backlog and flush lag growing while Postgres is down
+ *   and falling to 0 once it is back, and counts the flush jobs completed and failed.
  */
 import { expect } from 'chai';
 import http from 'node:http';
@@ -44,6 +46,13 @@ function timedGet(url: string, headers: Record<string, string> = {}): Promise<{ 
     });
     req.on('error', (err: NodeJS.ErrnoException) => resolve({ status: err.code === 'ECONNREFUSED' ? 'refused' : 'reset', ms: performance.now() - started, body: '' }));
   });
+}
+
+/** The value of the sample `name{labels}` in a Prometheus text exposition (labels as written, e.g. `stream="events"`), or undefined. */
+function sample(text: string, name: string, labels = ''): number | undefined {
+  const head = labels ? `${name}{${labels}} ` : `${name} `;
+  const line = text.split('\n').find((l) => l.startsWith(head));
+  return line === undefined ? undefined : Number(line.slice(head.length));
 }
 
 describe('outages across restarts, fail-fast Redis, readiness (issue 29)', function () {
@@ -183,5 +192,55 @@ describe('outages across restarts, fail-fast Redis, readiness (issue 29)', funct
     expect(last.length).to.be.greaterThan(5);
     expect(last.filter((x) => x.status !== 200).map((x) => `${x.kind} ${x.status}`)).to.deep.equal([]);
     await expectAllStored(h, g.gameId, [warmup, ...results.filter((x) => x.kind === 'heartbeat').map((x) => ({ status: x.status, eventIds: x.eventIds ?? [] }))]);
+  });
+
+  it("the workers' /metrics shows the flush lag and the backlog moving through a Postgres outage", async () => {
+    const dbUrl = process.env.DATABASE_URL!;
+    const proxy = new TcpProxy('127.0.0.1', Number(new URL(dbUrl).port || 5432));
+    await proxy.up();
+    try {
+      stack = await Stack.start({ env: { REDIS_URL: redis.url, DATABASE_URL: proxy.url(dbUrl) } });
+      const s = stack;
+      const scrape = async () => {
+        const res = await timedGet(`${s.workersMetricsUrl}/metrics`);
+        expect(res.status).to.equal(200);
+        return res.body;
+      };
+      const events = (text: string) => ({ backlog: sample(text, 'gis_stream_backlog_entries', 'stream="events"'), lag: sample(text, 'gis_flush_lag_seconds', 'stream="events"') });
+      const g = await h.game();
+      const sent: Sent[] = [];
+      for (let i = 0; i < 5; i++) sent.push(await sendHeartbeat(s.url, g, 3, `m-${i}`));
+      expect(await eventually(async () => (sample(await scrape(), 'gis_worker_jobs_processed_total', 'queue="{flush-events}"') ?? 0) > 0, 20_000)).to.equal(true);
+      expect(await eventually(async () => events(await scrape()).backlog === 0, 20_000)).to.equal(true);
+      const health = await timedGet(`${s.workersMetricsUrl}/healthz`);
+      expect(health.status).to.equal(200);
+      expect(JSON.parse(health.body)).to.include({ status: 'ok' });
+
+      await proxy.down();
+      for (let i = 0; i < 10; i++) {
+        sent.push(await sendHeartbeat(s.url, g, 3, `m-down-${i}`));
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      const first = events(await scrape());
+      await new Promise((r) => setTimeout(r, 2000));
+      const second = events(await scrape());
+      expect(first.backlog).to.be.at.least(10);
+      expect(second.lag).to.be.greaterThan(first.lag! + 1);
+      expect(second.lag).to.be.greaterThan(2);
+
+      await proxy.up();
+      expect(await eventually(async () => {
+        const now = events(await scrape());
+        return now.backlog === 0 && now.lag === 0;
+      }, 30_000)).to.equal(true);
+      expect(sample(await scrape(), 'gis_worker_jobs_failed_total', 'queue="{flush-events}"')).to.be.greaterThan(0);
+      expect(sample(await scrape(), 'gis_dead_letters_total', 'stream="events"')).to.equal(0);
+      expect(sent.every((x) => x.status === 200)).to.equal(true);
+      await expectAllStored(h, g.gameId, sent);
+    } finally {
+      await stack?.stop();
+      stack = null;
+      await proxy.down();
+    }
   });
 });
