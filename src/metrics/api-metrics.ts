@@ -7,8 +7,8 @@
  *
  * | metric | type | labels | meaning |
  * | --- | --- | --- | --- |
- * | `gis_http_requests_total` | counter | route, method, status | game listener requests |
- * | `gis_http_request_duration_seconds` | histogram | route, method, status | their latency, seconds |
+ * | `gis_http_requests_total` | counter | route, method, code (HTTP status) | game listener requests |
+ * | `gis_http_request_duration_seconds` | histogram | route, method, code | their latency, seconds |
  * | `gis_heartbeats_total` | counter | — | heartbeats accepted (200) |
  * | `gis_events_accepted_total` | counter | — | events inside accepted heartbeats |
  * | `gis_door_decisions_total` | counter | endpoint, decision | door decisions answered (check, bulk) |
@@ -49,8 +49,8 @@ const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0
 export class ApiMetrics implements VerifierObserver, AdmissionObserver {
   /** The registry `/metrics` renders (one per process; tests make their own). */
   readonly registry = new Registry();
-  readonly httpRequests = new Counter({ name: 'gis_http_requests_total', help: 'Game listener requests by route, method and status', labelNames: ['route', 'method', 'status'] as const, registers: [this.registry] });
-  readonly httpDuration = new Histogram({ name: 'gis_http_request_duration_seconds', help: 'Game listener request latency in seconds by route, method and status', labelNames: ['route', 'method', 'status'] as const, buckets: LATENCY_BUCKETS, registers: [this.registry] });
+  readonly httpRequests = new Counter({ name: 'gis_http_requests_total', help: 'Game listener requests by route, method and HTTP status code', labelNames: ['route', 'method', 'code'] as const, registers: [this.registry] });
+  readonly httpDuration = new Histogram({ name: 'gis_http_request_duration_seconds', help: 'Game listener request latency in seconds by route, method and HTTP status code', labelNames: ['route', 'method', 'code'] as const, buckets: LATENCY_BUCKETS, registers: [this.registry] });
   readonly heartbeats = new Counter({ name: 'gis_heartbeats_total', help: 'Heartbeats accepted (answered 200)', registers: [this.registry] });
   readonly eventsAccepted = new Counter({ name: 'gis_events_accepted_total', help: 'Player events inside accepted heartbeats (before deduplication by eventId)', registers: [this.registry] });
   readonly doorDecisions = new Counter({ name: 'gis_door_decisions_total', help: 'Door decisions answered by endpoint and result', labelNames: ['endpoint', 'decision'] as const, registers: [this.registry] });
@@ -111,7 +111,7 @@ export class ApiMetrics implements VerifierObserver, AdmissionObserver {
       const start = process.hrtime.bigint();
       res.once('finish', () => {
         const path = req.originalUrl.split('?', 1)[0] ?? '';
-        const labels = { route: ROUTE_LABELS.has(path) ? path : 'unmatched', method: req.method, status: String(res.statusCode) };
+        const labels = { route: ROUTE_LABELS.has(path) ? path : 'unmatched', method: req.method, code: String(res.statusCode) };
         this.httpRequests.inc(labels);
         this.httpDuration.observe(labels, Number(process.hrtime.bigint() - start) / 1e9);
       });

@@ -229,8 +229,8 @@ describe('console API', () => {
       for (const w of [window, window + 1]) await h.redis.hset(h.keySpace.game(g.gameId).rateWindow('hb', w, keyId), quotaCounterField('srv-loop'), '100000');
       expect((await hh.heartbeat(g, heartbeatBody([], { externalServerId: 'srv-loop' }))).status).to.equal(429);
       const text = (await get('/metrics')).text;
-      expect(text).to.match(/gis_http_requests_total\{route="\/api\/v1\/game\/heartbeat",method="POST",status="200"\} 1/);
-      expect(text).to.match(/gis_http_requests_total\{route="unmatched",method="POST",status="404"\} 1/);
+      expect(text).to.match(/gis_http_requests_total\{route="\/api\/v1\/game\/heartbeat",method="POST",code="200"\} 1/);
+      expect(text).to.match(/gis_http_requests_total\{route="unmatched",method="POST",code="404"\} 1/);
       expect(text).to.match(/gis_http_request_duration_seconds_bucket\{le="[0-9.]+",route="\/api\/v1\/game\/heartbeat"/);
       expect(text).to.match(/^gis_heartbeats_total 1$/m);
       expect(text).to.match(/^gis_events_accepted_total 2$/m);
