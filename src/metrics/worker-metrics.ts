@@ -15,6 +15,7 @@
  * `{status:"ok"}` while the process (the primary: at least one copy) is alive: a liveness probe, not a
  * check of Redis or Postgres, whose state the metrics show.
  */
+import cluster from 'node:cluster';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AggregatorRegistry, Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
@@ -31,8 +32,10 @@ export class WorkerMetrics {
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
-    // The copies of a `--processes N` group answer the primary's aggregation from this registry.
+    // The copies of a `--processes N` group answer the primary's aggregation from this registry; prom-client
+    // only starts answering the primary's IPC requests once an AggregatorRegistry exists in the process.
     AggregatorRegistry.setRegistries([this.registry]);
+    if (cluster.isWorker) new AggregatorRegistry();
   }
 
   /** Adds the stream backlog, flush lag and dead-letter figures, read from Redis at scrape time. */
