@@ -26,6 +26,7 @@ import { countRateLimited, ObservedDoorAccessService, ObservedHeartbeatService }
 import { AdmissionController } from './limits/admission.js';
 import { admit, admitHeartbeat } from './http/admission.js';
 import type { KeySpace } from './store/keyspace/key-space.js';
+import type { KeyRecords } from './auth/key-records.js';
 
 export interface AppDeps {
   config: Readonly<Config>;
@@ -48,6 +49,11 @@ export interface AppDeps {
    * (the default, setting 0), a heartbeat's 200 follows its script's reply. The caller closes its client.
    */
   replicaAck?: ReplicaAck;
+  /**
+   * The keys' Redis records (src/auth/key-records.ts); given, /readyz also requires that they were
+   * copied from Postgres at least once (src/server.ts passes them; most tests do not).
+   */
+  keyRecords?: KeyRecords;
 }
 
 /** The admission controller of `deps`, or a new one from its config (queue length of its Redis clients, shed counts into its metrics). */

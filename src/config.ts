@@ -45,6 +45,13 @@ export interface Config {
    * deleted by the `prune-access-log` worker role (src/doors/access-log-retention.ts). 1–3650, default 30.
    */
   accessLogRetentionDays: number;
+  /**
+   * Port of a worker process's `/metrics` and `/healthz` (src/metrics/worker-metrics.ts); 0 = any free
+   * port (logged). With `--processes N` the primary serves one aggregated endpoint on it.
+   */
+  workersMetricsPort: number;
+  /** Interface the workers' metrics listener binds to; loopback by default, like the console. */
+  workersMetricsHost: string;
   /** Port of the moderator console listener (page, /console/api, /metrics, /openapi.json); 0 = any free port. */
   consolePort: number;
   /** Interface the console binds to; loopback by default so it is never exposed by accident. */
@@ -121,6 +128,8 @@ const schema = {
     DOOR_CACHE_TTL_SECONDS: { type: 'integer', minimum: 5, maximum: 3600, default: 60 },
     ACCESS_LOG_RETENTION_DAYS: { type: 'integer', minimum: 1, maximum: 3650, default: 30 },
     CONSOLE_PORT: { type: 'integer', minimum: 0, maximum: 65535, default: 3001 },
+    WORKERS_METRICS_PORT: { type: 'integer', minimum: 0, maximum: 65535, default: 3002 },
+    WORKERS_METRICS_HOST: { type: 'string', minLength: 1, default: '127.0.0.1' },
     CONSOLE_HOST: { type: 'string', minLength: 1, default: '127.0.0.1' },
     CONSOLE_TOKEN: { type: 'string', minLength: 24, maxLength: 256, pattern: '^[\\x21-\\x7e]+$' },
     ADMISSION_MAX_IN_FLIGHT: { type: 'integer', minimum: 4, maximum: 100000, default: 512 },
@@ -186,6 +195,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     workerNice: Number(v.WORKER_NICE),
     doorCacheTtlSeconds: Number(v.DOOR_CACHE_TTL_SECONDS),
     accessLogRetentionDays: Number(v.ACCESS_LOG_RETENTION_DAYS),
+    workersMetricsPort: Number(v.WORKERS_METRICS_PORT),
+    workersMetricsHost: String(v.WORKERS_METRICS_HOST),
     consolePort: Number(v.CONSOLE_PORT),
     consoleHost: String(v.CONSOLE_HOST),
     consoleToken: v.CONSOLE_TOKEN === undefined ? null : String(v.CONSOLE_TOKEN),

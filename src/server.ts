@@ -21,6 +21,7 @@ import { createDb } from './store/prisma.js';
 import { subscribeInvalidations } from './auth/invalidation.js';
 import { KeyVerifier } from './auth/key-verifier.js';
 import { VerifiedDigests } from './auth/verified-digests.js';
+import { KeyRecords, startKeyRecordReconcile } from './auth/key-records.js';
 import { admissionFor, createApp } from './app.js';
 import { ApiMetrics } from './metrics/api-metrics.js';
 import { startConsole } from './console/console-server.js';
@@ -46,12 +47,15 @@ async function main(): Promise<void> {
     onChange: (report) => metrics.setRedisPersistence(report.mode),
   });
   await persistence.start();
-  const verifier = new KeyVerifier(db, new VerifiedDigests(redis, keySpace), metrics);
+  const keyRecords = new KeyRecords(redis, keySpace);
+  const verifier = new KeyVerifier(db, new VerifiedDigests(redis, keySpace), metrics, keyRecords);
   await subscribeInvalidations(subscriber, verifier, keySpace);
+  // In the background: a boot during a Postgres outage serves from the records an earlier boot wrote.
+  const stopReconcile = startKeyRecordReconcile(db, redis, keySpace);
 
   // Admission control of the game listener (src/limits/admission.ts): its ceilings come from config.
   const admission = admissionFor({ config, keySpace, redis, db, verifier, metrics, replicaAck });
-  const app = createApp({ config, keySpace, redis, db, verifier, metrics, admission, persistence, replicaAck });
+  const app = createApp({ config, keySpace, redis, db, verifier, metrics, admission, persistence, replicaAck, keyRecords });
   const server = app.listen(config.port, config.host, () => {
     log.info('game listener up', { port: config.port, host: config.host, pid: process.pid });
   });
@@ -71,6 +75,7 @@ async function main(): Promise<void> {
     await Promise.race([closed, new Promise((r) => setTimeout(r, 10_000))]);
     server.closeAllConnections();
     admission.close();
+    stopReconcile();
     await consoleClosed;
     // Fire-and-forget writes started by the last responses (decision cache, active marks) get a moment.
     await new Promise((r) => setTimeout(r, 250));

@@ -22,6 +22,12 @@ describe('config', () => {
     });
   }
 
+  it('WORKERS_METRICS_PORT defaults to 3002 on loopback and takes 0 (any free port)', () => {
+    expect(loadConfig({})).to.include({ workersMetricsPort: 3002, workersMetricsHost: '127.0.0.1' });
+    expect(loadConfig({ WORKERS_METRICS_PORT: '0', WORKERS_METRICS_HOST: '0.0.0.0' })).to.include({ workersMetricsPort: 0, workersMetricsHost: '0.0.0.0' });
+    expect(() => loadConfig({ WORKERS_METRICS_PORT: '70000' })).to.throw(ConfigError, /WORKERS_METRICS_PORT/);
+  });
+
   it('admission control: defaults, overrides, and a Retry-After range whose min exceeds its max is refused', () => {
     expect(loadConfig({}).admission).to.deep.equal({ maxInFlight: 512, maxRedisQueue: 2000, maxLoopLagMs: 200, retryAfterMinSeconds: 2, retryAfterMaxSeconds: 8 });
     expect(loadConfig({ ADMISSION_MAX_LOOP_LAG_MS: '0', ADMISSION_MAX_IN_FLIGHT: '64' }).admission).to.include({ maxLoopLagMs: 0, maxInFlight: 64 });

@@ -18,6 +18,9 @@ process.env.ADMISSION_MAX_LOOP_LAG_MS ??= '0';
 // REDIS_DURABILITY=required in the developer's shell must not stop the processes they start; the tests
 // of the boot check pass `required` explicitly.
 process.env.REDIS_DURABILITY = 'best-effort';
+// Worker processes the tests start serve /metrics on any free port unless a test picks one: the default
+// 3002 would collide between test files and with other runs on the machine.
+process.env.WORKERS_METRICS_PORT ??= '0';
 
 export const mochaHooks = {
   async afterAll(): Promise<void> {

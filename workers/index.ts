@@ -8,6 +8,10 @@
  *
  * `--processes N` (`npm run workers -- --processes 4`): N such processes, forked by a `node:cluster`
  * primary (src/ops/process-fork.ts); they share the queues, schedulers and stream consumer groups.
+ *
+ * Each process serves `/metrics` and `/healthz` on WORKERS_METRICS_HOST:WORKERS_METRICS_PORT
+ * (src/metrics/worker-metrics.ts); with `--processes N` the primary serves one aggregated endpoint there
+ * instead and the copies serve none. A port already taken stops the process at start (exit 1).
  */
 import { getPriority, hostname, setPriority } from 'node:os';
 import { Queue, Worker, type Job } from 'bullmq';
@@ -32,6 +36,8 @@ import { sampleConcurrencyJob } from './jobs/sample-concurrency.job.js';
 import { ingestHealthJob } from './jobs/ingest-health.job.js';
 import { pruneAccessLogJob } from './jobs/prune-access-log.job.js';
 import { processCount, runProcesses } from '../src/ops/process-fork.js';
+import { serveAggregatedWorkerMetrics, serveWorkerMetrics, WorkerMetrics, type MetricsServer } from '../src/metrics/worker-metrics.js';
+import cluster from 'node:cluster';
 
 /** Scheduled roles ignore the job; producer-fed roles read its data (and the lock token to delay it). */
 type Processor = (job: Job, token?: string) => Promise<unknown>;
@@ -89,15 +95,24 @@ async function main(): Promise<void> {
   if (getPriority() < config.workerNice) setPriority(config.workerNice);
   const redis = createRedis(config.redisUrl, { name: 'worker' });
   const bullConnection = createRedis(config.redisUrl, { name: 'worker-bull', forWorker: true });
+  const metrics = new WorkerMetrics();
   const persistence = new PersistenceMonitor(redis, {
     processName: 'workers',
     redisUrl: config.redisUrl,
     durability: config.redisDurability,
     recheckSeconds: config.redisPersistenceRecheckSeconds,
+    onChange: (report) => metrics.setRedisPersistence(report.mode),
   });
   await persistence.start();
   const db = createDb(config.databaseUrl, config.dbPoolSize);
   const keySpace = new KeySpace(config.redisPrefix);
+  metrics.watchStreams({ db, redis, keySpace });
+  // A copy of a `--processes N` group is scraped through the primary's aggregated endpoint.
+  let metricsServer: MetricsServer | null = null;
+  if (!cluster.isWorker) {
+    metricsServer = await serveWorkerMetrics(metrics, config.workersMetricsHost, config.workersMetricsPort, () => ({ pid: process.pid, roles }));
+    log.info('worker metrics listening', { host: config.workersMetricsHost, port: metricsServer.port });
+  }
   const ctx: JobContext = { config, redis, db, keySpace, games: new GameDirectory(redis, db, keySpace), consumerName: `${hostname()}-${process.pid}` };
   const prefix = keySpace.global.bullPrefix();
 
@@ -153,7 +168,9 @@ async function main(): Promise<void> {
       if (!dependencyDown) log.warn('jobs failing: dependency unavailable', { role, err: err.message.split('\n').filter(Boolean).pop() });
       dependencyDown = true;
     });
+    worker.on('failed', () => metrics.jobFinished(spec.queue, false));
     worker.on('completed', () => {
+      metrics.jobFinished(spec.queue, true);
       if (dependencyDown) log.info('jobs completing again', { role });
       dependencyDown = false;
     });
@@ -174,7 +191,7 @@ async function main(): Promise<void> {
       log.warn('shutdown grace elapsed: abandoning running jobs to the next worker', { graceMs: SHUTDOWN_GRACE_MS });
       await Promise.allSettled(workers.map((w) => w.close(true)));
     }
-    await Promise.allSettled(queues.map((q) => q.close()));
+    await Promise.allSettled([...queues.map((q) => q.close()), metrics.close(), metricsServer?.close()]);
     persistence.stop();
     await Promise.allSettled([redis.quit(), bullConnection.quit(), db.$disconnect()]);
     process.exit(0);
@@ -190,7 +207,11 @@ function entry(): Promise<void> {
     console.error(`${(err as Error).message}\nusage: npm run workers -- [--processes N]`);
     process.exit(2);
   }
-  return runProcesses(n, 'workers', main);
+  return runProcesses(n, 'workers', main, async (alive) => {
+    const config = loadConfig();
+    const server = await serveAggregatedWorkerMetrics(config.workersMetricsHost, config.workersMetricsPort, () => ({ pid: process.pid, processes: alive() }));
+    log.info('worker metrics listening (aggregated over the processes)', { host: config.workersMetricsHost, port: server.port });
+  });
 }
 
 entry().catch((err: unknown) => {

@@ -12,6 +12,7 @@ import { isScope, type Scope } from './scopes.js';
 import { ValidationError, NotFoundError } from '../errors.js';
 import { appendAudit } from '../audit/audit-chain.js';
 import type { KeySpace } from '../store/keyspace/key-space.js';
+import { KeyRecords } from './key-records.js';
 
 export interface CreatedKey {
   /** The full key `svc_live_<prefix>.<secret>`: returned once, never stored. */
@@ -41,10 +42,13 @@ export function parseScopes(list: string): Scope[] {
 /**
  * Creates a key for `gameId` with `scopes`; stores the prefix and the argon2id hash of the secret, and,
  * given `digests`, the key's shared verified digest, so the key is never cold on any API process even
- * if wrong secrets flood its prefix before its first use (src/auth/verified-digests.ts).
+ * if wrong secrets flood its prefix before its first use (src/auth/verified-digests.ts); given `records`,
+ * the key's and its game's Redis records, so it verifies during a Postgres outage (src/auth/key-records.ts).
+ * Redis is written after the Postgres commit: a Redis error then propagates, and the next boot reconcile
+ * or first verification writes the records the key missed.
  * @throws {NotFoundError} when the game does not exist.
  */
-export async function createKey(db: Db, gameId: string, scopes: Scope[], actor = 'operator', digests?: VerifiedDigests): Promise<CreatedKey> {
+export async function createKey(db: Db, gameId: string, scopes: Scope[], actor = 'operator', digests?: VerifiedDigests, records?: KeyRecords): Promise<CreatedKey> {
   const game = await db.game.findUnique({ where: { id: gameId } });
   if (!game) throw new NotFoundError(`game ${gameId} not found`);
   const { key, prefix, secret } = generateServerKey();
@@ -54,7 +58,7 @@ export async function createKey(db: Db, gameId: string, scopes: Scope[], actor =
     await appendAudit(tx, { workspaceId: game.workspaceId, gameId, actor, action: 'key.create', keyPrefix: prefix, detail: { scopes } });
     return created;
   });
-  await digests?.set(prefix, keyedDigest(secretHash, secret));
+  await Promise.all([digests?.set(prefix, keyedDigest(secretHash, secret)), records?.putKey(prefix, row), records?.putGame(game)]);
   return { key, prefix, id: row.id, scopes };
 }
 
@@ -68,7 +72,8 @@ export async function listKeys(db: Db, gameId: string): Promise<KeyListing[]> {
 }
 
 /**
- * Revokes the key with `prefix` and tells every API process (Redis pub/sub) to drop it from its
+ * Revokes the key with `prefix`, marks its Redis record revoked (so a process verifying from Redis during
+ * a Postgres outage refuses it too) and tells every API process (Redis pub/sub) to drop it from its
  * verification cache at once. Revoking twice keeps the first revocation time.
  * @throws {NotFoundError} when no key has that prefix.
  */
@@ -86,6 +91,7 @@ export async function revokeKey(db: Db, redis: Redis, keySpace: KeySpace, prefix
     });
     revokedAt = won ? now : (await db.apiKey.findUniqueOrThrow({ where: { prefix } })).revokedAt!;
   }
+  await new KeyRecords(redis, keySpace).putKey(prefix, { ...row, revokedAt });
   await new VerifiedDigests(redis, keySpace).delete(prefix);
   await publishInvalidation(redis, keySpace, `key:${prefix}`);
   return { prefix, revokedAt };

@@ -17,6 +17,11 @@
  * Revocation: the Postgres row is checked before any digest; the operator CLI also publishes on a Redis
  * channel every API process listens to (effect in milliseconds), and cached keys are reloaded from
  * Postgres in the background every {@link REFRESH_MS}.
+ *
+ * Postgres down (issue #29): where Postgres cannot be reached, the row comes from the key's Redis record
+ * (src/auth/key-records.ts: the same argon2id hash, scopes, game, revoked state), so a process with a
+ * cold memory still verifies known keys, and a revoked one stays refused. A prefix Redis has no record of
+ * gets the Postgres error (503: it may be a key created moments ago), never a 401.
  */
 import { hash, timingSafeEqual } from 'node:crypto';
 import argon2 from 'argon2';
@@ -27,6 +32,8 @@ import { log } from '../log.js';
 import { parseServerKey } from './server-key.js';
 import type { Scope } from './scopes.js';
 import { keyedDigest, sameDigest, type VerifiedDigests } from './verified-digests.js';
+import type { KeyRecords, KeyRow } from './key-records.js';
+import { isDependencyUnavailable } from '../store/dependency-errors.js';
 import { BudgetExceeded, VerifyBudget, type BudgetRefusal } from './verify-budget.js';
 
 export { MAX_FAILED_VERIFIES } from './verify-budget.js';
@@ -60,7 +67,6 @@ interface CacheEntry {
   loadedAt: number;
 }
 
-type KeyRow = NonNullable<Awaited<ReturnType<KeyVerifier['load']>>>;
 /** A prefix as Postgres and Redis know it: its row (false: no such key) and the shared digest. */
 interface PrefixState {
   row: KeyRow | false;
@@ -84,15 +90,19 @@ export class KeyVerifier {
   private readonly refreshing = new Set<string>();
   private readonly budget = new VerifyBudget();
   private sharedDown = false;
+  private recordsInUse = false;
 
   /**
    * @param shared the Redis digests every process shares; null only where no Redis exists (then a
    *   restart makes every key cold again).
+   * @param records the keys' Redis records, read when Postgres is unreachable and refreshed from every
+   *   row read from Postgres; without them a cold process answers every key 503 during a Postgres outage.
    */
   constructor(
     private readonly db: Db,
     private readonly shared: VerifiedDigests | null,
     private readonly observer?: VerifierObserver,
+    private readonly records?: KeyRecords,
   ) {}
 
   /**
@@ -171,11 +181,40 @@ export class KeyVerifier {
     }
   }
 
-  private async load(prefix: string) {
-    return this.db.apiKey.findUnique({
-      where: { prefix },
-      include: { game: { select: { workspaceId: true, heartbeatIntervalSeconds: true } } },
-    });
+  /**
+   * The key's row: from Postgres (then its Redis record is brought up to date), or, when Postgres is
+   * unreachable, from the Redis record. null: Postgres has no such key.
+   * @throws the Postgres error when Postgres is unreachable and Redis has no usable record either.
+   */
+  private async load(prefix: string): Promise<KeyRow | null> {
+    let row;
+    try {
+      row = await this.db.apiKey.findUnique({
+        where: { prefix },
+        include: { game: { select: { id: true, workspaceId: true, heartbeatIntervalSeconds: true, platform: true, universeId: true, nativeBans: true } } },
+      });
+    } catch (err) {
+      if (!this.records || !isDependencyUnavailable(err)) throw err;
+      const record = await this.records.load(prefix).catch(() => null);
+      if (!record) throw err;
+      this.noteRecords(true);
+      return record;
+    }
+    this.noteRecords(false);
+    // Read repair: a key created while Redis was down, or before records existed, gets its records here.
+    if (row && this.records) {
+      const records = this.records;
+      void Promise.all([records.putKey(prefix, row), records.putGame(row.game)]).catch(() => undefined);
+    }
+    return row;
+  }
+
+  /** One log line when keys start being verified from their Redis records (Postgres unreachable) and one when that stops. */
+  private noteRecords(inUse: boolean): void {
+    if (inUse === this.recordsInUse) return;
+    this.recordsInUse = inUse;
+    if (inUse) log.warn('postgres unreachable: verifying keys from their redis records');
+    else log.info('postgres reachable again: keys verified from postgres');
   }
 
   /** The prefix's row and shared digest: read once per {@link ROW_TTL_MS}, single-flight. */

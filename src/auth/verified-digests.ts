@@ -6,7 +6,9 @@
  * bytes. A digest of a 256-bit secret needs no slow hash to resist guessing (the reason key services store
  * SHA-256 of high-entropy tokens); argon2id stays the stored credential in Postgres. The digest is
  * HMAC-SHA256 keyed with the key's stored argon2 hash, so it binds to that credential: a key re-hashed or
- * replaced never matches an old digest, and Redis alone (without the Postgres row) cannot check a guess.
+ * replaced never matches an old digest. Since issue #29 Redis also holds that hash (the key's record,
+ * src/auth/key-records.ts), so a reader of Redis can check a guess offline: against a 256-bit secret that
+ * is as hopeless as against a Postgres dump; it is why Redis must stay private all the same.
  * Revocation is checked on the Postgres row before any digest, and the revoke deletes the digest too.
  *
  * Written when the key is created (operator CLI) and again after every successful argon2 verify (which

@@ -9,6 +9,7 @@ import { NotFoundError, ValidationError } from '../errors.js';
 import { appendAudit } from '../audit/audit-chain.js';
 import { publishInvalidation } from '../auth/key-service.js';
 import type { KeySpace } from '../store/keyspace/key-space.js';
+import { KeyRecords } from '../auth/key-records.js';
 
 export const MIN_INTERVAL_SECONDS = 15;
 export const MAX_INTERVAL_SECONDS = 60;
@@ -52,16 +53,19 @@ export async function createGame(
 }
 
 /**
- * Changes a game's heartbeat interval (seconds), audits it, and invalidates cached key data on every API
- * process. @throws {NotFoundError} unknown game. @throws {ValidationError} interval outside 15–60.
+ * Changes a game's heartbeat interval (seconds), audits it, updates the game's Redis record
+ * (src/auth/key-records.ts) and invalidates cached key data on every API process.
+ * @throws {NotFoundError} unknown game. @throws {ValidationError} interval outside 15–60.
  */
 export async function setHeartbeatInterval(db: Db, redis: Redis, keySpace: KeySpace, gameId: string, seconds: number, actor = 'operator'): Promise<void> {
   checkInterval(seconds);
   const game = await db.game.findUnique({ where: { id: gameId } });
   if (!game) throw new NotFoundError(`game ${gameId} not found`);
-  await db.$transaction(async (tx) => {
-    await tx.game.update({ where: { id: gameId }, data: { heartbeatIntervalSeconds: seconds } });
+  const updated = await db.$transaction(async (tx) => {
+    const row = await tx.game.update({ where: { id: gameId }, data: { heartbeatIntervalSeconds: seconds } });
     await appendAudit(tx, { workspaceId: game.workspaceId, gameId, actor, action: 'game.set-interval', detail: { from: game.heartbeatIntervalSeconds, to: seconds } });
+    return row;
   });
+  await new KeyRecords(redis, keySpace).putGame(updated);
   await publishInvalidation(redis, keySpace, `game:${gameId}`);
 }

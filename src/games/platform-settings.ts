@@ -10,6 +10,7 @@ import type { Db } from '../store/prisma.js';
 import { NotFoundError, ValidationError } from '../errors.js';
 import { appendAudit } from '../audit/audit-chain.js';
 import type { PlatformSettings } from '../bans/platform-restriction-client.js';
+import type { KeyRecords } from '../auth/key-records.js';
 
 /** What may be changed; absent fields keep their value, null clears a text field. */
 export interface PlatformSettingsChange {
@@ -71,11 +72,13 @@ function checkUrl(url: string): string {
 }
 
 /**
- * Changes the platform settings of `gameId` and writes an audit row (`game.set-platform`, without the key).
+ * Changes the platform settings of `gameId` and writes an audit row (`game.set-platform`, without the key);
+ * given `records`, updates the game's Redis record after the commit (src/auth/key-records.ts; the cloud
+ * API key is never copied there).
  * @throws {NotFoundError} unknown game. @throws {ValidationError} a malformed base URL, an empty value,
  *   or nativeBans on without universe, base URL and API key all set.
  */
-export async function setPlatformSettings(db: Db, gameId: string, change: PlatformSettingsChange, actor = 'operator'): Promise<PlatformSettingsView> {
+export async function setPlatformSettings(db: Db, gameId: string, change: PlatformSettingsChange, actor = 'operator', records?: KeyRecords): Promise<PlatformSettingsView> {
   const game = await db.game.findUnique({ where: { id: gameId } });
   if (!game) throw new NotFoundError(`game ${gameId} not found`);
   for (const [field, value] of Object.entries(change)) {
@@ -98,5 +101,6 @@ export async function setPlatformSettings(db: Db, gameId: string, change: Platfo
     await appendAudit(tx, { workspaceId: row.workspaceId, gameId, actor, action: 'game.set-platform', detail: { ...detail, cloudApiKeyChanged: change.cloudApiKey !== undefined } });
     return row;
   });
+  await records?.putGame(updated);
   return describePlatformSettings(updated);
 }

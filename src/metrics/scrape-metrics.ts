@@ -74,18 +74,33 @@ function answers(probe: Promise<unknown>): Promise<boolean> {
   return within(PROBE_TIMEOUT_MS, probe).then(() => true, () => false);
 }
 
+/** The groups of scrape-time metrics, by the source they read. */
+export const SCRAPE_GROUPS = ['queues', 'streams', 'commands', 'events_flushed', 'dead_letters', 'dependencies', 'ingest_warnings'] as const;
+export type ScrapeGroup = (typeof SCRAPE_GROUPS)[number];
+
 export interface ScrapeSources {
   db: Db;
   redis: AppRedis;
   keySpace: KeySpace;
   /** BullMQ queue names of the worker roles (src/jobs/worker-roles.ts ROLES). */
   queueNames: readonly string[];
+  /**
+   * Which groups to register (default all: the API's console). The worker processes register the stream
+   * and dead-letter groups beside their own job counters (src/metrics/worker-metrics.ts).
+   */
+  groups?: readonly ScrapeGroup[];
 }
 
-/** Registers the scrape-time metrics on `registry`; returns a function closing the queue handles it opened. */
+/**
+ * Registers the scrape-time metrics on `registry`; returns a function closing the queue handles it opened.
+ * Every process asked reads the same cross-process figures, so where node:cluster aggregates the
+ * registries of N worker processes (prom-client's AggregatorRegistry) these gauges and counters take the
+ * maximum of the copies (`aggregator: 'max'`), not their sum.
+ */
 export function registerScrapeMetrics(registry: Registry, src: ScrapeSources): () => Promise<void> {
+  const groups = new Set(src.groups ?? SCRAPE_GROUPS);
   const prefix = src.keySpace.global.bullPrefix();
-  const queues = src.queueNames.map((name) => new Queue(name, { connection: src.redis, prefix }));
+  const queues = groups.has('queues') ? src.queueNames.map((name) => new Queue(name, { connection: src.redis, prefix })) : [];
   for (const [i, queue] of queues.entries()) absorbSharedConnectionErrors(queue, `queue:${src.queueNames[i]}`);
   const errors = new Counter({ name: 'gis_scrape_errors_total', help: 'Metric sources that could not be read during a scrape', labelNames: ['source'] as const, registers: [registry] });
   const guarded = async (source: string, read: () => Promise<void>) => {
@@ -97,8 +112,9 @@ export function registerScrapeMetrics(registry: Registry, src: ScrapeSources): (
     }
   };
 
-  new Gauge({
+  if (groups.has('queues')) new Gauge({
     name: 'gis_queue_jobs',
+    aggregator: 'max',
     help: 'Jobs in the worker queues by queue and state',
     labelNames: ['queue', 'state'] as const,
     registers: [registry],
@@ -138,10 +154,11 @@ export function registerScrapeMetrics(registry: Registry, src: ScrapeSources): (
     ['gis_stream_backlog_entries', 'Stream entries not yet flushed to Postgres, over recently active games', (t) => t.entries],
     ['gis_flush_lag_seconds', 'Age in seconds of the oldest stream entry not yet flushed to Postgres (worst game)', (t) => t.lag],
   ];
-  for (const [name, help, pick] of streamGauges) {
+  for (const [name, help, pick] of groups.has('streams') ? streamGauges : []) {
     new Gauge({
       name,
       help,
+      aggregator: 'max',
       labelNames: ['stream'] as const,
       registers: [registry],
       async collect() {
@@ -153,8 +170,9 @@ export function registerScrapeMetrics(registry: Registry, src: ScrapeSources): (
     });
   }
 
-  new Gauge({
+  if (groups.has('commands')) new Gauge({
     name: 'gis_commands',
+    aggregator: 'max',
     help: 'Commands by recorded status',
     labelNames: ['status'] as const,
     registers: [registry],
@@ -168,8 +186,9 @@ export function registerScrapeMetrics(registry: Registry, src: ScrapeSources): (
     },
   });
 
-  new Counter({
+  if (groups.has('events_flushed')) new Counter({
     name: 'gis_events_flushed_total',
+    aggregator: 'max',
     help: 'Rows inserted into PlayerEvent by the flushers (Postgres table statistics; duplicates are not inserted)',
     registers: [registry],
     async collect() {
@@ -182,8 +201,9 @@ export function registerScrapeMetrics(registry: Registry, src: ScrapeSources): (
   });
 
   const deadLetters = new DeadLetters(src.redis, src.keySpace);
-  new Counter({
+  if (groups.has('dead_letters')) new Counter({
     name: 'gis_dead_letters_total',
+    aggregator: 'max',
     help: 'Rows Postgres refused that the flushers set aside in the per-game dead-letter streams, by source stream (README "Failure behaviour")',
     labelNames: ['stream'] as const,
     registers: [registry],
@@ -196,8 +216,9 @@ export function registerScrapeMetrics(registry: Registry, src: ScrapeSources): (
     },
   });
 
-  new Gauge({
+  if (groups.has('dependencies')) new Gauge({
     name: 'gis_dependency_up',
+    aggregator: 'min',
     help: 'Whether a dependency answered a probe during this scrape: redis (PING) or postgres (SELECT 1), 1 up, 0 down',
     labelNames: ['dependency'] as const,
     registers: [registry],
@@ -208,8 +229,9 @@ export function registerScrapeMetrics(registry: Registry, src: ScrapeSources): (
     },
   });
 
-  new Gauge({
+  if (groups.has('ingest_warnings')) new Gauge({
     name: 'gis_ingest_warnings_open',
+    aggregator: 'max',
     help: 'Unresolved ingest health warnings by kind (persistent_throttling: games throttled in 5 of the last 10 minutes)',
     labelNames: ['kind'] as const,
     registers: [registry],

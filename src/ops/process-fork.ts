@@ -38,9 +38,11 @@ export function processCount(argv: readonly string[]): number {
 
 /**
  * Runs `start` here when `n` is 1 or this process is a forked copy; otherwise becomes the primary of
- * `n` copies (module comment). `name` labels the primary's log lines (`api`, `workers`).
+ * `n` copies (module comment) and, once they are forked, runs `primary` (given the number of copies
+ * alive now and later; e.g. the workers' aggregated metrics endpoint). `name` labels the primary's log
+ * lines (`api`, `workers`).
  */
-export async function runProcesses(n: number, name: string, start: () => Promise<void>): Promise<void> {
+export async function runProcesses(n: number, name: string, start: () => Promise<void>, primary?: (alive: () => number) => Promise<void>): Promise<void> {
   if (n <= 1 || cluster.isWorker) return start();
   let stopping = false;
   const forkedAt = new Map<Worker, number>();
@@ -74,4 +76,10 @@ export async function runProcesses(n: number, name: string, start: () => Promise
   process.on('SIGINT', () => stopAll('SIGINT'));
   for (let i = 0; i < n; i++) fork();
   log.info('primary up', { process: name, processes: n, pid: process.pid });
+  // A primary that cannot do its part (its metrics port taken) stops the group rather than run half-observed.
+  await primary?.(() => forkedAt.size).catch((err: unknown) => {
+    log.error('the primary failed to start; stopping every process', { process: name, err: String(err) });
+    process.exitCode = 1;
+    stopAll('primary failure');
+  });
 }

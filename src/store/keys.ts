@@ -136,6 +136,13 @@ export class GameKeys {
   banWritePause(): string {
     return `${this.base}${S.banWritePause}`;
   }
+  /**
+   * hash, no TTL: the game's workspace, heartbeat interval and platform settings (never its cloud API key),
+   * copied from Postgres for key verification during an outage (src/auth/key-records.ts).
+   */
+  gameRecord(): string {
+    return `${this.base}${S.gameRecord}`;
+  }
   /** string, no TTL: the game's doors version (= Game.doorsVersion, only ever raised; src/doors/doors-version.ts). */
   doorsVersion(): string {
     return `${this.base}${S.doorsVersion}`;
@@ -237,6 +244,21 @@ export class GlobalKeys {
    */
   verifiedKeyDigest(keyPrefix: string): string {
     return `${this.prefix}:key-digest:${keyPrefix}`;
+  }
+  /**
+   * hash, no TTL: what a heartbeat needs of a server key when Postgres cannot be asked (src/auth/key-records.ts):
+   * id, game, argon2id hash (never the secret), scopes, revoked flag, record format. `{k:<keyPrefix>}` tags it
+   * so a Cluster routes it by the key prefix, the only thing a request names before it is verified.
+   */
+  serverKeyRecord(keyPrefix: string): string {
+    return `${this.prefix}:{k:${keyPrefix}}:record`;
+  }
+  /**
+   * string (ISO 8601 time), no TTL: when a process last copied every key and game record from Postgres
+   * (src/auth/key-records.ts `reconcileKeyRecords`); /readyz of the game listener needs it.
+   */
+  keyRecordsSynced(): string {
+    return `${this.prefix}:key-records:synced`;
   }
   /** pub/sub channel: a key prefix was revoked or changed, or a game's settings changed. */
   authChannel(): string {

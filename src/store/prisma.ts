@@ -22,6 +22,11 @@ const pools = new WeakMap<Db, pg.Pool>();
 /** Creates the process's Prisma client with at most `poolSize` connections. */
 export function createDb(databaseUrl: string, poolSize = 5): Db {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: poolSize, connectionTimeoutMillis: DB_CONNECT_TIMEOUT_MS });
+  // A connection that breaks emits 'error' on its client (and, idle, on the pool); without a listener that
+  // crashes the process. Seen in a worker whose checked-out client lost its socket while Postgres went
+  // away (test/faults/outages.fault.ts). The query on it fails on its own and the pool discards the client.
+  pool.on('error', () => undefined);
+  pool.on('connect', (client) => client.on('error', () => undefined));
   // disposeExternalPool: $disconnect ends the pool as it did when the adapter created it.
   const db = new PrismaClient({ adapter: new PrismaPg(pool, { disposeExternalPool: true }) });
   pools.set(db, pool);

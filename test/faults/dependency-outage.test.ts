@@ -11,6 +11,7 @@ import { expect } from 'chai';
 import request from 'supertest';
 import { Harness, heartbeatBody, event, type TestGame } from '../support/harness.js';
 import { TcpProxy } from '../../scripts/support/tcp-proxy.js';
+import { revokeKey } from '../../src/auth/key-service.js';
 
 const HB = '/api/v1/game/heartbeat';
 
@@ -78,6 +79,7 @@ describe('dependency outages (fault)', () => {
     let h: Harness;
     let warm: TestGame;
     let cold: { key: string; secret: string };
+    let revoked: { key: string; secret: string; keyPrefix: string };
     const during: ReturnType<typeof event>[] = [];
 
     before(async () => {
@@ -85,6 +87,8 @@ describe('dependency outages (fault)', () => {
       h = new Harness({ DATABASE_URL: proxy.url(dbUrl) });
       warm = await h.game();
       cold = await h.key(warm.gameId);
+      revoked = await h.key(warm.gameId);
+      await revokeKey(h.db, h.redis, h.keySpace, revoked.keyPrefix);
       // Verifies and caches the warm key; the cold one has never been seen by this process.
       expect((await h.heartbeat(warm, heartbeatBody(['p1']))).status).to.equal(200);
     });
@@ -94,7 +98,7 @@ describe('dependency outages (fault)', () => {
       await proxy.down();
     });
 
-    it('keeps heartbeats of a verified key at 200 and answers cold paths 503', async () => {
+    it('keeps heartbeats of a verified key at 200, verifies a key never seen here from its Redis record, answers an unknown key 503', async () => {
       await proxy.down();
       for (let i = 0; i < 5; i++) {
         const ev = event('kill', { externalId: 'p1' });
@@ -102,10 +106,23 @@ describe('dependency outages (fault)', () => {
         expect(res.status, JSON.stringify(res.body)).to.equal(200);
         during.push(ev);
       }
-      expectUnavailable(await h.signed(cold, 'post', HB, heartbeatBody(['p2'])));
+      // Never verified by this process: its Redis record (written when it was created) stands in for Postgres.
+      const res = await h.signed(cold, 'post', HB, heartbeatBody(['p2']));
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      expect(res.body.config.heartbeatIntervalSeconds).to.equal(20);
+      // Revoked before the outage and never seen here: its record says so.
+      const refused = await h.signed(revoked, 'post', HB, heartbeatBody(['p3']));
+      expect(refused.status, JSON.stringify(refused.body)).to.equal(401);
+      expect(refused.body.error.code).to.equal('revoked_key');
+      // A prefix Redis has no record of may be a key created a moment ago: 503, not 401.
+      const unknown = { key: `svc_live_${'z'.repeat(12)}.${'A'.repeat(43)}`, secret: 'A'.repeat(43) };
+      expectUnavailable(await h.signed(unknown, 'post', HB, heartbeatBody(['p2'])));
       const ready = await request(h.app).get('/readyz');
-      expectUnavailable(ready);
-      expect(ready.body).to.deep.include({ status: 'unavailable', dependencies: { redis: 'up', postgres: 'down' } });
+      expect(ready.status).to.equal(200);
+      expect(ready.body).to.deep.include({ status: 'degraded', dependencies: { redis: 'up', postgres: 'down' } });
+      const full = await request(h.app).get('/readyz?full=1');
+      expectUnavailable(full);
+      expect(full.body).to.deep.include({ status: 'unavailable', dependencies: { redis: 'up', postgres: 'down' } });
     });
 
     it('recovers alone and stores everything answered 200 during the outage', async () => {

@@ -7,7 +7,8 @@
  * a TCP proxy in front of the shared Postgres cut for FAULT_PG_OUTAGE_SECONDS (default 30; CI may shorten).
  */
 import { expect } from 'chai';
-import { Harness, event, heartbeatBody, type TestGame } from '../support/harness.js';
+import { ALL_SCOPES, Harness, event, heartbeatBody, type TestGame } from '../support/harness.js';
+import { createKey } from '../../src/auth/key-service.js';
 import { PrivateRedis } from '../support/private-redis.js';
 import { sign } from '../../src/auth/signature.js';
 import { DeadLetters } from '../../src/store/dead-letters.js';
@@ -145,6 +146,9 @@ describe('process faults (npm run test:faults)', function () {
     const during = await load(stack.url, g, 8, 1, 8);
     expect(during.map((x) => x.status)).to.deep.equal(Array(8).fill(503));
     for (const x of during) expect(Number(x.retryAfter)).to.be.within(1, 5);
+    // The 503s come at once (no offline queue): keep Redis down past a few reconnect attempts, so the
+    // clients see the outage they are to log once, not only the dropped connection.
+    await new Promise((r) => setTimeout(r, 1500));
     await redis.start();
     const s = stack;
     expect(await eventually(async () => (await sendHeartbeat(s.url, g, 0)).status === 200, 20_000)).to.equal(true);
@@ -161,7 +165,7 @@ describe('process faults (npm run test:faults)', function () {
     expect(downs.length).to.equal(new Set(downs.map((d) => d.connection)).size);
   });
 
-  it(`Postgres down ${PG_OUTAGE_SECONDS} s: warm heartbeats 200, cold keys 503 with Retry-After, everything stored after`, async () => {
+  it(`Postgres down ${PG_OUTAGE_SECONDS} s: warm heartbeats 200, keys never seen by the process 200 from their Redis records, a key Redis has no record of 503 with Retry-After, everything stored after`, async () => {
     const dbUrl = process.env.DATABASE_URL!;
     const proxy = new TcpProxy('127.0.0.1', Number(new URL(dbUrl).port || 5432));
     await proxy.up();
@@ -169,6 +173,9 @@ describe('process faults (npm run test:faults)', function () {
       stack = await Stack.start({ env: { REDIS_URL: redis.url, DATABASE_URL: proxy.url(dbUrl), LOG_LEVEL: 'info' } });
       const g = await h.game();
       const cold = await h.key(g.gameId);
+      // Created without its Redis records (as if Redis had lost them): only Postgres knows it.
+      const bare = await createKey(h.db, g.gameId, ALL_SCOPES);
+      const unrecorded = { key: bare.key, secret: bare.key.split('.')[1]! };
       const warmup = await sendHeartbeat(stack.url, g, 1);
       expect(warmup.status).to.equal(200);
       await proxy.down();
@@ -178,7 +185,8 @@ describe('process faults (npm run test:faults)', function () {
       // A new server id each time: one server heartbeating every 200 ms would meet its rate quota.
       for (let i = 0; Date.now() < end; i++) {
         sent.push(await sendHeartbeat(stack.url, g, 5, `outage-server-${i}`));
-        coldAnswers.push(await sendHeartbeat(stack.url, cold, 1));
+        sent.push(await sendHeartbeat(stack.url, cold, 1, `outage-cold-${i}`));
+        coldAnswers.push(await sendHeartbeat(stack.url, unrecorded, 1));
         await new Promise((r) => setTimeout(r, 200));
       }
       expect(sent.filter((x) => x.status !== 200).map((x) => x.status)).to.deep.equal([]);
@@ -189,7 +197,7 @@ describe('process faults (npm run test:faults)', function () {
       }
       await proxy.up();
       const s = stack;
-      expect(await eventually(async () => (await sendHeartbeat(s.url, cold, 0)).status === 200, 20_000)).to.equal(true);
+      expect(await eventually(async () => (await sendHeartbeat(s.url, unrecorded, 0)).status === 200, 20_000)).to.equal(true);
       await expectAllStored(h, g.gameId, sent);
       // The workers' failing runs are one line per role for the whole outage, not one per attempt.
       const workerLines = s.output.filter((l) => l.startsWith('[workers] {')).map((l) => JSON.parse(l.slice(10)) as { message: string; role?: string });

@@ -36,6 +36,7 @@ describe('many processes: two API processes, two worker processes (issue #17)', 
   let h: Harness;
   const apis: { child: ManagedChild; url: string }[] = [];
   let workers: ManagedChild;
+  let workersMetrics: string;
 
   before(async () => {
     h = new Harness();
@@ -44,7 +45,9 @@ describe('many processes: two API processes, two worker processes (issue #17)', 
       const port = await freePort();
       apis.push({ child: startNodeScript(name, 'src/server.ts', { env: { ...env, PORT: String(port) }, echo: 'none' }), url: `http://127.0.0.1:${port}` });
     }
-    workers = startChild({ name: 'workers', command: nodeBinary(), args: ['--import', 'tsx', 'workers/index.ts', '--processes', '2'], env, echo: 'none' });
+    const metricsPort = await freePort();
+    workersMetrics = `http://127.0.0.1:${metricsPort}`;
+    workers = startChild({ name: 'workers', command: nodeBinary(), args: ['--import', 'tsx', 'workers/index.ts', '--processes', '2'], env: { ...env, WORKERS_METRICS_PORT: String(metricsPort) }, echo: 'none' });
     await Promise.all(apis.map((a) => a.child.waitForUrl(`${a.url}/readyz`, 90_000)));
   });
 
@@ -83,5 +86,17 @@ describe('many processes: two API processes, two worker processes (issue #17)', 
       if (rows.length < sent.length) await new Promise((r) => setTimeout(r, 250));
     }
     expect(rows.map((r) => r.eventId).sort()).to.deep.equal([...sent].sort());
+  });
+
+  it('the primary of the two worker processes serves one /metrics aggregating both, and /healthz', async () => {
+    const health = (await (await fetch(`${workersMetrics}/healthz`)).json()) as { status: string; processes: number };
+    expect(health).to.include({ status: 'ok', processes: 2 });
+    const text = await (await fetch(`${workersMetrics}/metrics`)).text();
+    const processed = /^gis_worker_jobs_processed_total\{queue="\{flush-events\}"\} (\d+)$/m.exec(text);
+    expect(processed, text.slice(0, 2000)).to.not.equal(null);
+    expect(Number(processed![1])).to.be.greaterThan(0);
+    // Read alike by both processes: aggregated as the maximum, one series per stream, not a sum of two.
+    expect(text).to.match(/^gis_stream_backlog_entries\{stream="events"\} \d+$/m);
+    expect(text).to.match(/^gis_redis_persistence\{mode="(none|aof-everysec|aof-always|aof-no|rdb|unknown)"\} 1$/m);
   });
 });

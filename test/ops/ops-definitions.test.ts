@@ -3,7 +3,9 @@
  * expression of the alert rules (ops/prometheus/alerts.yml) and of the Grafana dashboard
  * (ops/grafana/dashboard.json) reads metrics that an API process's /metrics actually lists. The process is
  * built as src/server.ts builds it (game app with metrics and admission control, console listener with
- * the scrape-time and live-feed metrics) over the real Redis and Postgres, and scraped over HTTP.
+ * the scrape-time and live-feed metrics) over the real Redis and Postgres, and scraped over HTTP; the
+ * worker processes' endpoint (src/metrics/worker-metrics.ts, job gis-workers) is built as workers/index.ts
+ * builds it and its names count as exported too.
  * promtool checks the rules' syntax and behaviour (`npm run lint:alerts`); this test checks their names.
  */
 import { readFileSync } from 'node:fs';
@@ -14,6 +16,7 @@ import { Harness } from '../support/harness.js';
 import { admissionFor, createApp } from '../../src/app.js';
 import { ApiMetrics } from '../../src/metrics/api-metrics.js';
 import { startConsole, type ConsoleListener } from '../../src/console/console-server.js';
+import { serveWorkerMetrics, WorkerMetrics, type MetricsServer } from '../../src/metrics/worker-metrics.js';
 
 const TOKEN = 'test-operator-token-0123456789abcdef';
 /** Series Prometheus adds itself to every scrape target, not exported by the service. */
@@ -68,6 +71,8 @@ describe('alert rules and dashboard name only exported metrics', () => {
   let exposition: string;
   let closeAdmission: () => void;
   const metrics = new ApiMetrics();
+  let workerMetrics: WorkerMetrics;
+  let workerServer: MetricsServer;
 
   before(async () => {
     metrics.setRedisPersistence('none');
@@ -79,8 +84,17 @@ describe('alert rules and dashboard name only exported metrics', () => {
     expect(res.status).to.equal(200);
     exported = exportedNames(res.text);
     exposition = res.text;
+    workerMetrics = new WorkerMetrics();
+    workerMetrics.setRedisPersistence('none');
+    workerMetrics.watchStreams({ db: h.db, redis: h.redis, keySpace: h.keySpace });
+    workerServer = await serveWorkerMetrics(workerMetrics, '127.0.0.1', 0, () => ({}));
+    const workers = await request(`http://127.0.0.1:${workerServer.port}`).get('/metrics');
+    expect(workers.status).to.equal(200);
+    for (const name of exportedNames(workers.text)) exported.add(name);
   });
   after(async () => {
+    await workerServer.close();
+    await workerMetrics.close();
     closeAdmission();
     await listener.close();
     await h.close();

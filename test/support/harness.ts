@@ -12,6 +12,7 @@ import { createReplicaAck, type ReplicaAck } from '../../src/store/replica-ack.j
 import { createDb, type Db } from '../../src/store/prisma.js';
 import { VerifiedDigests } from '../../src/auth/verified-digests.js';
 import { KeyVerifier } from '../../src/auth/key-verifier.js';
+import { KeyRecords } from '../../src/auth/key-records.js';
 import { createApp } from '../../src/app.js';
 import { createWorkspace, createGame } from '../../src/games/game-service.js';
 import { createKey } from '../../src/auth/key-service.js';
@@ -61,7 +62,7 @@ export class Harness {
       ? createRedis(this.config.redisUrl, { name: 'test', forWorker: true })
       : createRedis(this.config.redisUrl, { name: 'test' });
     this.db = createDb(this.config.databaseUrl, 4);
-    this.verifier = new KeyVerifier(this.db, new VerifiedDigests(this.redis, this.keySpace));
+    this.verifier = new KeyVerifier(this.db, new VerifiedDigests(this.redis, this.keySpace), undefined, new KeyRecords(this.redis, this.keySpace));
     // REDIS_WAIT_REPLICAS in `overrides`: heartbeats wait for replicas, as in src/server.ts.
     this.replicaAck = createReplicaAck(this.config.redisUrl, this.config.redisWait);
     this.app = createApp({ config: this.config, keySpace: this.keySpace, redis: this.redis, db: this.db, verifier: this.verifier, replicaAck: this.replicaAck });
@@ -77,7 +78,7 @@ export class Harness {
 
   /** Another key for an existing game. */
   async key(gameId: string, scopes: Scope[] = ALL_SCOPES): Promise<{ key: string; keyPrefix: string; secret: string }> {
-    const k = await createKey(this.db, gameId, scopes, 'operator', new VerifiedDigests(this.redis, this.keySpace));
+    const k = await createKey(this.db, gameId, scopes, 'operator', new VerifiedDigests(this.redis, this.keySpace), new KeyRecords(this.redis, this.keySpace));
     return { key: k.key, keyPrefix: k.prefix, secret: k.key.split('.')[1]! };
   }
 

@@ -40,12 +40,14 @@ export class Stack {
   private constructor(
     readonly port: number,
     readonly consolePort: number,
+    /** Port of the worker process's /metrics and /healthz (WORKERS_METRICS_PORT). */
+    readonly workersMetricsPort: number,
     private readonly env: Record<string, string>,
   ) {}
 
   /** Starts API and workers and waits until the API answers /readyz and the console /healthz. */
   static async start(opts: StackOptions = {}): Promise<Stack> {
-    const [port, consolePort] = [await freePort(), await freePort()];
+    const [port, consolePort, workersMetricsPort] = [await freePort(), await freePort(), await freePort()];
     const env: Record<string, string> = {
       DATABASE_URL: process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/gis_test',
       REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
@@ -55,9 +57,10 @@ export class Stack {
       PORT: String(port),
       HOST: '127.0.0.1',
       CONSOLE_PORT: String(consolePort),
+      WORKERS_METRICS_PORT: String(workersMetricsPort),
       ...opts.env,
     };
-    const stack = new Stack(port, consolePort, env);
+    const stack = new Stack(port, consolePort, workersMetricsPort, env);
     await Promise.all([stack.startApi(), stack.startWorkers()]);
     return stack;
   }
@@ -65,6 +68,11 @@ export class Stack {
   /** Origin of the game listener. */
   get url(): string {
     return `http://127.0.0.1:${this.port}`;
+  }
+
+  /** Origin of the worker process's metrics listener. */
+  get workersMetricsUrl(): string {
+    return `http://127.0.0.1:${this.workersMetricsPort}`;
   }
 
   /** Origin of the console listener. */

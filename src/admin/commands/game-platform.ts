@@ -4,6 +4,7 @@
  * change it alone. The cloud API key is never printed: output says only whether one is set.
  */
 import { setPlatformSettings, type PlatformSettingsChange } from '../../games/platform-settings.js';
+import { KeyRecords } from '../../auth/key-records.js';
 import { UsageError, type AdminCommand } from '../command.js';
 import { formatFields } from '../format.js';
 
@@ -45,7 +46,7 @@ const setPlatform: AdminCommand = {
     };
     for (const k of Object.keys(change) as (keyof PlatformSettingsChange)[]) if (change[k] === undefined) delete change[k];
     if (!Object.keys(change).length) throw new UsageError('give at least one setting to change');
-    const view = await setPlatformSettings(ctx.db(), gameId, change, ctx.actor);
+    const view = await setPlatformSettings(ctx.db(), gameId, change, ctx.actor, new KeyRecords(ctx.redis(), ctx.keySpace));
     return {
       json: { ...view },
       text: formatFields([

@@ -5,6 +5,7 @@
  */
 import { createKey, listKeys, parseScopes, revokeKey } from '../../auth/key-service.js';
 import { VerifiedDigests } from '../../auth/verified-digests.js';
+import { KeyRecords } from '../../auth/key-records.js';
 import { SCOPES } from '../../auth/scopes.js';
 import { UsageError, type AdminCommand } from '../command.js';
 import { formatDate, formatFields, formatTable } from '../format.js';
@@ -26,7 +27,7 @@ const create: AdminCommand = {
   async run(ctx) {
     const gameId = ctx.args.uuid('game');
     const scopes = parseScopes(ctx.args.string('scopes'));
-    const created = await createKey(ctx.db(), gameId, scopes, ctx.actor, new VerifiedDigests(ctx.redis(), ctx.keySpace));
+    const created = await createKey(ctx.db(), gameId, scopes, ctx.actor, new VerifiedDigests(ctx.redis(), ctx.keySpace), new KeyRecords(ctx.redis(), ctx.keySpace));
     ctx.notice('warning: this is the only time the full key is shown; store it now (a lost key is revoked and replaced).');
     return {
       json: { key: created.key, prefix: created.prefix, gameId, scopes: created.scopes },

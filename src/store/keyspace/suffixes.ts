@@ -27,6 +27,8 @@ export const GAME_SUFFIXES = {
   banWriteSlots: ':banw:slots',
   banWriteUserSlots: ':banw:slots:u:',
   banWritePause: ':banw:pause',
+  /** hash, no TTL: the game's settings a heartbeat answers with when Postgres is down (src/auth/key-records.ts). */
+  gameRecord: ':game',
   doorsVersion: ':doors:ver',
   doorSubjects: ':doors:subjects',
   /** hash per doors version and door-cache window: users' decisions in compact form (src/doors/decision-cache.ts). */
