@@ -21,7 +21,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { createRedis, type AppRedis } from '../src/store/redis.js';
+import { clusterMasters, createRedis, type AppRedis } from '../src/store/redis.js';
 import { KeySpace } from '../src/store/keyspace/key-space.js';
 import { HeartbeatService } from '../src/presence/heartbeat-service.js';
 import { DecisionCache } from '../src/doors/decision-cache.js';
@@ -76,29 +76,32 @@ export function familyOf(key: string, prefix: string): string {
  */
 export async function census(redis: AppRedis, prefix: string): Promise<Census> {
   const out: Census = { keys: 0, bytes: 0, byFamily: {}, streams: { keys: 0, bytes: 0 } };
-  let cursor = '0';
-  do {
-    const [next, batch] = await redis.scan(cursor, 'MATCH', `${prefix.replace(/[[\]*?\\]/g, '\\$&')}:*`, 'COUNT', 1000);
-    cursor = next;
-    if (!batch.length) continue;
-    const pipe = redis.pipeline();
-    for (const k of batch) pipe.type(k).memory('USAGE', k, 'SAMPLES', '0');
-    const replies = (await pipe.exec()) ?? [];
-    batch.forEach((key, i) => {
-      const type = replies[2 * i]?.[1];
-      const bytes = Number(replies[2 * i + 1]?.[1] ?? 0);
-      out.keys++;
-      if (type === 'stream') {
-        out.streams.keys++;
-        out.streams.bytes += bytes;
-        return;
-      }
-      const f = (out.byFamily[familyOf(key, prefix)] ??= { keys: 0, bytes: 0 });
-      f.keys++;
-      f.bytes += bytes;
-      out.bytes += bytes;
-    });
-  } while (cursor !== '0');
+  // SCAN walks one node: on a Cluster every master is walked (each holds the slots of some families).
+  for (const node of clusterMasters(redis)) {
+    let cursor = '0';
+    do {
+      const [next, batch] = await node.scan(cursor, 'MATCH', `${prefix.replace(/[[\]*?\\]/g, '\\$&')}:*`, 'COUNT', 1000);
+      cursor = next;
+      if (!batch.length) continue;
+      const pipe = redis.pipeline();
+      for (const k of batch) pipe.type(k).memory('USAGE', k, 'SAMPLES', '0');
+      const replies = (await pipe.exec()) ?? [];
+      batch.forEach((key, i) => {
+        const type = replies[2 * i]?.[1];
+        const bytes = Number(replies[2 * i + 1]?.[1] ?? 0);
+        out.keys++;
+        if (type === 'stream') {
+          out.streams.keys++;
+          out.streams.bytes += bytes;
+          return;
+        }
+        const f = (out.byFamily[familyOf(key, prefix)] ??= { keys: 0, bytes: 0 });
+        f.keys++;
+        f.bytes += bytes;
+        out.bytes += bytes;
+      });
+    } while (cursor !== '0');
+  }
   return out;
 }
 

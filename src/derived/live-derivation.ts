@@ -177,10 +177,13 @@ export class LiveDerivation {
     return result;
   }
 
-  /** Adds every member with an open shift in Postgres to the open set (see the module comment). */
+  /**
+   * Adds every member with an open shift in Postgres to the open set (see the module comment); the
+   * deriver reports those the set did not hold as clock-ins to the door side (shift-deriver.ts).
+   */
   private async reconcileOpenSet(nowMs: number): Promise<void> {
-    const open = await this.db.shift.findMany({ where: { closedAt: null }, select: { workspaceId: true, memberId: true } });
-    if (open.length) await this.redis.sadd(this.keys.openShifts(), ...open.map((s) => `${s.workspaceId}:${s.memberId}`));
+    const open = await this.db.shift.findMany({ where: { closedAt: null }, select: { workspaceId: true, memberId: true, member: { select: { externalId: true } } } });
+    await this.deriver.adoptOpenShifts(open.map((s) => ({ workspaceId: s.workspaceId, memberId: s.memberId, externalId: s.member.externalId })));
     this.lastReconcileMs = nowMs;
   }
 }

@@ -20,8 +20,16 @@
  * transaction commits and removed only after it committed, so one recompute never leaves an open shift
  * out of it (the live path reconciles the set with Postgres periodically for the rarer cases).
  *
- * When a member's clock-in state flips (an open shift appears or the last one closes) the change is
- * reported after commit ({@link SubjectChanges}), because door policies can require "clocked in".
+ * When a member's clock-in state flips the change is reported after commit ({@link SubjectChanges}),
+ * because door policies can require "clocked in" and the door side caches decisions in Redis. A flip is
+ * judged against that Redis, not only against Postgres: the open set is the one record in the Redis the
+ * doors read of who holds an open shift, so a recompute reports when its result changes the set (the
+ * member enters it, or leaves it) as well as when Postgres's own state flipped in this transaction. A
+ * clock-in committed by another process whose report never reached this Redis (a worker of another
+ * deployment on the same database, such as a single-Redis stack still running beside a new Redis Cluster;
+ * a worker that died between commit and report) is therefore reported by this deployment's next recompute
+ * of the member, instead of leaving the member's cached `clockedIn` decisions in place for their whole TTL
+ * (issue #33). {@link adoptOpenShifts} does the same for the open shifts the live path's reconcile adds.
  */
 import { randomUUID } from 'node:crypto';
 import type { Prisma } from '@prisma/client';
@@ -124,19 +132,37 @@ export class ShiftDeriver {
    */
   async recomputeMember(ws: WorkspaceGames, memberId: string, fromMs: number, toMs: number): Promise<MemberRecompute> {
     const member = `${ws.workspaceId}:${memberId}`;
-    const { result, externalId } = await this.db.$transaction(
+    const { result, externalId, entered } = await this.db.$transaction(
       async (tx) => {
         await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`shift:${memberId}`}, 0))`;
         const r = await this.recomputeLocked(tx, ws, memberId, fromMs, toMs);
         // Before commit: the open set may briefly list a member without an open shift, never the reverse.
-        if (r.result.open) await this.redis.sadd(this.openKey, member);
-        return r;
+        const added = r.result.open ? (await this.redis.sadd(this.openKey, member)) === 1 : false;
+        return { ...r, entered: added };
       },
       { timeout: RECOMPUTE_TIMEOUT_MS, maxWait: RECOMPUTE_TIMEOUT_MS },
     );
-    if (!result.open) await this.redis.srem(this.openKey, member);
-    if (result.clockInChanged && externalId !== null) await reportMemberChange(this.changes, ws.workspaceId, externalId);
+    const left = result.open ? false : (await this.redis.srem(this.openKey, member)) === 1;
+    // After commit, so a door check that sees the new subject version reads the committed shifts.
+    if (externalId !== null && (result.clockInChanged || entered || left)) await reportMemberChange(this.changes, ws.workspaceId, externalId);
     return result;
+  }
+
+  /**
+   * Adds members that hold an open shift in Postgres (`open`, as `<workspaceId>:<memberId>` with the
+   * member's externalId) to the open set, and reports those the set did not list yet: for the Redis the
+   * doors read, they clock in now (see the module comment). The live path's reconcile (live-derivation.ts)
+   * calls it when a worker starts and every 10 minutes. @throws on Redis failure (the next reconcile
+   * repeats it).
+   */
+  async adoptOpenShifts(open: readonly { workspaceId: string; memberId: string; externalId: string }[]): Promise<void> {
+    if (!open.length) return;
+    const pipe = this.redis.pipeline();
+    for (const o of open) pipe.sadd(this.openKey, `${o.workspaceId}:${o.memberId}`);
+    const results = (await pipe.exec()) ?? [];
+    const failed = results.find(([err]) => err)?.[0];
+    if (failed) throw failed;
+    for (const [i, o] of open.entries()) if (results[i]?.[1] === 1) await reportMemberChange(this.changes, o.workspaceId, o.externalId);
   }
 
   private async recomputeLocked(tx: Tx, ws: WorkspaceGames, memberId: string, fromMs: number, toMs: number): Promise<{ result: MemberRecompute; externalId: string | null }> {

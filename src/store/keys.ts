@@ -281,7 +281,8 @@ export class GlobalKeys {
   /**
    * set `<workspaceId>:<memberId>`, no TTL: members holding an open shift, so the live derivation finds
    * shifts to close or accrue without scanning the Shift table (src/derived/shift-deriver.ts; a superset
-   * is harmless, the derivation repairs it).
+   * is harmless, the derivation repairs it). Also this Redis's record of who is clocked in: a member
+   * entering or leaving it is reported to the door side's decision cache (issue #33).
    */
   openShifts(): string {
     return `${this.prefix}:derived:open-shifts`;

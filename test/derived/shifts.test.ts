@@ -133,17 +133,19 @@ describe('auto clock-in shifts from rosters', () => {
     const reported = () => changes.members.filter((m) => m === `${g.workspaceId}:hana`).length;
     const t1 = await heartbeatAt(h, g, ['hana'], 'srv-a');
     await h.flush(g.gameId);
-    // (a worker running elsewhere against this database may have derived it first: then no flip is ours)
+    // Reported once even if a worker running elsewhere against this database derived it first (then
+    // Postgres did not flip in our transaction, but this Redis had not heard of it: issue #33).
     const opened = await deriver.recomputeMember(ws, member.id, t1, FAR_FUTURE_MS);
     expect(opened.open).to.equal(true);
-    expect(reported()).to.equal(opened.clockInChanged ? 1 : 0);
+    expect(reported()).to.equal(1);
     const again = await deriver.recomputeMember(ws, member.id, t1, FAR_FUTURE_MS);
     expect(again).to.include({ open: true, clockInChanged: false, created: 0, updated: 0 });
+    expect(reported(), 'a recompute that changes nothing reports nothing').to.equal(1);
     await heartbeatAt(h, g, [], 'srv-a');
     await h.flush(g.gameId);
     const before = reported();
     const closed = await deriver.recomputeMember(ws, member.id, t1, FAR_FUTURE_MS);
     expect(closed.open).to.equal(false);
-    expect(reported() - before).to.equal(closed.clockInChanged ? 1 : 0);
+    expect(reported() - before).to.equal(1);
   });
 });

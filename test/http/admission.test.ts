@@ -18,6 +18,7 @@ import { createApp } from '../../src/app.js';
 import { AdmissionController, type RequestClass } from '../../src/limits/admission.js';
 import { sign } from '../../src/auth/signature.js';
 import { ApiMetrics } from '../../src/metrics/api-metrics.js';
+import { parseRedisUrl } from '../../src/store/redis.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const BANS = '/api/v1/game/bans/check';
@@ -54,14 +55,19 @@ describe('admission control (overload)', function () {
   this.timeout(30_000);
 
   describe('a process whose Redis stops answering', () => {
-    const proxy = new TcpProxy('127.0.0.1', Number(new URL(REDIS_URL).port || 6379));
+    // The stall is a proxy in front of one Redis. A Cluster client follows the node addresses the
+    // cluster announces, not the proxy's, so this half runs on a single Redis only (the admission
+    // signal it tests, the client's command queue, is summed over the nodes on a Cluster: src/store/redis.ts).
+    const single = parseRedisUrl(REDIS_URL).kind === 'single';
+    const proxy = new TcpProxy('127.0.0.1', single ? Number(new URL(REDIS_URL).port || 6379) : 0);
     let h: Harness;
     let g: TestGame;
     let admission: AdmissionController;
     let metrics: ApiMetrics;
     let app: Express;
 
-    before(async () => {
+    before(async function () {
+      if (!single) this.skip();
       await proxy.up();
       h = new Harness({ REDIS_URL: proxy.url(REDIS_URL) });
       metrics = new ApiMetrics({ defaultMetrics: false });
@@ -76,6 +82,7 @@ describe('admission control (overload)', function () {
       expect((await h.heartbeat(g, heartbeatBody(['p1']))).status).to.equal(200); // the key is verified in this process
     });
     after(async () => {
+      if (!single) return;
       proxy.resume();
       admission.close();
       await h.close();

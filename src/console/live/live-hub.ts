@@ -99,6 +99,9 @@ export interface LiveHubDeps {
   blockMs?: number;
 }
 
+/** What a read-loop wait resolves to once the hub is closed. */
+const CLOSED = Symbol('closed');
+
 type XReadReply = [key: string, entries: [id: string, fields: string[]][]][] | null;
 
 /** `text` as the body of an event: `{"serverTime":"…",<rest of the object>`. */
@@ -121,12 +124,16 @@ export class LiveHub {
   private refresh: NodeJS.Timeout | null = null;
   private seq = 0;
   private closed = false;
+  /** Resolves when {@link close} is called: the read loop stops waiting on its reader then. */
+  private readonly closing: Promise<typeof CLOSED>;
+  private signalClosed: () => void = () => undefined;
   private readonly refreshMs: number;
   private readonly blockMs: number;
 
   constructor(private readonly deps: LiveHubDeps) {
     this.refreshMs = deps.refreshMs ?? LIVE_REFRESH_MS;
     this.blockMs = deps.blockMs ?? LIVE_BLOCK_MS;
+    this.closing = new Promise((resolve) => (this.signalClosed = () => resolve(CLOSED)));
   }
 
   /** Counters so far (a copy). */
@@ -188,6 +195,7 @@ export class LiveHub {
   /** Ends every subscriber's stream, stops the reader and the refresh. */
   async close(): Promise<void> {
     this.closed = true;
+    this.signalClosed();
     if (this.refresh) clearInterval(this.refresh);
     for (const state of this.games.values()) for (const s of state.subscribers) s.close();
     this.games.clear();
@@ -240,9 +248,15 @@ export class LiveHub {
       }
       let reply: XReadReply;
       try {
-        if (this.readerId === null) this.readerId = Number(await this.reader.client('ID'));
+        if (this.readerId === null) {
+          const id = await this.unlessClosed(this.reader.client('ID'));
+          if (id === CLOSED) return;
+          this.readerId = Number(id);
+        }
         this.stats_.reads += 1;
-        reply = (await this.reader.xread('COUNT', 500, 'BLOCK', this.blockMs, 'STREAMS', ...keys, ...ids));
+        const read = await this.unlessClosed(this.reader.xread('COUNT', 500, 'BLOCK', this.blockMs, 'STREAMS', ...keys, ...ids));
+        if (read === CLOSED) return;
+        reply = read;
         if (failing) log.info('console live reader reading again');
         failing = false;
       } catch (err) {
@@ -255,6 +269,17 @@ export class LiveHub {
       }
       for (const [key, entries] of reply ?? []) this.absorb(key, entries);
     }
+  }
+
+  /**
+   * `command`'s reply, or {@link CLOSED} once the hub is closed, whichever comes first. The disconnect in
+   * {@link close} settles a pending command on a single Redis, but not always on a Cluster client: one
+   * disconnected while it was still connecting keeps its queued commands pending for good, and `close`
+   * (the console's graceful shutdown) waited on them forever.
+   */
+  private unlessClosed<T>(command: Promise<T>): Promise<T | typeof CLOSED> {
+    command.catch(() => undefined); // settles after close, if ever: nobody waits for it then
+    return Promise.race([command, this.closing]);
   }
 
   /** Marks the views a batch of stream entries changed, and rebuilds them. */
