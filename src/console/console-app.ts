@@ -11,6 +11,7 @@
  * | `GET /console/openapi.json` | none | the OpenAPI 3.1 document of the console API (src/openapi/console-openapi-document.ts) |
  * | `GET /healthz` | none | `{status, serverTime}` |
  * | `GET /metrics` | operator token | Prometheus text format (src/metrics/) |
+ * | `GET /console/auth/providers`, `/console/auth/oidc/*` | none | OpenID Connect sign-in (src/console/console-oidc.ts) |
  * | `POST /console/api/session` | a moderator token in the body | sign-in: exchanges it for a session cookie (src/console/api/session-api.ts) |
  * | `/console/api/*` | operator token, moderator token or session cookie | JSON for the page (src/console/api/*.ts), and the live feed (Server-Sent Events, src/console/api/live-stream-api.ts) |
  *
@@ -28,6 +29,7 @@ import { createConsoleAuth, type ConsoleAuth } from './console-auth.js';
 import { authorizeGlobal } from './api/console-request.js';
 import { sessionApi, signInApi } from './api/session-api.js';
 import { moderatorsApi } from './api/moderators-api.js';
+import { oidcApi } from './console-oidc.js';
 import { VerifiedDigests } from '../auth/verified-digests.js';
 import { consolePage, securityHeaders } from './console-page.js';
 import type { ConsoleServices } from './console-services.js';
@@ -62,6 +64,9 @@ export interface ConsoleAppDeps {
   auth?: ConsoleAuth;
   /** Mark the session cookie `Secure` even when the request reached this process over plain HTTP (TLS ends at a proxy). */
   secureCookies?: boolean;
+  /** OpenID Connect sign-in (config `oidc`) and the console's public address; without both there is none. */
+  oidc?: { issuer: string; clientId: string; clientSecret: string } | null;
+  publicUrl?: string | null;
 }
 
 /** Builds the console listener's app. */
@@ -105,6 +110,7 @@ export function createConsoleApp(deps: ConsoleAppDeps): Express {
   api.use(moderatorsApi({ db, redis, keySpace, digests: new VerifiedDigests(redis, keySpace) }));
   api.use(liveApi(reads), moderationApi(deps.services), doorsApi(deps.services), bansApi(deps.services), healthApi(reads), chartsApi(reads));
   app.use('/console/api', api);
+  app.use(oidcApi({ oidc: deps.oidc ?? null, publicUrl: deps.publicUrl ?? null, db, redis, keySpace, auth, secureCookies }));
 
   app.use(consolePage());
   app.use(notFoundHandler);

@@ -67,6 +67,8 @@ export async function startConsole(deps: { config: Readonly<Config>; keySpace: K
     live,
     auth,
     secureCookies: config.consolePublicUrl?.startsWith('https:') ?? false,
+    oidc: config.oidc,
+    publicUrl: config.consolePublicUrl,
   });
   const server = await new Promise<ReturnType<typeof app.listen>>((resolve, reject) => {
     const s = app.listen(config.consolePort, config.consoleHost, () => resolve(s));

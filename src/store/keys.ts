@@ -254,6 +254,13 @@ export class GlobalKeys {
     return `${this.prefix}:console-session:${idDigest}`;
   }
   /**
+   * string (JSON), TTL 10 min, read once (GETDEL): what an OpenID Connect sign-in started with (PKCE
+   * verifier, nonce, invitation code), by its `state` (src/console/console-oidc.ts).
+   */
+  oidcLogin(state: string): string {
+    return `${this.prefix}:oidc-login:${state}`;
+  }
+  /**
    * zset `<gameId>:<commandId>` → expiresAt ms: which games have commands coming due, so the expiry
    * worker visits only those (one member per command; removed once that game's due commands expired).
    */

@@ -1,5 +1,5 @@
 /**
- * `admin moderators add|list|disable|enable|set-role|rotate-token|link`: console moderator accounts of a
+ * `admin moderators add|list|disable|enable|set-role|rotate-token|link|invite`: console moderator accounts of a
  * workspace (issue #31; src/auth/moderators/moderator-accounts.ts). `add` and `rotate-token` print the
  * personal access token `gmod_<prefix>.<secret>` once; only its prefix and argon2id hash are stored.
  * Every change is appended to the workspace's audit chain as made by this invocation's actor, and
@@ -19,7 +19,8 @@ import {
 } from '../../auth/moderators/moderator-accounts.js';
 import { MODERATOR_ROLES } from '../../auth/moderators/console-permissions.js';
 import { VerifiedDigests } from '../../auth/verified-digests.js';
-import type { AdminCommand, CommandContext, CommandResult } from '../command.js';
+import { UsageError, type AdminCommand, type CommandContext, type CommandResult } from '../command.js';
+import { createInvitation } from '../../auth/moderators/moderator-invitations.js';
 import { formatFields, formatTable } from '../format.js';
 
 const ROLE_HELP = MODERATOR_ROLES.join('|');
@@ -151,4 +152,23 @@ const link: AdminCommand = {
   },
 };
 
-export const moderatorCommands: AdminCommand[] = [add, list, disable, enable, setRole, rotateToken, link];
+/**
+ * `moderators invite --id M [--hours H]` → `{ code, expiresAt }`: a one-time code the person gives at
+ * their first OpenID Connect sign-in (`/console/auth/oidc/start?invite=<code>`, or the sign-in page) to
+ * link the identity they sign in with to the account. Default 72 hours, at most 720.
+ */
+const invite: AdminCommand = {
+  group: 'moderators',
+  name: 'invite',
+  summary: 'Create a one-time invitation code that links the identity signing in with it to a moderator',
+  options: { ...idOption, hours: { type: 'string', valueName: 'H', description: 'hours the code stays valid (1-720, default 72)' } },
+  async run(ctx) {
+    const hours = ctx.args.int('hours', 72);
+    if (hours < 1 || hours > 720) throw new UsageError('--hours must be 1-720');
+    const { code, expiresAt } = await createInvitation(ctx.db(), ctx.args.uuid('id'), ctx.actor, hours * 3_600_000, ctx.nowMs);
+    ctx.notice('warning: this is the only time the code is shown; it works once.');
+    return { json: { code, expiresAt }, text: formatFields([['code', code], ['expires', expiresAt]]) };
+  },
+};
+
+export const moderatorCommands: AdminCommand[] = [add, list, disable, enable, setRole, rotateToken, link, invite];
