@@ -3,7 +3,8 @@
  * `oidc-provider` package, started here, no network), a real API process whose console is configured with
  * OIDC_ISSUER / OIDC_CLIENT_ID / OIDC_CLIENT_SECRET, and Debian's headless Chromium (playwright-core).
  * A person invited with a one-time code signs in at the provider and lands in the console as their
- * moderator account (the identity is linked, the session cookie is HttpOnly and SameSite=Strict); the
+ * moderator account (the identity is linked, the session cookie is HttpOnly and SameSite=Strict, the page
+ * names them and their role and shows an admin the workspace's moderators); the
  * linked identity signs in again without a code; an unlinked identity, a reused code and a forged state
  * land on the sign-in page with the reason, and no session.
  */
@@ -116,6 +117,10 @@ describe('console sign-in with OpenID Connect in a browser (issue #31)', functio
     const identities = await h.db.moderatorIdentity.findMany({ where: { moderatorId: ola.id } });
     expect(identities.map((i) => [i.issuer, i.subject])).to.deep.equal([[`${issuer}`, 'roblox-user-42']]);
     expect((await h.db.moderatorInvitation.findFirstOrThrow({ where: { moderatorId: ola.id } })).usedAt).to.not.equal(null);
+    // The page says who is signed in and, to a workspace admin, shows the workspace's moderators.
+    expect(await page.locator('[data-test=me]').innerText({ timeout: 15_000 })).to.include('Ola — admin');
+    await page.locator(`[data-test=moderator-row][data-moderator="${ola.id}"]`).waitFor({ timeout: 15_000 });
+    expect(await page.locator('[data-test=game-view]').getAttribute('data-role')).to.equal('admin');
     await page.context().close();
   });
 
