@@ -62,6 +62,17 @@ export interface Config {
    */
   consoleToken: string | null;
   /**
+   * The console's address as browsers reach it (`CONSOLE_PUBLIC_URL`, e.g. `https://mod.example.com`), or
+   * null. Needed for OpenID Connect sign-in (the redirect URI is `<url>/console/auth/oidc/callback`); an
+   * `https:` address marks the session cookie `Secure` even where TLS ends at a proxy.
+   */
+  consolePublicUrl: string | null;
+  /**
+   * OpenID Connect sign-in of the console (issue #31), or null when `OIDC_ISSUER` is unset (then
+   * moderators sign in with their personal access token). All three variables go together.
+   */
+  oidc: { issuer: string; clientId: string; clientSecret: string } | null;
+  /**
    * Admission control of the game listener (src/limits/admission.ts, README "Overload"): ceilings at which
    * heartbeats are refused with 503 `overloaded`; door manifest/bulk requests are refused at half of each,
    * door and ban checks at a quarter. `maxLoopLagMs` 0 turns the event-loop signal off.
@@ -132,6 +143,10 @@ const schema = {
     WORKERS_METRICS_HOST: { type: 'string', minLength: 1, default: '127.0.0.1' },
     CONSOLE_HOST: { type: 'string', minLength: 1, default: '127.0.0.1' },
     CONSOLE_TOKEN: { type: 'string', minLength: 24, maxLength: 256, pattern: '^[\\x21-\\x7e]+$' },
+    CONSOLE_PUBLIC_URL: { type: 'string', pattern: '^https?://[^/?#]+$' },
+    OIDC_ISSUER: { type: 'string', pattern: '^https?://' },
+    OIDC_CLIENT_ID: { type: 'string', minLength: 1, maxLength: 512 },
+    OIDC_CLIENT_SECRET: { type: 'string', minLength: 1, maxLength: 1024 },
     ADMISSION_MAX_IN_FLIGHT: { type: 'integer', minimum: 4, maximum: 100000, default: 512 },
     ADMISSION_MAX_REDIS_QUEUE: { type: 'integer', minimum: 4, maximum: 1000000, default: 2000 },
     ADMISSION_MAX_LOOP_LAG_MS: { type: 'integer', minimum: 0, maximum: 60000, default: 200 },
@@ -181,6 +196,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       `ADMISSION_RETRY_AFTER_MIN_SECONDS must not exceed ADMISSION_RETRY_AFTER_MAX_SECONDS (got ${v.ADMISSION_RETRY_AFTER_MIN_SECONDS} > ${v.ADMISSION_RETRY_AFTER_MAX_SECONDS})`,
     ]);
   }
+  const oidcVars = ['OIDC_ISSUER', 'OIDC_CLIENT_ID', 'OIDC_CLIENT_SECRET'].filter((n) => v[n] !== undefined);
+  if (oidcVars.length !== 0 && oidcVars.length !== 3) throw new ConfigError(['OIDC_ISSUER, OIDC_CLIENT_ID and OIDC_CLIENT_SECRET go together (set all three or none)']);
+  if (oidcVars.length === 3 && v.CONSOLE_PUBLIC_URL === undefined) throw new ConfigError(['OIDC sign-in needs CONSOLE_PUBLIC_URL (the redirect URI is built from it)']);
   return Object.freeze({
     databaseUrl: String(v.DATABASE_URL),
     redisUrl: String(v.REDIS_URL),
@@ -200,6 +218,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     consolePort: Number(v.CONSOLE_PORT),
     consoleHost: String(v.CONSOLE_HOST),
     consoleToken: v.CONSOLE_TOKEN === undefined ? null : String(v.CONSOLE_TOKEN),
+    consolePublicUrl: v.CONSOLE_PUBLIC_URL === undefined ? null : String(v.CONSOLE_PUBLIC_URL),
+    oidc: oidcVars.length === 3 ? Object.freeze({ issuer: String(v.OIDC_ISSUER), clientId: String(v.OIDC_CLIENT_ID), clientSecret: String(v.OIDC_CLIENT_SECRET) }) : null,
     admission: Object.freeze({
       maxInFlight: Number(v.ADMISSION_MAX_IN_FLIGHT),
       maxRedisQueue: Number(v.ADMISSION_MAX_REDIS_QUEUE),

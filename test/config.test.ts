@@ -80,4 +80,24 @@ describe('config', () => {
       expect((err as ConfigError).problems.join('\n')).to.match(new RegExp(`^${name} `, 'm'));
     });
   }
+
+  it('console sign-in (issue #31): OIDC off by default; the three OIDC variables go together and need CONSOLE_PUBLIC_URL; the secret is never echoed', () => {
+    expect(loadConfig({}).oidc).to.equal(null);
+    expect(loadConfig({}).consolePublicUrl).to.equal(null);
+    const oidc = { OIDC_ISSUER: 'https://apis.roblox.com/oauth/', OIDC_CLIENT_ID: 'abc', OIDC_CLIENT_SECRET: 's3cr3t-value', CONSOLE_PUBLIC_URL: 'https://mod.example.com' };
+    expect(loadConfig(oidc).oidc).to.deep.equal({ issuer: 'https://apis.roblox.com/oauth/', clientId: 'abc', clientSecret: 's3cr3t-value' });
+    const problem = (env: Record<string, string>) => {
+      try {
+        loadConfig(env);
+      } catch (e) {
+        if (e instanceof ConfigError) return e.problems.join('\n');
+      }
+      return null;
+    };
+    expect(problem({ OIDC_ISSUER: 'https://idp.example' })).to.match(/go together/);
+    expect(problem({ ...oidc, CONSOLE_PUBLIC_URL: '' })).to.match(/CONSOLE_PUBLIC_URL/);
+    expect(problem({ ...oidc, CONSOLE_PUBLIC_URL: 'https://mod.example.com/path' })).to.match(/^CONSOLE_PUBLIC_URL /m);
+    const bad = problem({ ...oidc, OIDC_CLIENT_SECRET: 'x'.repeat(2000) });
+    expect(bad).to.match(/^OIDC_CLIENT_SECRET .*\[redacted\]/m);
+  });
 });

@@ -11,16 +11,26 @@
  * | `GET /console/openapi.json` | none | the OpenAPI 3.1 document of the console API (src/openapi/console-openapi-document.ts) |
  * | `GET /healthz` | none | `{status, serverTime}` |
  * | `GET /metrics` | operator token | Prometheus text format (src/metrics/) |
- * | `/console/api/*` | operator token | JSON for the page (src/console/api/*.ts), and the live feed (Server-Sent Events, src/console/api/live-stream-api.ts) |
+ * | `GET /console/auth/providers`, `/console/auth/oidc/*` | none | OpenID Connect sign-in (src/console/console-oidc.ts) |
+ * | `POST /console/api/session` | a moderator token in the body | sign-in: exchanges it for a session cookie (src/console/api/session-api.ts) |
+ * | `/console/api/*` | operator token, moderator token or session cookie | JSON for the page (src/console/api/*.ts), and the live feed (Server-Sent Events, src/console/api/live-stream-api.ts) |
+ *
+ * Who may call what: src/console/console-auth.ts (credentials, CSRF) and the permission table
+ * src/auth/moderators/console-permissions.ts (roles, tenancy; checked in src/console/api/console-request.ts).
  *
  * Errors use the same envelope as the game listener: `{error:{code,message,requestId}, serverTime}`
- * (401 `console_unauthorized`, 400, 404, 429, 503; never a stack trace).
+ * (401, 403 `forbidden` / `csrf_refused`, 400, 404, 429, 503; never a stack trace).
  */
 import express, { type Express } from 'express';
 import type { Registry } from 'prom-client';
 import { requestId } from '../http/request-id.js';
 import { errorHandler, notFoundHandler } from '../http/error-handler.js';
-import { requireOperator } from './console-token.js';
+import { createConsoleAuth, type ConsoleAuth } from './console-auth.js';
+import { authorizeGlobal } from './api/console-request.js';
+import { sessionApi, signInApi } from './api/session-api.js';
+import { moderatorsApi } from './api/moderators-api.js';
+import { oidcApi } from './console-oidc.js';
+import { VerifiedDigests } from '../auth/verified-digests.js';
 import { consolePage, securityHeaders } from './console-page.js';
 import type { ConsoleServices } from './console-services.js';
 import { liveApi } from './api/live-api.js';
@@ -47,6 +57,16 @@ export interface ConsoleAppDeps {
   consoleOpenapi?: object;
   /** The process's live feed; without it `GET …/live/stream` is 404 and the page polls. */
   live?: LiveHub;
+  /**
+   * The process's console authentication (src/console/console-auth.ts), wired to the invalidation channel
+   * by the caller; made here over `services` when absent (then nothing revokes its caches but their TTLs).
+   */
+  auth?: ConsoleAuth;
+  /** Mark the session cookie `Secure` even when the request reached this process over plain HTTP (TLS ends at a proxy). */
+  secureCookies?: boolean;
+  /** OpenID Connect sign-in (config `oidc`) and the console's public address; without both there is none. */
+  oidc?: { issuer: string; clientId: string; clientSecret: string } | null;
+  publicUrl?: string | null;
 }
 
 /** Builds the console listener's app. */
@@ -55,7 +75,8 @@ export function createConsoleApp(deps: ConsoleAppDeps): Express {
   app.disable('x-powered-by');
   app.use(requestId);
   app.use(securityHeaders);
-  const operator = requireOperator(deps.token);
+  const auth = deps.auth ?? createConsoleAuth(deps.token, deps.services);
+  const secureCookies = deps.secureCookies ?? false;
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok', serverTime: new Date().toISOString() });
@@ -69,20 +90,27 @@ export function createConsoleApp(deps: ConsoleAppDeps): Express {
       res.json(doc);
     });
   }
-  app.get('/metrics', operator, async (_req, res) => {
+  app.get('/metrics', auth.authenticate, async (_req, res) => {
+    authorizeGlobal(res, 'operator.only');
     res.setHeader('Cache-Control', 'no-store');
     res.type(deps.metrics.contentType).send(await deps.metrics.metrics());
   });
 
   const api = express.Router();
-  api.use(operator, express.json({ limit: CONSOLE_BODY_LIMIT_BYTES }), (_req, res, next) => {
+  api.use(express.json({ limit: CONSOLE_BODY_LIMIT_BYTES }), (_req, res, next) => {
     res.setHeader('Cache-Control', 'no-store');
     next();
   });
-  const reads = { db: deps.services.db, redis: deps.services.redis, keySpace: deps.services.keySpace };
-  if (deps.live) api.use(liveStreamApi({ db: deps.services.db, hub: deps.live }));
+  const { db, redis, keySpace } = deps.services;
+  api.use(signInApi({ db, auth, secureCookies }));
+  api.use(auth.authenticate);
+  api.use(sessionApi({ db, auth, secureCookies }));
+  const reads = { db, redis, keySpace };
+  if (deps.live) api.use(liveStreamApi({ db, hub: deps.live, auth }));
+  api.use(moderatorsApi({ db, redis, keySpace, digests: new VerifiedDigests(redis, keySpace) }));
   api.use(liveApi(reads), moderationApi(deps.services), doorsApi(deps.services), bansApi(deps.services), healthApi(reads), chartsApi(reads));
   app.use('/console/api', api);
+  app.use(oidcApi({ oidc: deps.oidc ?? null, publicUrl: deps.publicUrl ?? null, db, redis, keySpace, auth, secureCookies }));
 
   app.use(consolePage());
   app.use(notFoundHandler);

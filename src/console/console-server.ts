@@ -16,6 +16,7 @@ import { log } from '../log.js';
 import { resolveConsoleToken } from './console-token.js';
 import { createConsoleServices } from './console-services.js';
 import { createConsoleApp } from './console-app.js';
+import { createConsoleAuth, subscribeConsoleInvalidations } from './console-auth.js';
 import { LiveHub } from './live/live-hub.js';
 import { registerLiveMetrics } from './live/live-metrics.js';
 import { createRedis } from '../store/redis.js';
@@ -52,7 +53,23 @@ export async function startConsole(deps: { config: Readonly<Config>; keySpace: K
     createReader: () => createRedis(config.redisUrl, { name: 'console-live', forWorker: true }),
   });
   registerLiveMetrics(deps.metrics.registry, live);
-  const app = createConsoleApp({ services, token: token.value, metrics: deps.metrics.registry, openapi: buildOpenApiDocument(), consoleOpenapi: buildConsoleOpenApiDocument(), live });
+  // Moderator changes (disable, role, token) arrive on the auth invalidation channel; a connection of its
+  // own because a subscribed connection can do nothing else.
+  const auth = createConsoleAuth(token.value, services);
+  const subscriber = createRedis(config.redisUrl, { name: 'console-auth', forWorker: true });
+  await subscribeConsoleInvalidations(subscriber, auth, keySpace);
+  const app = createConsoleApp({
+    services,
+    token: token.value,
+    metrics: deps.metrics.registry,
+    openapi: buildOpenApiDocument(),
+    consoleOpenapi: buildConsoleOpenApiDocument(),
+    live,
+    auth,
+    secureCookies: config.consolePublicUrl?.startsWith('https:') ?? false,
+    oidc: config.oidc,
+    publicUrl: config.consolePublicUrl,
+  });
   const server = await new Promise<ReturnType<typeof app.listen>>((resolve, reject) => {
     const s = app.listen(config.consolePort, config.consoleHost, () => resolve(s));
     s.once('error', reject);
@@ -73,7 +90,7 @@ export async function startConsole(deps: { config: Readonly<Config>; keySpace: K
       server.closeIdleConnections();
       await Promise.race([closed, new Promise((r) => setTimeout(r, graceMs).unref())]);
       server.closeAllConnections();
-      await Promise.allSettled([services.close(), closeScrape()]);
+      await Promise.allSettled([services.close(), closeScrape(), subscriber.quit()]);
     },
   };
 }

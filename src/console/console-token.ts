@@ -1,7 +1,9 @@
 /**
  * The console's operator token (issue #7: "its own operator token"). One shared bearer token for the
  * whole console listener, separate from server keys: it grants every moderator action on every game, so
- * it is compared in constant time and never logged when it was configured.
+ * it is compared in constant time (src/console/console-auth.ts) and never logged when it was configured.
+ * Since moderators sign in as themselves (issue #31) it is the operator's break-glass, recorded as
+ * `operator`.
  *
  * Provision: `CONSOLE_TOKEN` (24–256 printable ASCII characters). When unset, the process generates a
  * random token at boot (32 bytes, base64url) and logs the console address with it once, at info level,
@@ -9,8 +11,7 @@
  * Referer header, and the page moves it into sessionStorage and strips it from the address bar. A
  * generated token changes on every restart; production sets `CONSOLE_TOKEN`.
  */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { RequestHandler } from 'express';
+import { randomBytes } from 'node:crypto';
 import { DomainError } from '../errors.js';
 
 /** The token in force and whether this process made it up. */
@@ -25,29 +26,9 @@ export function resolveConsoleToken(configured: string | null): ConsoleToken {
   return { value: randomBytes(32).toString('base64url'), generated: true };
 }
 
-/** 401 `console_unauthorized`: missing or wrong operator token. */
+/** 401 `console_unauthorized`: no credential, or a wrong operator token. */
 export class ConsoleAuthError extends DomainError {
   constructor() {
-    super('unauthenticated', 'console_unauthorized', 'console requests need "Authorization: Bearer <operator token>"');
+    super('unauthenticated', 'console_unauthorized', 'console requests need a session (sign in), "Authorization: Bearer gmod_<moderator token>" or the operator token');
   }
-}
-
-const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
-
-/**
- * Middleware admitting requests that carry `Authorization: Bearer <token>`; anything else gets 401
- * `console_unauthorized` (envelope via the console's error handler). Digests of equal length are
- * compared, so the comparison time says nothing about the token.
- */
-export function requireOperator(token: string): RequestHandler {
-  const expected = digest(token);
-  return (req, res, next) => {
-    const header = req.get('authorization') ?? '';
-    const given = header.startsWith('Bearer ') ? header.slice(7).trim() : '';
-    if (!given || !timingSafeEqual(digest(given), expected)) {
-      res.setHeader('WWW-Authenticate', 'Bearer realm="console"');
-      return next(new ConsoleAuthError());
-    }
-    next();
-  };
 }

@@ -9,11 +9,15 @@
  * Request bodies are the JSON Schemas the console validates with (src/console/console-schemas.ts);
  * response bodies are written out here from the view types they serialize (Dates as RFC 3339 strings,
  * bigints as decimal strings).
+ *
+ * Each operation's permission (`x-permission`, and a sentence of its description) comes from the one
+ * permission table, src/auth/moderators/console-permissions.ts.
  */
 import { COMMAND_STATUSES, COMMAND_TYPES } from '../schemas/commands.js';
 import { createBanSchema, forceDoorSchema, issueCommandSchema, lockdownSchema } from '../console/console-schemas.js';
 import { ACCESS_LOG_PAGE_DEFAULT, ACCESS_LOG_PAGE_MAX } from '../doors/access-log-query.js';
 import { toOpenApiSchema } from './openapi-document.js';
+import { CONSOLE_ROUTES, MODERATOR_ROLES, PERMISSIONS } from '../auth/moderators/console-permissions.js';
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 
@@ -150,6 +154,28 @@ const SCHEMAS: Record<string, Json> = {
   ForceDoorRequest: toOpenApiSchema(forceDoorSchema),
   LockdownRequest: toOpenApiSchema(lockdownSchema),
   CreateBanRequest: toOpenApiSchema(createBanSchema),
+  Moderator: obj({
+    id: str('UUID'),
+    workspaceId: str('UUID'),
+    name: str('display name, recorded with the id on every change'),
+    role: { enum: [...MODERATOR_ROLES] },
+    tokenPrefix: str('public part of the personal access token'),
+    disabledAt: nullable(time()),
+    createdAt: time(),
+    identities: arr(obj({ issuer: str(), subject: str() })),
+  }),
+  IssuedModerator: obj({ id: str('UUID'), name: str(), role: { enum: [...MODERATOR_ROLES] }, workspaceId: str('UUID'), token: str('gmod_<prefix>.<secret>, shown this once') }),
+  Caller: {
+    description: 'Who is signed in: the operator, or moderator accounts (one per workspace) with their role and permissions.',
+    oneOf: [
+      obj({ kind: { const: 'operator' }, permissions: arr(str()) }),
+      obj({
+        kind: { const: 'moderator' },
+        via: { enum: ['token', 'oidc', 'bearer'] },
+        accounts: arr(obj({ id: str(), name: str(), role: { enum: [...MODERATOR_ROLES] }, workspaceId: str(), workspaceName: nullable(str()), permissions: arr(str()) })),
+      }),
+    ],
+  },
   ErrorEnvelope: obj({
     error: {
       type: 'object',
@@ -166,9 +192,10 @@ const SCHEMAS: Record<string, Json> = {
 };
 
 const ERRORS: Record<string, string> = {
-  '400': 'Invalid body or parameter (invalid_request, moderator_required, invalid_payload, invalid_target, invalid_expiry, invalid_command_type, invalid_since, invalid_cursor, …).',
-  '401': 'Missing or wrong operator token (console_unauthorized).',
-  '404': 'Unknown game, door, policy, ban or live server (unknown_game, unknown_door, unknown_policy, unknown_ban, not_found, server_not_live).',
+  '400': 'Invalid body or parameter (invalid_request, invalid_payload, invalid_target, invalid_expiry, invalid_command_type, invalid_since, invalid_cursor, …).',
+  '401': 'No or a wrong credential: console_unauthorized, malformed_token, unknown_token, bad_token, token_throttled, moderator_disabled, session_expired, session_revoked.',
+  '403': 'The role lacks the operation\'s permission (forbidden, naming it), or a cookie-authenticated change without the CSRF token or from another site (csrf_refused).',
+  '404': 'Unknown game, door, policy, ban, workspace, moderator or live server; a game, ban or workspace where the caller holds no account answers the same (unknown_game, unknown_door, unknown_policy, unknown_ban, not_found, server_not_live).',
   '409': 'The game changed since the moderator confirmed (doors_changed): ask again.',
   '429': 'Command queue full (command_queue_full); Retry-After in seconds.',
   '503': 'Redis or PostgreSQL unreachable (unavailable); Retry-After in seconds.',
@@ -176,12 +203,31 @@ const ERRORS: Record<string, string> = {
 
 function responses(ok: Json | null, description: string, errors: string[], status = '200'): Record<string, Json> {
   const out: Record<string, Json> = { [status]: { description, ...(ok ? { content: json(ok) } : {}) } };
-  for (const e of ['401', ...errors, '503']) out[e] = { $ref: `#/components/responses/Error${e}` };
+  for (const e of ['401', '403', ...errors, '503']) out[e] = { $ref: `#/components/responses/Error${e}` };
   return out;
 }
 
 const gameId: Json = { name: 'gameId', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } };
-const moderator: Json = { $ref: '#/components/parameters/Moderator' };
+const workspaceId: Json = { name: 'workspaceId', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } };
+
+/**
+ * Adds each operation's permission from the table: `x-permission` and a sentence of its description.
+ * Paths are matched as the console registers them (`/console/api` stripped, `{p}` as `:p`).
+ */
+function withPermissions(paths: Record<string, Record<string, Record<string, Json>>>): Record<string, Record<string, Record<string, Json>>> {
+  for (const [p, methods] of Object.entries(paths)) {
+    const route = p.startsWith('/console/api') ? p.slice('/console/api'.length).replace(/\{(\w+)\}/g, ':$1') : `/${p}`;
+    for (const [method, op] of Object.entries(methods)) {
+      const entry = CONSOLE_ROUTES.find((r) => r.method === method && r.path === route);
+      if (!entry) continue;
+      const needed = PERMISSIONS[entry.permission];
+      const sentence = `Permission: ${entry.permission} (${needed === null ? 'the operator only' : `role ${needed} or above; the operator always`}).`;
+      op['x-permission'] = entry.permission;
+      op.description = typeof op.description === 'string' ? `${op.description}\n\n${sentence}` : sentence;
+    }
+  }
+  return paths;
+}
 const query = (name: string, description: string, schema: Json = { type: 'string' }): Json => ({ name, in: 'query', required: false, description, schema });
 
 /** Builds the console API document. Pure. */
@@ -202,14 +248,59 @@ export function buildConsoleOpenApiDocument(): Record<string, unknown> {
       version: '1.0.0',
       description: [
         'The JSON API behind the moderator console page, on the console listener (CONSOLE_HOST:CONSOLE_PORT, loopback by default), never on the game listener.',
-        'Auth: every route needs `Authorization: Bearer <operator token>` (CONSOLE_TOKEN; generated per boot and logged once as a sign-in address when unset). One shared token grants every action on every game; it is compared in constant time. Routes that change something also need `X-Moderator: <name>`: the change is recorded as issued by `console:<name>` (commands, doors, bans, the audit chain).',
+        'Auth (issue #31): a session cookie (sign in with POST /console/api/session, or OpenID Connect at /console/auth/oidc/start when configured), `Authorization: Bearer gmod_<prefix>.<secret>` (a moderator\'s personal access token, for scripts and bots), or `Authorization: Bearer <operator token>` (CONSOLE_TOKEN: the operator\'s break-glass for every workspace, recorded as `operator`). With the cookie, every change (POST, PATCH, DELETE) also needs `X-CSRF-Token: <csrfToken of GET /console/api/session>` and a same-origin request, else 403 csrf_refused.',
+        `Roles and tenancy: each operation names its permission (x-permission); roles hold them as follows: ${Object.entries(PERMISSIONS).map(([p, role]) => `${p}: ${role ?? 'operator only'}`).join('; ')}. Each role holds every permission of the roles below it (viewer < moderator < admin). A game, ban or workspace where the caller holds no account answers 404 as a missing one; a role without the permission answers 403 forbidden naming it. Every change is recorded as made by \`moderator:<id> (<name>)\` or \`operator\`; X-Moderator is ignored.`,
         'Errors use the game API envelope { error: { code, message, requestId, pointer? }, serverTime } (pointer: a 400\'s first failing member as a JSON Pointer).',
         'The page itself (/, /assets/*, /vendor/*), /healthz, /openapi.json (the game API) and /console/openapi.json (this document) need no token.',
       ].join('\n\n'),
     },
     servers: [{ url: 'http://127.0.0.1:3001', description: 'the console listener (CONSOLE_HOST:CONSOLE_PORT)' }],
-    security: [{ operatorToken: [] }],
-    paths: {
+    security: [{ sessionCookie: [] }, { moderatorToken: [] }, { operatorToken: [] }],
+    paths: withPermissions({
+      '/console/api/session': {
+        post: {
+          operationId: 'signIn',
+          summary: 'Sign in with a personal access token: exchanged for a session cookie (HttpOnly; SameSite=Strict; Path=/; Secure over TLS)',
+          description: 'Needs no credential; refused from another origin (403 csrf_refused). The token is not kept by the page.',
+          security: [],
+          requestBody: { required: true, content: json(obj({ token: str('gmod_<prefix>.<secret>') })) },
+          responses: responses(withTime({ caller: ref('Caller'), csrfToken: str('send as X-CSRF-Token on every change') }), 'Signed in (Set-Cookie).', ['400'], '201'),
+        },
+        get: {
+          operationId: 'whoAmI',
+          summary: 'Who is signed in: the operator or the moderator accounts, their roles and permissions, and the CSRF token of a session',
+          responses: responses(withTime({ caller: ref('Caller'), csrfToken: nullable(str('null without a session')) }), 'The caller.', []),
+        },
+        delete: {
+          operationId: 'signOut',
+          summary: 'Sign out: the session is deleted and the cookie cleared',
+          responses: { '204': { description: 'Signed out.' }, '401': { $ref: '#/components/responses/Error401' }, '403': { $ref: '#/components/responses/Error403' }, '503': { $ref: '#/components/responses/Error503' } },
+        },
+      },
+      '/console/api/workspaces/{workspaceId}/moderators': {
+        get: {
+          operationId: 'listModerators',
+          summary: 'The workspace\'s moderator accounts (never a token or hash)',
+          parameters: [workspaceId],
+          responses: responses(withTime({ moderators: arr(ref('Moderator')) }), 'The accounts.', ['404']),
+        },
+        post: {
+          operationId: 'addModerator',
+          summary: 'Add a moderator to the workspace; the personal access token is returned this once',
+          parameters: [workspaceId],
+          requestBody: { required: true, content: json({ type: 'object', additionalProperties: false, required: ['name', 'role'], properties: { name: { type: 'string', minLength: 1, maxLength: 64 }, role: { enum: [...MODERATOR_ROLES] } } }) },
+          responses: responses(withTime({ moderator: ref('IssuedModerator') }), 'Added.', ['400', '404'], '201'),
+        },
+      },
+      '/console/api/workspaces/{workspaceId}/moderators/{moderatorId}': {
+        patch: {
+          operationId: 'changeModerator',
+          summary: 'Change a moderator\'s role or disable / enable them; in force on every API process at the next request',
+          parameters: [workspaceId, { name: 'moderatorId', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } }],
+          requestBody: { required: true, content: json({ type: 'object', additionalProperties: false, properties: { role: { enum: [...MODERATOR_ROLES] }, disabled: { type: 'boolean' } } }) },
+          responses: responses(withTime({ moderator: ref('Moderator') }), 'Changed.', ['400', '404']),
+        },
+      },
       '/console/api/games': {
         get: { operationId: 'listGames', summary: 'Every game (newest first, up to 500)', responses: responses(withTime({ games: arr(ref('GameListed')) }), 'The games.', []) },
       },
@@ -231,6 +322,7 @@ export function buildConsoleOpenApiDocument(): Record<string, unknown> {
           responses: {
             '200': { description: 'The event stream.', content: { 'text/event-stream': { schema: { type: 'string' } } } },
             '401': { $ref: '#/components/responses/Error401' },
+            '403': { $ref: '#/components/responses/Error403' },
             '404': { $ref: '#/components/responses/Error404' },
             '503': { $ref: '#/components/responses/Error503' },
           },
@@ -239,9 +331,9 @@ export function buildConsoleOpenApiDocument(): Record<string, unknown> {
       '/console/api/games/{gameId}/commands': {
         post: {
           operationId: 'issueCommand',
-          summary: 'Issue a moderation command (kick, mute, freeze, teleport, message, door_set_state, …) as console:<X-Moderator>',
-          description: 'door_set_state records the door forced state when issued (doors version raised, cached decisions retired) and returns it as `door`.',
-          parameters: [gameId, moderator],
+          summary: 'Issue a moderation command (kick, mute, freeze, teleport, message, door_set_state, …) as the signed-in moderator',
+          description: 'door_set_state records the door forced state when issued (doors version raised, cached decisions retired) and returns it as `door`; it needs doors.force instead.',
+          parameters: [gameId],
           requestBody: { required: true, content: json(ref('IssueCommandRequest')) },
           responses: responses(withTime({ command: { allOf: [ref('IssuedCommand'), { type: 'object', properties: { door: ref('DoorChange') } }] } }), 'Issued (pending).', ['400', '404', '429'], '201'),
         },
@@ -258,7 +350,7 @@ export function buildConsoleOpenApiDocument(): Record<string, unknown> {
         post: {
           operationId: 'forceDoor',
           summary: 'Force one door locked or unlocked, or return it to auto (door_set_state to every live server)',
-          parameters: [gameId, { name: 'doorKey', in: 'path', required: true, schema: { type: 'string' } }, moderator],
+          parameters: [gameId, { name: 'doorKey', in: 'path', required: true, schema: { type: 'string' } }],
           requestBody: { required: true, content: json(ref('ForceDoorRequest')) },
           responses: responses(withTime({ result: ref('ForceResult') }), 'Recorded and sent.', ['400', '404']),
         },
@@ -268,7 +360,7 @@ export function buildConsoleOpenApiDocument(): Record<string, unknown> {
           operationId: 'lockdown',
           summary: 'Lock every door of the game (locked: true) or return every door to auto (false)',
           description: 'With doorCount (the number of doors the moderator confirmed), a game whose door count changed meanwhile is refused with 409 doors_changed and nothing is forced.',
-          parameters: [gameId, moderator],
+          parameters: [gameId],
           requestBody: { required: true, content: json(ref('LockdownRequest')) },
           responses: responses(withTime({ lockdown: { type: 'boolean' }, results: arr(ref('ForceResult')) }), 'Done.', ['400', '404', '409']),
         },
@@ -307,7 +399,7 @@ export function buildConsoleOpenApiDocument(): Record<string, unknown> {
         post: {
           operationId: 'createBan',
           summary: 'Ban a user (server, game or workspace scope); an online user is kicked',
-          parameters: [gameId, moderator],
+          parameters: [gameId],
           requestBody: { required: true, content: json(ref('CreateBanRequest')) },
           responses: responses(withTime({ ban: ref('Ban'), kicks: arr(ref('Kick')), platformWrites: arr(ref('QueuedWrite')) }), 'Created.', ['400', '404'], '201'),
         },
@@ -316,7 +408,7 @@ export function buildConsoleOpenApiDocument(): Record<string, unknown> {
         post: {
           operationId: 'liftBan',
           summary: 'Lift a ban (the row is kept)',
-          parameters: [{ name: 'banId', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } }, moderator],
+          parameters: [{ name: 'banId', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } }],
           responses: responses(withTime({ ban: ref('Ban'), alreadyLifted: { type: 'boolean' }, platformWrites: arr(ref('QueuedWrite')) }), 'Lifted.', ['400', '404']),
         },
       },
@@ -343,23 +435,20 @@ export function buildConsoleOpenApiDocument(): Record<string, unknown> {
         get: {
           operationId: 'metrics',
           summary: 'Prometheus metrics of this API process',
-          responses: { '200': { description: 'Prometheus text format.', content: { 'text/plain': { schema: { type: 'string' } } } }, '401': { $ref: '#/components/responses/Error401' } },
+          responses: {
+            '200': { description: 'Prometheus text format.', content: { 'text/plain': { schema: { type: 'string' } } } },
+            '401': { $ref: '#/components/responses/Error401' },
+            '403': { $ref: '#/components/responses/Error403' },
+          },
         },
       },
-    },
+    }),
     components: {
       schemas: SCHEMAS,
       securitySchemes: {
-        operatorToken: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <operator token> (CONSOLE_TOKEN, 24-256 printable characters). 401 console_unauthorized without it.' },
-      },
-      parameters: {
-        Moderator: {
-          name: 'X-Moderator',
-          in: 'header',
-          required: true,
-          description: 'Who acts: 1-64 of letters, digits, _ . @ - (starting with a letter or digit); recorded as console:<name>. Missing or malformed: 400 moderator_required.',
-          schema: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$' },
-        },
+        sessionCookie: { type: 'apiKey', in: 'cookie', name: 'gis_console_session', description: 'Server-side session (idle 12 h, absolute 7 d). Changes also need X-CSRF-Token.' },
+        moderatorToken: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer gmod_<prefix>.<secret>: a moderator\'s personal access token (admin moderators add / rotate-token).' },
+        operatorToken: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <operator token> (CONSOLE_TOKEN, 24-256 printable characters): break-glass, every workspace, recorded as operator.' },
       },
       responses: errorResponses,
     },

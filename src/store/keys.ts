@@ -260,9 +260,27 @@ export class GlobalKeys {
   keyRecordsSynced(): string {
     return `${this.prefix}:key-records:synced`;
   }
-  /** pub/sub channel: a key prefix was revoked or changed, or a game's settings changed. */
+  /**
+   * pub/sub channel: a key prefix was revoked or changed, a game's settings changed, or a moderator
+   * account changed (`moderator:<id>`, src/auth/moderators/moderator-accounts.ts).
+   */
   authChannel(): string {
     return `${this.prefix}:auth-invalidate`;
+  }
+  /**
+   * string (JSON), TTL = the session's idle expiry capped by its absolute one: a console sign-in session,
+   * by SHA-256 (hex) of its cookie value, so the store alone never yields a usable cookie
+   * (src/auth/moderators/console-sessions.ts).
+   */
+  consoleSession(idDigest: string): string {
+    return `${this.prefix}:console-session:${idDigest}`;
+  }
+  /**
+   * string (JSON), TTL 10 min, read once (GETDEL): what an OpenID Connect sign-in started with (PKCE
+   * verifier, nonce, invitation code), by its `state` (src/console/console-oidc.ts).
+   */
+  oidcLogin(state: string): string {
+    return `${this.prefix}:oidc-login:${state}`;
   }
   /**
    * zset `<gameId>:<commandId>` → expiresAt ms: which games have commands coming due, so the expiry

@@ -102,7 +102,7 @@ describe('console API', () => {
       expect(issued.body.command).to.include({ status: 'pending', routedTo: 'srv-new', type: 'kick' });
       const id: string = issued.body.command.id;
       const status = async () => (await get(`${API}/games/${g.gameId}/live`)).body.commands.find((c: { id: string }) => c.id === id);
-      expect((await status()).issuedBy).to.equal('console:alice');
+      expect((await status()).issuedBy).to.equal('operator');
       expect((await status()).status).to.equal('pending');
       const hb = await h.heartbeat(g, heartbeatBody(['p1', 'p2'], { externalServerId: 'srv-new' }));
       expect(hb.body.commands.map((c: { id: string }) => c.id)).to.deep.equal([id]);
@@ -123,7 +123,6 @@ describe('console API', () => {
 
     it('refuses bad actions with the service status and envelope, never a 500', async () => {
       const cases: [object | undefined, string | null, string, number, string][] = [
-        [{ type: 'kick', target: { externalId: 'p1' }, payload: { reason: 'x' } }, null, g.gameId, 400, 'moderator_required'],
         [{ type: 'kick', target: { externalId: 'p1' }, payload: {} }, 'alice', g.gameId, 400, 'invalid_payload'],
         [{ type: 'explode', target: { externalId: 'p1' } }, 'alice', g.gameId, 400, 'invalid_command_type'],
         [{ type: 'kick', target: {}, payload: { reason: 'x' } }, 'alice', g.gameId, 400, 'invalid_target'],
@@ -161,7 +160,7 @@ describe('console API', () => {
       doors = await get(`${API}/games/${g.gameId}/doors`);
       expect(doors.body.lockdown).to.equal(false);
       expect(doors.body.doors.map((d: { forcedState: string }) => d.forcedState)).to.deep.equal(['auto', 'auto']);
-      const audit = await h.db.auditLog.count({ where: { gameId: g.gameId, action: 'door.force', actor: 'console:alice' } });
+      const audit = await h.db.auditLog.count({ where: { gameId: g.gameId, action: 'door.force', actor: 'operator' } });
       expect(audit).to.equal(5);
       expect((await post(`${API}/games/${g.gameId}/doors/nope/state`, { state: 'locked' })).body.error.code).to.equal('unknown_door');
       expect((await post(`${API}/games/${g.gameId}/doors/gate/state`, { state: 'open' })).status).to.equal(400);
@@ -170,7 +169,7 @@ describe('console API', () => {
     it('creates a ban (kicking the online user), lists it and lifts it', async () => {
       const created = await post(`${API}/games/${g.gameId}/bans`, { externalId: 'p1', scope: 'game', reason: 'cheating', expiresInSeconds: 3600 });
       expect(created.status).to.equal(201);
-      expect(created.body.ban).to.include({ externalId: 'p1', scope: 'game', gameId: g.gameId, issuedBy: 'console:alice', status: 'active' });
+      expect(created.body.ban).to.include({ externalId: 'p1', scope: 'game', gameId: g.gameId, issuedBy: 'operator', status: 'active' });
       expect(created.body.kicks.map((k: { externalServerId: string }) => k.externalServerId)).to.deep.equal(['srv-new']);
       const listed = await get(`${API}/games/${g.gameId}/bans`);
       expect(listed.body.bans.map((b: { id: string }) => b.id)).to.include(created.body.ban.id);
@@ -178,7 +177,7 @@ describe('console API', () => {
       expect(check.body.banned).to.equal(true);
       const lifted = await post(`${API}/bans/${created.body.ban.id}/lift`);
       expect(lifted.status).to.equal(200);
-      expect(lifted.body.ban).to.include({ status: 'lifted', liftedBy: 'console:alice' });
+      expect(lifted.body.ban).to.include({ status: 'lifted', liftedBy: 'operator' });
       expect((await get(`${API}/games/${g.gameId}/bans`)).body.bans).to.deep.equal([]);
       expect((await post(`${API}/bans/00000000-0000-4000-8000-000000000000/lift`)).status).to.equal(404);
       expect((await post(`${API}/games/${g.gameId}/bans`, { externalId: 'p1', scope: 'galaxy', reason: 'x' })).status).to.equal(400);

@@ -15,13 +15,15 @@ import { buildOpenApiDocument } from '../../src/openapi/openapi-document.js';
 import { createConsoleApp } from '../../src/console/console-app.js';
 import { createConsoleServices } from '../../src/console/console-services.js';
 import { LiveHub } from '../../src/console/live/live-hub.js';
+import { SESSION_COOKIE } from '../../src/console/console-auth.js';
+import { CONSOLE_ROUTES } from '../../src/auth/moderators/console-permissions.js';
 
-type Op = { security?: unknown; parameters?: ({ $ref?: string; name?: string; in?: string })[]; responses: Record<string, unknown> };
+type Op = { 'x-permission'?: string; security?: unknown; parameters?: ({ $ref?: string; name?: string; in?: string })[]; responses: Record<string, unknown> };
 type Doc = {
   openapi: string;
   security: Record<string, string[]>[];
   paths: Record<string, Record<string, Op>>;
-  components: { securitySchemes: Record<string, { type: string; scheme?: string }>; parameters: Record<string, { name: string; in: string; required: boolean }> };
+  components: { securitySchemes: Record<string, { type: string; scheme?: string }>; parameters?: unknown };
 };
 
 /** `METHOD /path/{param}` of every route the app registers, found by walking its routers. */
@@ -68,18 +70,30 @@ describe('console API document', () => {
     }
   });
 
-  it('states the auth: a bearer operator token on every route, X-Moderator on every change, 401 documented', () => {
+  it('states the auth and, for every operation, the permission of the one permission table (issue #31)', () => {
     expect(generated.openapi).to.equal('3.1.0');
     expect(generated.components.securitySchemes.operatorToken).to.deep.include({ type: 'http', scheme: 'bearer' });
-    expect(generated.security).to.deep.equal([{ operatorToken: [] }]);
-    expect(generated.components.parameters.Moderator).to.deep.include({ name: 'X-Moderator', in: 'header', required: true });
+    expect(generated.components.securitySchemes.moderatorToken).to.deep.include({ type: 'http', scheme: 'bearer' });
+    expect(generated.components.securitySchemes.sessionCookie).to.deep.include({ type: 'apiKey', in: 'cookie', name: SESSION_COOKIE });
+    expect(generated.security).to.deep.equal([{ sessionCookie: [] }, { moderatorToken: [] }, { operatorToken: [] }]);
+    expect(generated.components.parameters, 'no X-Moderator parameter any more').to.equal(undefined);
+    const documented = new Map<string, Op>();
     for (const [p, methods] of Object.entries(generated.paths)) {
       for (const [m, op] of Object.entries(methods)) {
-        expect(op.security, `${m} ${p} keeps the token`).to.equal(undefined);
-        expect(op.responses, `${m} ${p}`).to.have.property('401');
-        const needsModerator = m === 'post';
-        expect((op.parameters ?? []).some((x) => x.$ref === '#/components/parameters/Moderator'), `${m} ${p} X-Moderator`).to.equal(needsModerator);
+        documented.set(`${m} ${p.startsWith('/console/api') ? p.slice('/console/api'.length).replace(/\{(\w+)\}/g, ':$1') : `/${p}`}`, op);
+        const signIn = m === 'post' && p === '/console/api/session';
+        // Only sign-in needs no credential; every other operation keeps the document's security.
+        if (signIn) expect(op.security, `${m} ${p}`).to.deep.equal([]);
+        else expect(op.security, `${m} ${p}`).to.equal(undefined);
+        if (!signIn) expect(op.responses, `${m} ${p}`).to.include.keys('401', '403');
       }
     }
+    for (const route of CONSOLE_ROUTES) {
+      const op = documented.get(`${route.method} ${route.path}`);
+      expect(op, `${route.method} ${route.path} documented`).to.not.equal(undefined);
+      expect(op!['x-permission'], `${route.method} ${route.path}`).to.equal(route.permission);
+    }
+    const withPermission = [...documented.values()].filter((op) => op['x-permission'] !== undefined);
+    expect(withPermission).to.have.length(CONSOLE_ROUTES.length);
   });
 });

@@ -15,6 +15,8 @@ describe('key space', () => {
     expect(keySpace.workspace('W1').banList()).to.equal('p:{w:W1}:bans');
     expect(keySpace.global.activeGames()).to.equal('p:active-games');
     expect(keySpace.global.authChannel()).to.equal('p:auth-invalidate');
+    expect(keySpace.global.consoleSession('abc')).to.equal('p:console-session:abc');
+    expect(keySpace.global.oidcLogin('st')).to.equal('p:oidc-login:st');
     expect(keySpace.global.bullPrefix()).to.equal('p:bull');
   });
 

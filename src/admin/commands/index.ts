@@ -21,6 +21,7 @@ import { operationCommands } from './workspace-operations.js';
 import { recordCommands } from './workspace-records.js';
 import { derivedDataCommands } from './derived-data.js';
 import { healthCommands } from './health.js';
+import { moderatorCommands } from './moderators.js';
 
 export const ADMIN_COMMANDS: readonly AdminCommand[] = [
   ...workspaceCommands,
@@ -41,4 +42,5 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
   ...recordCommands,
   ...derivedDataCommands,
   ...healthCommands,
+  ...moderatorCommands,
 ];

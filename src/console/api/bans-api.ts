@@ -5,20 +5,24 @@
  *
  * - `GET /console/api/games/:gameId/bans[?all=1]` → `{ bans: BanView[], serverTime }`: the workspace's
  *   bans in force (with `all=1` also lifted and expired ones), newest first.
- * - `POST /console/api/games/:gameId/bans` body {@link CreateBanBody}, header `X-Moderator` → 201
+ * - `POST /console/api/games/:gameId/bans` body {@link CreateBanBody} → 201
  *   `{ ban, kicks, platformWrites, serverTime }` (an online user is kicked with the ban reason).
- * - `POST /console/api/bans/:banId/lift`, header `X-Moderator` → `{ ban, alreadyLifted, platformWrites,
+ * - `POST /console/api/bans/:banId/lift` → `{ ban, alreadyLifted, platformWrites,
  *   serverTime }`.
  *
- * Errors: 400 body / `moderator_required` / service validation; 404 `unknown_game`, `unknown_ban` (not a
- * ban id) or `not_found` (no such ban).
+ * Permissions `console.read`, `bans.create`, `bans.lift` (src/console/api/console-request.ts); the ban is
+ * recorded as issued (lifted) by the authenticated caller.
+ *
+ * Errors: 400 body / service validation; 403 `forbidden`; 404 `unknown_game`, `unknown_ban` (not a ban
+ * id, no such ban, or a ban of a workspace the caller has no account in).
  */
 import { Router } from 'express';
 import { listBans } from '../../bans/ban-service.js';
 import { compileValidator } from '../../schemas/validator.js';
 import { createBanSchema, type CreateBanBody } from '../console-schemas.js';
 import type { ConsoleServices } from '../console-services.js';
-import { gameOf, moderatorOf, uuidParam } from './console-request.js';
+import { authorize, gameAccess, uuidParam } from './console-request.js';
+import { NotFoundError } from '../../errors.js';
 
 const validateCreate = compileValidator<CreateBanBody>(createBanSchema);
 
@@ -27,7 +31,7 @@ export function bansApi(services: ConsoleServices): Router {
   const router = Router();
 
   router.get('/games/:gameId/bans', async (req, res) => {
-    const game = await gameOf(req, services.db);
+    const { game } = await gameAccess(req, res, services.db, 'console.read');
     const activeOnly = req.query.all !== '1';
     const bans = await listBans(services.db, { workspaceId: game.workspaceId, activeOnly });
     res.json({ bans: bans.map(({ platformWrites: _omitted, ...ban }) => ban), serverTime: new Date().toISOString() });
@@ -35,8 +39,7 @@ export function bansApi(services: ConsoleServices): Router {
 
   router.post('/games/:gameId/bans', async (req, res) => {
     const body = validateCreate(req.body);
-    const issuedBy = moderatorOf(req);
-    const game = await gameOf(req, services.db);
+    const { game, actor: issuedBy } = await gameAccess(req, res, services.db, 'bans.create');
     const result = await services.bans.create({
       workspaceId: game.workspaceId,
       externalId: body.externalId,
@@ -52,7 +55,11 @@ export function bansApi(services: ConsoleServices): Router {
 
   router.post('/bans/:banId/lift', async (req, res) => {
     const banId = uuidParam(req, 'banId', 'unknown_ban');
-    const result = await services.bans.lift(banId, moderatorOf(req));
+    const notFound = () => new NotFoundError(`ban ${banId} not found`, 'unknown_ban');
+    const ban = await services.db.ban.findUnique({ where: { id: banId }, select: { workspaceId: true } });
+    if (!ban) throw notFound();
+    const { actor } = authorize(res, ban.workspaceId, 'bans.lift', notFound);
+    const result = await services.bans.lift(banId, actor);
     res.json({ ...result, serverTime: new Date().toISOString() });
   });
 

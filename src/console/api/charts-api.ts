@@ -16,7 +16,7 @@ import { Router } from 'express';
 import type { Db } from '../../store/prisma.js';
 import type { AppRedis } from '../../store/redis.js';
 import { listLiveServers } from '../../presence/server-view.js';
-import { gameOf } from './console-request.js';
+import { gameAccess } from './console-request.js';
 import type { KeySpace } from '../../store/keyspace/key-space.js';
 
 /** The charts cover the last hour, ms. */
@@ -27,7 +27,7 @@ export function chartsApi(deps: { db: Db; redis: AppRedis; keySpace: KeySpace })
   const router = Router();
 
   router.get('/games/:gameId/charts', async (req, res) => {
-    const game = await gameOf(req, deps.db);
+    const { game } = await gameAccess(req, res, deps.db, 'console.read');
     const nowMs = Date.now();
     const since = new Date(nowMs - CHART_WINDOW_MS);
     const [samples, byType, live] = await Promise.all([

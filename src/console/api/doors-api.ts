@@ -4,8 +4,7 @@
  *
  * - `GET /console/api/games/:gameId/doors` → `{ doors: DoorView[], lockdown, serverTime }`; `lockdown` is
  *   true when the game has doors and every one of them is forced `locked`.
- * - `POST /console/api/games/:gameId/doors/:doorKey/state` body `{ state: "locked"|"unlocked"|"auto" }`,
- *   header `X-Moderator` → `{ result: ForceResult, serverTime }` (the state is recorded, the manifest
+ * - `POST /console/api/games/:gameId/doors/:doorKey/state` body `{ state: "locked"|"unlocked"|"auto" }` → `{ result: ForceResult, serverTime }` (the state is recorded, the manifest
  *   version raised, and a `door_set_state` command issued to every live server).
  * - `POST /console/api/games/:gameId/lockdown` body `{ locked: boolean, doorCount? }` → `{ lockdown, results:
  *   ForceResult[], serverTime }`: `true` forces every door `locked`; `false` returns every door to `auto`
@@ -19,7 +18,9 @@
  * - `GET /console/api/games/:gameId/policies/:policyId` → `{ policy: PolicyView, serverTime }`: the policy
  *   an access-log row names.
  *
- * Errors: 400 body / `moderator_required` / `invalid_since` / `invalid_cursor` / `invalid_request`; 404
+ * Permissions `console.read`, `doors.force`, `doors.lockdown` (src/console/api/console-request.ts).
+ *
+ * Errors: 403 `forbidden`; 400 body / `invalid_since` / `invalid_cursor` / `invalid_request`; 404
  * `unknown_game`, `unknown_door`, `unknown_policy`; 409 `doors_changed`.
  */
 import { Router } from 'express';
@@ -29,7 +30,7 @@ import { queryAccessLog } from '../../doors/access-log-query.js';
 import { compileValidator } from '../../schemas/validator.js';
 import { forceDoorSchema, lockdownSchema, type ForceDoorBody, type LockdownBody } from '../console-schemas.js';
 import type { ConsoleServices } from '../console-services.js';
-import { gameOf, moderatorOf } from './console-request.js';
+import { gameAccess } from './console-request.js';
 
 const validateForce = compileValidator<ForceDoorBody>(forceDoorSchema);
 
@@ -46,21 +47,20 @@ export function doorsApi(services: ConsoleServices): Router {
   const router = Router();
 
   router.get('/games/:gameId/doors', async (req, res) => {
-    const game = await gameOf(req, services.db);
+    const { game } = await gameAccess(req, res, services.db, 'console.read');
     const doors = await listDoors(services.db, game.id);
     res.json({ doors, lockdown: doors.length > 0 && doors.every((d) => d.forcedState === 'locked'), serverTime: new Date().toISOString() });
   });
 
   router.post('/games/:gameId/doors/:doorKey/state', async (req, res) => {
     const body = validateForce(req.body);
-    const actor = moderatorOf(req);
-    const game = await gameOf(req, services.db);
+    const { game, actor } = await gameAccess(req, res, services.db, 'doors.force');
     const result = await forceDoor(services.doors, game.id, String(req.params.doorKey), body.state, actor);
     res.json({ result, serverTime: new Date().toISOString() });
   });
 
   router.get('/games/:gameId/access-log', async (req, res) => {
-    const game = await gameOf(req, services.db);
+    const { game } = await gameAccess(req, res, services.db, 'console.read');
     const q = (name: string) => (typeof req.query[name] === 'string' && req.query[name] !== '' ? (req.query[name]) : undefined);
     const limit = q('limit');
     const page = await queryAccessLog(services.db, {
@@ -76,15 +76,14 @@ export function doorsApi(services: ConsoleServices): Router {
   });
 
   router.get('/games/:gameId/policies/:policyId', async (req, res) => {
-    const game = await gameOf(req, services.db);
+    const { game } = await gameAccess(req, res, services.db, 'console.read');
     const policy = await getPolicy(services.db, game.id, String(req.params.policyId));
     res.json({ policy, serverTime: new Date().toISOString() });
   });
 
   router.post('/games/:gameId/lockdown', async (req, res) => {
     const body = validateLockdown(req.body);
-    const actor = moderatorOf(req);
-    const game = await gameOf(req, services.db);
+    const { game, actor } = await gameAccess(req, res, services.db, 'doors.lockdown');
     const state = body.locked ? 'locked' : 'auto';
     const results: ForceResult[] = [];
     const doors = await listDoors(services.db, game.id);

@@ -17,7 +17,7 @@ import type { AppRedis } from '../../store/redis.js';
 import { listHealthWarnings, throttleHistory } from '../../limits/ingest-health.js';
 import { streamBacklogs } from '../../ops/stream-backlog.js';
 import { DeadLetters } from '../../store/dead-letters.js';
-import { gameOf } from './console-request.js';
+import { gameAccess } from './console-request.js';
 import type { KeySpace } from '../../store/keyspace/key-space.js';
 
 /** The health view of one game at `nowMs` (ms): the body of `GET /games/:gameId/health` and of the live feed's `health` event. */
@@ -36,7 +36,7 @@ export function healthApi(deps: { db: Db; redis: AppRedis; keySpace: KeySpace })
   const router = Router();
 
   router.get('/games/:gameId/health', async (req, res) => {
-    const game = await gameOf(req, deps.db);
+    const { game } = await gameAccess(req, res, deps.db, 'console.read');
     res.json(await gameHealth(deps, game.id, Date.now()));
   });
 

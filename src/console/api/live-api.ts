@@ -2,7 +2,7 @@
  * The console's live view (issue #7: live servers, a server's roster, commands and their states):
  *
  * - `GET /console/api/games` → `{ games: [{ id, name, workspaceId, workspaceName, heartbeatIntervalSeconds }], serverTime }`
- *   (every game; the operator token covers all workspaces).
+ *   (the games of the workspaces where the caller holds an account; every game for the operator).
  * - `GET /console/api/games/:gameId/live[?server=<externalServerId>]` → `{ game, servers, roster, commands,
  *   serverTime }`: the live servers (src/presence/server-view.ts: occupancy, region, sdkVersion with
  *   `stale`, uptimeSeconds, secondsSinceLastHeartbeat), the roster of `server` (each player's
@@ -17,7 +17,7 @@ import type { Db } from '../../store/prisma.js';
 import type { AppRedis } from '../../store/redis.js';
 import { getRoster, listLiveServers } from '../../presence/server-view.js';
 import { listCommands } from '../../commands/command-query.js';
-import { gameOf } from './console-request.js';
+import { gameAccess, visibleWorkspaces } from './console-request.js';
 import type { KeySpace } from '../../store/keyspace/key-space.js';
 
 /** Commands the live view returns, newest first. */
@@ -28,7 +28,9 @@ export function liveApi(deps: { db: Db; redis: AppRedis; keySpace: KeySpace }): 
   const router = Router();
 
   router.get('/games', async (_req, res) => {
+    const workspaces = visibleWorkspaces(res);
     const games = await deps.db.game.findMany({
+      where: workspaces === null ? {} : { workspaceId: { in: workspaces } },
       select: { id: true, name: true, workspaceId: true, heartbeatIntervalSeconds: true, workspace: { select: { name: true } } },
       orderBy: [{ createdAt: 'desc' }, { id: 'asc' }],
       take: 500,
@@ -40,7 +42,7 @@ export function liveApi(deps: { db: Db; redis: AppRedis; keySpace: KeySpace }): 
   });
 
   router.get('/games/:gameId/live', async (req, res) => {
-    const game = await gameOf(req, deps.db);
+    const { game } = await gameAccess(req, res, deps.db, 'console.read');
     const nowMs = Date.now();
     const server = typeof req.query.server === 'string' && req.query.server ? req.query.server : null;
     const [servers, players, commands] = await Promise.all([

@@ -1,7 +1,7 @@
 /**
  * The console's live feed as Server-Sent Events (issue #21, "Live by push"):
  *
- * `GET /console/api/games/:gameId/live/stream[?server=<externalServerId>]` (operator token) →
+ * `GET /console/api/games/:gameId/live/stream[?server=<externalServerId>]` (any console role) →
  * `200 text/event-stream`, open until the client leaves or the process stops. Events, each `data` one
  * JSON object with `serverTime` (RFC 3339) first:
  *
@@ -23,13 +23,16 @@
  * the token must not travel in a URL that ends up in logs); when the stream drops it polls `GET /live`
  * and `GET /health` until it reconnects.
  *
- * Errors (before the stream starts, as the usual JSON envelope): 401 `console_unauthorized`, 404 `unknown_game`.
+ * Errors (before the stream starts, as the usual JSON envelope): 401 (src/console/console-auth.ts), 404
+ * `unknown_game` (also a game of a workspace the caller has no account in), 403 `forbidden`.
+ * A published change to the caller's moderator account ends the stream (src/console/console-auth.ts).
  */
 import { Router } from 'express';
 import type { Db } from '../../store/prisma.js';
 import type { LiveHub, LiveSubscriber } from '../live/live-hub.js';
 import { LIVE_REFRESH_MS } from '../live/live-hub.js';
-import { gameOf } from './console-request.js';
+import { gameAccess } from './console-request.js';
+import { callerOf, type ConsoleAuth } from '../console-auth.js';
 
 /** A comment line is written this often on an idle stream, ms. */
 export const PING_MS = 15_000;
@@ -37,11 +40,11 @@ export const PING_MS = 15_000;
 export const MAX_BUFFERED_BYTES = 1 << 20;
 
 /** Route `GET /games/:gameId/live/stream` (see the module comment); mounted under /console/api. */
-export function liveStreamApi(deps: { db: Db; hub: LiveHub }): Router {
+export function liveStreamApi(deps: { db: Db; hub: LiveHub; auth: ConsoleAuth }): Router {
   const router = Router();
 
   router.get('/games/:gameId/live/stream', async (req, res) => {
-    const game = await gameOf(req, deps.db);
+    const { game } = await gameAccess(req, res, deps.db, 'console.read');
     const server = typeof req.query.server === 'string' && req.query.server ? req.query.server.slice(0, 128) : null;
     res.status(200);
     res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
@@ -69,6 +72,10 @@ export function liveStreamApi(deps: { db: Db; hub: LiveHub }): Router {
       close: end,
     };
     const unsubscribe = deps.hub.subscribe(game.id, subscriber);
+    // A change to the caller's account (disabled, role, token) closes the stream; the page reconnects
+    // and is authorised again.
+    const caller = callerOf(res);
+    const untrack = caller.kind === 'moderator' ? deps.auth.trackStream(caller.accounts.map((a) => a.id), end) : () => undefined;
     const ping = setInterval(() => {
       if (open) res.write(': ping\n\n');
     }, PING_MS);
@@ -76,6 +83,7 @@ export function liveStreamApi(deps: { db: Db; hub: LiveHub }): Router {
       open = false;
       clearInterval(ping);
       unsubscribe();
+      untrack();
     });
   });
 

@@ -4,12 +4,14 @@
  * them:
  *
  * - `POST /console/api/games/:gameId/commands` body {@link IssueCommandBody} `{ type, target:
- *   { externalId } | { externalServerId }, payload?, expiresInSeconds? }`, header `X-Moderator` →
+ *   { externalId } | { externalServerId }, payload?, expiresInSeconds? }` →
  *   201 `{ command: IssuedCommand (+ `door` for door_set_state), serverTime }`. The command starts
  *   `pending`; the live view shows it move to dispatched and acked (or expired / failed). A
  *   `door_set_state` records the door's forced state at once (src/doors/door-admin-service.ts).
  *
- * Errors: 400 `invalid_request` (body), `moderator_required`, `invalid_command_type`, `invalid_payload`,
+ * Permission `commands.issue` (`doors.force` for `door_set_state`), src/console/api/console-request.ts.
+ *
+ * Errors: 400 `invalid_request` (body), `invalid_command_type`, `invalid_payload`,
  * `invalid_target`, `invalid_expiry`; 404 `unknown_game`, `server_not_live`, `unknown_door`; 429 `command_queue_full`
  * with Retry-After.
  */
@@ -19,7 +21,7 @@ import { issueModeratorCommand } from '../../commands/moderator-commands.js';
 import { compileValidator } from '../../schemas/validator.js';
 import { issueCommandSchema, type IssueCommandBody } from '../console-schemas.js';
 import type { ConsoleServices } from '../console-services.js';
-import { gameOf, moderatorOf } from './console-request.js';
+import { gameAccess } from './console-request.js';
 
 const validateIssue = compileValidator<IssueCommandBody>(issueCommandSchema);
 
@@ -29,8 +31,8 @@ export function moderationApi(services: ConsoleServices): Router {
 
   router.post('/games/:gameId/commands', async (req, res) => {
     const body = validateIssue(req.body);
-    const issuedBy = moderatorOf(req);
-    const game = await gameOf(req, services.db);
+    // A door_set_state command forces a door: it needs what forcing a door needs.
+    const { game, actor: issuedBy } = await gameAccess(req, res, services.db, body.type === 'door_set_state' ? 'doors.force' : 'commands.issue');
     const command = await issueModeratorCommand(services.commands, {
       gameId: game.id,
       type: body.type,

@@ -1,24 +1,43 @@
-// The console API client: every call carries the operator token and the moderator's name, and every
-// failure becomes an ApiError with the service's status, code and message (and Retry-After on 429).
-// Session values live in sessionStorage: they end with the tab, never in a cookie or the URL.
+// The console API client. A moderator is signed in by a session cookie (HttpOnly: this script never
+// sees it) and every change carries the session's CSRF token; the operator's break-glass token, when used,
+// lives in sessionStorage (it ends with the tab) and goes in the Authorization header. Every failure
+// becomes an ApiError with the service's status, code and message (and Retry-After on 429).
 
-const TOKEN = 'gis.console.token';
-const MODERATOR = 'gis.console.moderator';
+const OPERATOR = 'gis.console.token';
+let csrfToken = null;
 
-/** { token, moderator } of this tab, or null when not signed in. */
-export function session() {
-  const token = sessionStorage.getItem(TOKEN);
-  const moderator = sessionStorage.getItem(MODERATOR);
-  return token && moderator ? { token, moderator } : null;
+/** The operator token of this tab, or null. */
+function operatorToken() {
+  return sessionStorage.getItem(OPERATOR);
 }
 
-export function signIn(token, moderator) {
-  sessionStorage.setItem(TOKEN, token.trim());
-  sessionStorage.setItem(MODERATOR, moderator.trim());
+/** Who is signed in: { caller, csrfToken } (GET /console/api/session); rejects with ApiError 401 when nobody. */
+export async function whoAmI() {
+  const me = await api('/session');
+  csrfToken = me.csrfToken;
+  return me;
 }
 
-export function signOut() {
-  sessionStorage.removeItem(TOKEN);
+/**
+ * Signs in with a token: a personal access token (gmod_…) is exchanged for a session cookie and not
+ * kept; anything else is taken as the operator token. Resolves to whoAmI().
+ */
+export async function signIn(token) {
+  const t = token.trim();
+  if (t.startsWith('gmod_')) {
+    sessionStorage.removeItem(OPERATOR);
+    await api('/session', { method: 'POST', body: { token: t } });
+  } else {
+    sessionStorage.setItem(OPERATOR, t);
+  }
+  return whoAmI();
+}
+
+/** Signs out: ends the session on the service, forgets an operator token. */
+export async function signOut() {
+  if (operatorToken()) sessionStorage.removeItem(OPERATOR);
+  else await api('/session', { method: 'DELETE' }).catch(() => undefined);
+  csrfToken = null;
 }
 
 /** A token handed over in the address fragment (#token=...) by the boot log: kept, then removed from the address bar. */
@@ -40,12 +59,10 @@ export class ApiError extends Error {
 
 /** Calls /console/api<path>; resolves to the parsed JSON body, rejects with ApiError. */
 export async function api(path, { method = 'GET', body } = {}) {
-  const s = session();
   const headers = { Accept: 'application/json' };
-  if (s) {
-    headers.Authorization = `Bearer ${s.token}`;
-    headers['X-Moderator'] = s.moderator;
-  }
+  const operator = operatorToken();
+  if (operator) headers.Authorization = `Bearer ${operator}`;
+  else if (method !== 'GET' && csrfToken) headers['X-CSRF-Token'] = csrfToken;
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   let res;
   try {
@@ -55,8 +72,8 @@ export async function api(path, { method = 'GET', body } = {}) {
   }
   const data = await res.json().catch(() => null);
   if (res.ok) return data;
-  if (res.status === 401) {
-    signOut();
+  if (res.status === 401 && path !== '/session') {
+    sessionStorage.removeItem(OPERATOR);
     window.dispatchEvent(new Event('console-signed-out'));
   }
   const e = data && data.error ? data.error : { code: 'http_' + res.status, message: res.statusText };
@@ -64,14 +81,14 @@ export async function api(path, { method = 'GET', body } = {}) {
 }
 
 /**
- * Reads a Server-Sent Events stream at /console/api<path> with the operator token (fetch, so the token
- * goes in the Authorization header), calling onEvent(name, data) for each event whose data is JSON.
+ * Reads a Server-Sent Events stream at /console/api<path> with the session cookie or the operator token
+ * (fetch, so a token goes in the Authorization header), calling onEvent(name, data) for each event whose data is JSON.
  * Resolves when the stream ends; rejects with ApiError on a non-200 answer or a network failure.
  */
 export async function openStream(path, onEvent, signal) {
-  const s = session();
   const headers = { Accept: 'text/event-stream' };
-  if (s) headers.Authorization = `Bearer ${s.token}`;
+  const operator = operatorToken();
+  if (operator) headers.Authorization = `Bearer ${operator}`;
   let res;
   try {
     res = await fetch(`/console/api${path}`, { headers, signal, cache: 'no-store' });
@@ -81,7 +98,7 @@ export async function openStream(path, onEvent, signal) {
   if (!res.ok || !res.body) {
     const data = await res.json().catch(() => null);
     if (res.status === 401) {
-      signOut();
+      sessionStorage.removeItem(OPERATOR);
       window.dispatchEvent(new Event('console-signed-out'));
     }
     const e = data && data.error ? data.error : { code: 'http_' + res.status, message: res.statusText };

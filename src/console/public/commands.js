@@ -17,8 +17,7 @@ function history(c) {
 }
 
 export function Commands({ commands, me }) {
-  const mine = `console:${me}`;
-  const problems = commands.filter((c) => c.issuedBy === mine && PROBLEM.has(c.status));
+  const problems = commands.filter((c) => c.issuedBy === me && PROBLEM.has(c.status));
   return html`
     <div data-test="commands">
       ${problems.length > 0 && html`
@@ -31,7 +30,7 @@ export function Commands({ commands, me }) {
               <thead><tr><th>Status</th><th>Type</th><th>Target</th><th>Issued</th><th>Server</th><th>By</th></tr></thead>
               <tbody>
                 ${commands.map((c) => html`
-                  <tr key=${c.id} class=${c.issuedBy === mine && PROBLEM.has(c.status) ? 'problem' : ''} title=${history(c)}
+                  <tr key=${c.id} class=${c.issuedBy === me && PROBLEM.has(c.status) ? 'problem' : ''} title=${history(c)}
                       data-test="command-row" data-command=${c.id} data-status=${c.status} data-type=${c.type} data-transitions=${c.transitions.map((t) => t.toStatus).join(',')}>
                     <td>
                       <span class=${`badge status-${c.status}`} data-test="command-status">${c.status}</span>
