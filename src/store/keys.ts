@@ -184,7 +184,8 @@ export class GameKeys {
   /**
    * hash, PEXPIRE to the end of the window after this one: the head of the request counters of one key in
    * one fixed window of one quota kind (src/limits/quotas.ts); `window` = floor(now ms / window length ms).
-   * Subjects (`hb` `<externalServerId>`, `door` `<externalId>:<doorKey>:<doorsVersion>:<subjectVersion>`,
+   * Subjects (`hb` `<externalServerId>`, `door` `u:<externalId>:<doorsVersion>:<subjectVersion>` and, past the
+   * user's allowance (src/limits/quotas.ts), `d:<externalId>:<doorKey>:<doorsVersion>:<subjectVersion>`,
    * `bulk` `<externalId>:<doorsVersion>:<subjectVersion>`, `ban` `<externalId>`, `manifest` `-`) are
    * fields named by a 12-hex-digit SHA-1 prefix, spread by linear hashing over this hash (shard 0, which
    * also holds the state in field `''`) and `<this key>:<shard>` for shards 1, 2, ..., each kept
