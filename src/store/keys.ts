@@ -76,7 +76,10 @@ export class GameKeys {
   servers(): string {
     return `${this.base}${S.servers}`;
   }
-  /** hash externalId → `<openedAtMs>\n<json [username, team]>`: the roster of one server. */
+  /**
+   * hash externalId → `<openedAtMs>\n<username>` (no team, a name not starting with `[` or `{`) or
+   * `<openedAtMs>\n<json [username, team]>`: the roster of one server (src/presence/server-view.ts `parseRosterValue`).
+   */
   roster(externalServerId: string): string {
     return `${this.base}${S.roster}${externalServerId}`;
   }
