@@ -1,7 +1,7 @@
 /**
  * What a Lua script needs to count one request against its quota (src/limits/quotas.ts): the KEYS (the
  * head of the key's counter hashes of the current window, the game's throttle hash of this minute) and
- * the named arguments `q`, `qs`, `qf`, `qx`, `qr`, `tf`, `tt` read by `overQuota` in
+ * the named arguments `q`, `qs`, `qf`, `qx`, `qr`, `tf`, `tt` (and `qu`, `qa` for a door check) read by `overQuota` in
  * src/store/lua/lib/common.lua, which spreads the subjects over listpack-sized shards of the head.
  */
 import { THROTTLE_COUNT_TTL_SECONDS, type GameKeys } from '../store/keys.js';
@@ -11,7 +11,8 @@ import type { QuotaArgs } from './quotas.js';
 export interface QuotaScriptArgs {
   /** [head of the counter hashes of the window, throttle hash of the minute]. */
   keys: [string, string];
-  args: { q: number; qs: number; qf: string; qx: number; qr: number; tf: string; tt: number };
+  /** `qu`/`qa`: {@link QuotaArgs.userAllowance}, only for a door check. */
+  args: { q: number; qs: number; qf: string; qx: number; qr: number; tf: string; tt: number; qu?: string; qa?: number };
 }
 
 /**
@@ -23,7 +24,7 @@ export function quotaScriptArgs(keys: GameKeys, keyId: string, quota: QuotaArgs,
   const windowMs = quota.windowSeconds * 1000;
   const window = Math.floor(nowMs / windowMs);
   const endMs = (window + 1) * windowMs;
-  return {
+  const out: QuotaScriptArgs = {
     keys: [keys.rateWindow(quota.tag, window, keyId), keys.throttledInMinute(Math.floor(nowMs / 60_000))],
     args: {
       q: quota.quota,
@@ -35,4 +36,6 @@ export function quotaScriptArgs(keys: GameKeys, keyId: string, quota: QuotaArgs,
       tt: THROTTLE_COUNT_TTL_SECONDS,
     },
   };
+  if (quota.userAllowance) [out.args.qu, out.args.qa] = [quota.userAllowance.field, quota.userAllowance.count];
+  return out;
 }

@@ -11,7 +11,7 @@
  * | kind | subject | window | quota per window |
  * | --- | --- | --- | --- |
  * | `heartbeat` | key × externalServerId | 60 s | 2·⌈60 / I⌉ + N + 10 |
- * | `door_check` | key × externalId × doorKey (× versions) | T | 10 |
+ * | `door_check` | key × externalId × doorKey (× versions), past the user's first 10 of the window | T | 10 |
  * | `door_bulk` | key × externalId (× versions) | T | 10 |
  * | `manifest` | key | 60 s | 2·S + 10 |
  * | `ban_check` | key × externalId | 60 s | 10 |
@@ -30,7 +30,12 @@
  *   fewer than 7 in a minute). I = 20 s: 6 + 108 + 10 = 124 a minute per server; I = 60 s: 120.
  * - door_check: a decision is re-checked only after its TTL (≤ T) ran out, so one (user, door) needs at
  *   most 2 checks in a window of T (a window edge); 10 leaves room for re-signs, 5xx retries and decisions
- *   with a TTL shorter than T near a policy time-window boundary.
+ *   with a TTL shorter than T near a policy time-window boundary. The per-(user, door) count starts only
+ *   after the user's first {@link DOOR_CHECK_USER_ALLOWANCE} checks of the window (issue #32 item 4,
+ *   docs/decisions.md): a player who checks a few doors, the normal case, costs Redis one counter instead
+ *   of one per door (~16 B each), and a (user, door) count is never higher than before, so no request
+ *   that passed before is refused; a client hammering one door is refused after at most
+ *   {@link DOOR_CHECK_USER_ALLOWANCE} + 10 checks in a window instead of 10.
  * - door_bulk: once per join; 10 joins of one user within one TTL is not normal play.
  * - manifest: on server start and after `refresh_permissions`, so at most about twice a minute per live
  *   server; S is read in the script (the server that boots has not heartbeated yet, hence + 10).
@@ -46,8 +51,14 @@ export const MINUTE_WINDOW_SECONDS = 60;
 export const RETRY_ALLOWANCE = 10;
 /** Most nudged heartbeats one server can be asked for in a minute: the nudge budget of a one-server game. */
 export const NUDGE_ALLOWANCE = nudgesPerMinute(1);
-/** Door checks per (key, user, door) per door-TTL window. */
+/** Door checks per (key, user, door) per door-TTL window, counted after the user's {@link DOOR_CHECK_USER_ALLOWANCE}. */
 export const DOOR_CHECK_QUOTA = 10;
+/**
+ * Door checks per (key, user) per door-TTL window counted only per user, not per door: 2 checks (a window
+ * edge) of each of 5 doors, more than the intended client flow needs (bulk on join, single checks only
+ * for uncached doors).
+ */
+export const DOOR_CHECK_USER_ALLOWANCE = 10;
 /** Bulk door checks per (key, user) per door-TTL window. */
 export const DOOR_BULK_QUOTA = 10;
 /** Ban checks per (key, user) per minute. */
@@ -88,6 +99,11 @@ export interface QuotaArgs {
   windowSeconds: number;
   /** The server or user named in the throttle history (`<tag>:<who>`). */
   who: string;
+  /**
+   * Door checks only: the user's subject and the checks per window counted only under it; `field` is
+   * counted (and `quota` applies) only past them.
+   */
+  userAllowance?: { field: string; count: number };
 }
 
 /**
@@ -96,7 +112,10 @@ export interface QuotaArgs {
  */
 export function doorQuota(mode: 'one' | 'all' | 'version', q: { keyId: string; externalId?: string; doorKey?: string; doorCacheTtlSeconds: number }): QuotaArgs {
   const user = q.externalId ?? '';
-  if (mode === 'one') return { kind: 'door_check', tag: KIND_TAGS.door_check, field: `${user}:${q.doorKey ?? ''}`, quota: DOOR_CHECK_QUOTA, perServer: 0, windowSeconds: q.doorCacheTtlSeconds, who: user };
+  // `u:` and `d:` keep the per-user and per-door subjects of one hash apart whatever the ids hold
+  if (mode === 'one') {
+    return { kind: 'door_check', tag: KIND_TAGS.door_check, field: `d:${user}:${q.doorKey ?? ''}`, quota: DOOR_CHECK_QUOTA, perServer: 0, windowSeconds: q.doorCacheTtlSeconds, who: user, userAllowance: { field: `u:${user}`, count: DOOR_CHECK_USER_ALLOWANCE } };
+  }
   if (mode === 'all') return { kind: 'door_bulk', tag: KIND_TAGS.door_bulk, field: user, quota: DOOR_BULK_QUOTA, perServer: 0, windowSeconds: q.doorCacheTtlSeconds, who: user };
   return { kind: 'manifest', tag: KIND_TAGS.manifest, field: '-', quota: RETRY_ALLOWANCE, perServer: MANIFEST_PER_SERVER, windowSeconds: MINUTE_WINDOW_SECONDS, who: q.keyId };
 }

@@ -7,7 +7,7 @@
  * Keys (builders in `src/store/keys.ts`):
  * - zset {@link GameKeys.servers}: member externalServerId, score = last heartbeat in ms.
  * - hash {@link GameKeys.server}: the fields of {@link SERVER_FIELDS}, all stored as strings.
- * - hash {@link GameKeys.roster}: externalId → `<openedAtMs>\n<json [username, team]>`.
+ * - hash {@link GameKeys.roster}: externalId → `<openedAtMs>\n<username>`, or `<openedAtMs>\n<json [username, team]>` (see {@link parseRosterValue}).
  */
 import type { Redis } from 'ioredis';
 import type { KeySpace } from '../store/keyspace/key-space.js';
@@ -187,9 +187,10 @@ export async function listLiveServers(redis: Redis, keySpace: KeySpace, gameId: 
 }
 
 /**
- * Parses one roster hash value `<openedAtMs>\n<json>` where json is `[username, team]` (what
- * heartbeat.lua writes; an object `{u, t}` is accepted too). Returns null when the open time is
- * unreadable; an unreadable json part yields null username and team.
+ * Parses one roster hash value `<openedAtMs>\n<info>` as heartbeat.lua writes it: info is the bare
+ * username of a player without a team whose name starts with neither `[` nor `{` (most players), else
+ * the JSON `[username, team]` (an object `{u, t}` is accepted too). Returns null when the open time is
+ * unreadable; an unreadable JSON info yields null username and team.
  */
 export function parseRosterValue(value: string): { openedAtMs: number; username: string | null; team: string | null } | null {
   const nl = value.indexOf('\n');
@@ -198,8 +199,10 @@ export function parseRosterValue(value: string): { openedAtMs: number; username:
   if (head.trim() === '' || !Number.isFinite(openedAtMs)) return null;
   let username: unknown = null;
   let team: unknown = null;
+  const text = nl < 0 ? null : value.slice(nl + 1);
+  if (text !== null && text[0] !== '[' && text[0] !== '{') return { openedAtMs, username: text, team: null };
   try {
-    const info: unknown = nl < 0 ? null : JSON.parse(value.slice(nl + 1));
+    const info: unknown = text === null ? null : JSON.parse(text);
     if (Array.isArray(info)) [username, team] = info as unknown[];
     else if (info && typeof info === 'object') ({ u: username, t: team } = info as { u?: unknown; t?: unknown });
   } catch {

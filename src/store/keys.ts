@@ -76,7 +76,10 @@ export class GameKeys {
   servers(): string {
     return `${this.base}${S.servers}`;
   }
-  /** hash externalId → `<openedAtMs>\n<json [username, team]>`: the roster of one server. */
+  /**
+   * hash externalId → `<openedAtMs>\n<username>` (no team, a name not starting with `[` or `{`) or
+   * `<openedAtMs>\n<json [username, team]>`: the roster of one server (src/presence/server-view.ts `parseRosterValue`).
+   */
   roster(externalServerId: string): string {
     return `${this.base}${S.roster}${externalServerId}`;
   }
@@ -184,7 +187,8 @@ export class GameKeys {
   /**
    * hash, PEXPIRE to the end of the window after this one: the head of the request counters of one key in
    * one fixed window of one quota kind (src/limits/quotas.ts); `window` = floor(now ms / window length ms).
-   * Subjects (`hb` `<externalServerId>`, `door` `<externalId>:<doorKey>:<doorsVersion>:<subjectVersion>`,
+   * Subjects (`hb` `<externalServerId>`, `door` `u:<externalId>:<doorsVersion>:<subjectVersion>` and, past the
+   * user's allowance (src/limits/quotas.ts), `d:<externalId>:<doorKey>:<doorsVersion>:<subjectVersion>`,
    * `bulk` `<externalId>:<doorsVersion>:<subjectVersion>`, `ban` `<externalId>`, `manifest` `-`) are
    * fields named by a 12-hex-digit SHA-1 prefix, spread by linear hashing over this hash (shard 0, which
    * also holds the state in field `''`) and `<this key>:<shard>` for shards 1, 2, ..., each kept

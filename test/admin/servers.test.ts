@@ -55,11 +55,13 @@ describe('server view (src/presence/server-view.ts)', function () {
     expect(newestSdkVersion([])).to.equal(undefined);
   });
 
-  it('parseRosterValue reads `<openedAtMs>\\n<json [username, team]>`', function () {
+  it('parseRosterValue reads `<openedAtMs>\\n<username>` and `<openedAtMs>\\n<json [username, team]>`', function () {
+    expect(parseRosterValue('1700000000000\ndave')).to.deep.equal({ openedAtMs: 1700000000000, username: 'dave', team: null });
+    expect(parseRosterValue('1700000000000\n')).to.deep.equal({ openedAtMs: 1700000000000, username: '', team: null });
     expect(parseRosterValue('1700000000000\n["alice","red"]')).to.deep.equal({ openedAtMs: 1700000000000, username: 'alice', team: 'red' });
     expect(parseRosterValue('1700000000000\n["bob",null]')).to.deep.equal({ openedAtMs: 1700000000000, username: 'bob', team: null });
     expect(parseRosterValue('1700000000000\n{"u":"carol","t":"blue"}')).to.deep.equal({ openedAtMs: 1700000000000, username: 'carol', team: 'blue' });
-    expect(parseRosterValue('1700000000000\nnot json')).to.deep.equal({ openedAtMs: 1700000000000, username: null, team: null });
+    expect(parseRosterValue('1700000000000\n[not json')).to.deep.equal({ openedAtMs: 1700000000000, username: null, team: null });
     expect(parseRosterValue('garbage\n["x",null]')).to.equal(null);
   });
 });

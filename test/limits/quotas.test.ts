@@ -8,7 +8,7 @@ import { HeartbeatService, type HeartbeatInput } from '../../src/presence/heartb
 import { DecisionCache } from '../../src/doors/decision-cache.js';
 import { BanCheckClaim } from '../../src/limits/ban-check-claim.js';
 import { QuotaExceededError } from '../../src/limits/quota-error.js';
-import { BAN_CHECK_QUOTA, DOOR_BULK_QUOTA, DOOR_CHECK_QUOTA, heartbeatQuota, manifestQuota, NUDGE_ALLOWANCE } from '../../src/limits/quotas.js';
+import { BAN_CHECK_QUOTA, DOOR_BULK_QUOTA, DOOR_CHECK_QUOTA, DOOR_CHECK_USER_ALLOWANCE, heartbeatQuota, manifestQuota, NUDGE_ALLOWANCE } from '../../src/limits/quotas.js';
 import { nudgesPerMinute } from '../../src/commands/nudge-budget.js';
 import { throttleHistory } from '../../src/limits/ingest-health.js';
 import type { SignedRequest } from '../../src/auth/signed-request.js';
@@ -121,15 +121,37 @@ describe('per-key quotas', () => {
     const lookup = (mode: 'one' | 'all' | 'version', nowMs: number, user = 'u1', doorKey = 'gate') =>
       cache().lookup({ gameId: g.gameId, keyId, signature: `sig-${++seq}`, mode, externalId: user, doorKey, nowMs });
 
-    it(`door check: ${DOOR_CHECK_QUOTA} per (user, door) per door TTL; other doors, users and versions count apart`, async () => {
+    it(`door check: ${DOOR_CHECK_QUOTA} per (user, door) per door TTL past the user's first ${DOOR_CHECK_USER_ALLOWANCE}; other doors, users and versions count apart`, async () => {
       const now = midTtl();
-      for (let i = 0; i < DOOR_CHECK_QUOTA; i++) await lookup('one', now);
+      for (let i = 0; i < DOOR_CHECK_USER_ALLOWANCE + DOOR_CHECK_QUOTA; i++) await lookup('one', now);
       await expectQuota(lookup('one', now), 'door_check', ttl() / 2);
       await lookup('one', now, 'u1', 'other-door');
       await lookup('one', now, 'u2', 'gate');
       // a doors version change invalidates cached decisions: the client's re-checks count afresh
       await h.redis.incr(h.keySpace.game(g.gameId).doorsVersion());
       await lookup('one', now);
+    });
+
+    it('door check: the allowance is per user across doors; past it each door counts from its next check', async () => {
+      // a later window than the other tests use: its counter hash holds this test's subjects only
+      const now = midTtl() + 10 * ttl() * 1000;
+      for (let d = 0; d < DOOR_CHECK_USER_ALLOWANCE; d++) await lookup('one', now, 'roamer', `door-${d}`);
+      const head = h.keySpace.game(g.gameId).rateWindow('door', Math.floor(now / (ttl() * 1000)), keyId);
+      // one counter for the user (and the shard state field ''), none per door
+      expect(await h.redis.hlen(head)).to.equal(2);
+      // door-0 was checked within the allowance: its own count starts now
+      for (let i = 0; i < DOOR_CHECK_QUOTA; i++) await lookup('one', now, 'roamer', 'door-0');
+      await expectQuota(lookup('one', now, 'roamer', 'door-0'), 'door_check', ttl() / 2);
+      await lookup('one', now, 'roamer', 'door-1');
+      // another user has an allowance of their own
+      await lookup('one', now, 'other-roamer', 'door-0');
+    });
+
+    it('door check: a client checking each of its doors twice per TTL (a window edge) plus retries is never throttled', async () => {
+      const now = midTtl() + 20 * ttl() * 1000;
+      // five doors, each twice, then the tenth door check re-sent DOOR_CHECK_QUOTA times (re-signs, 5xx)
+      for (let d = 0; d < 5; d++) for (let i = 0; i < 2; i++) await lookup('one', now, 'compliant', `door-${d}`);
+      for (let i = 0; i < DOOR_CHECK_QUOTA; i++) await lookup('one', now, 'compliant', 'door-4');
     });
 
     it(`door bulk: ${DOOR_BULK_QUOTA} per user per door TTL`, async () => {

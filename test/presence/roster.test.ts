@@ -5,6 +5,7 @@
 import { expect } from 'chai';
 import { Harness, heartbeatBody, type TestGame } from '../support/harness.js';
 import { sweepGame } from '../../src/presence/liveness-sweep.js';
+import { getRoster } from '../../src/presence/server-view.js';
 import { MAX_ROSTER } from '../../src/schemas/heartbeat.js';
 
 async function hbAt(h: Harness, g: TestGame, players: string[], sid = 'srv-a') {
@@ -77,6 +78,29 @@ describe('roster reconciliation and sessions', () => {
     expect(await h.redis.hexists(keys.where(), 'n')).to.equal(0);
     await hbAt(h, g, ['n'], 'srv-1');
     expect(await h.redis.hget(keys.where(), 'n')).to.equal('srv-1');
+  });
+
+  it('stores a teamless player as the bare username and reads every name and team back as sent', async () => {
+    const g = await h.game();
+    const keys = h.keySpace.game(g.gameId);
+    const players = [
+      { externalId: 'plain', username: 'alice' },
+      { externalId: 'teamed', username: 'bob', team: 'red' },
+      { externalId: 'bracket', username: '[clan] carol' },
+      { externalId: 'brace', username: '{dave}' },
+      { externalId: 'empty', username: '' },
+      { externalId: 'newline', username: 'e\nve' },
+    ];
+    expect((await h.heartbeat(g, heartbeatBody([], { externalServerId: 'srv-a', players }))).status).to.equal(200);
+    const nowMs = Date.now();
+    const byId = async () => new Map((await getRoster(h.redis, h.keySpace, g.gameId, 'srv-a', nowMs)).map((e) => [e.externalId, [e.username, e.team]]));
+    expect(Object.fromEntries(await byId())).to.deep.equal({ plain: ['alice', null], teamed: ['bob', 'red'], bracket: ['[clan] carol', null], brace: ['{dave}', null], empty: ['', null], newline: ['e\nve', null] });
+    const opened = (await h.redis.hget(keys.roster('srv-a'), 'plain'))!.split('\n')[0];
+    expect(await h.redis.hget(keys.roster('srv-a'), 'plain')).to.equal(`${opened}\nalice`);
+    // a name or team change rewrites the value, the session stays open (same open time)
+    expect((await h.heartbeat(g, heartbeatBody([], { externalServerId: 'srv-a', players: [{ externalId: 'plain', username: 'alice', team: 'blue' }, { externalId: 'teamed', username: 'bobby' }] }))).status).to.equal(200);
+    expect(Object.fromEntries(await byId())).to.deep.equal({ plain: ['alice', 'blue'], teamed: ['bobby', null] });
+    expect(await h.redis.hget(keys.roster('srv-a'), 'plain')).to.equal(`${opened}\n["alice","blue"]`);
   });
 
   it('ignores a duplicated externalId inside one roster', async () => {

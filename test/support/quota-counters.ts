@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 
-/** The counter field of `subject` (a server id, a user id, `<user>:<door>:<doorsVersion>:<subjectVersion>`, ...). */
+/** The counter field of `subject` (a server id, a user id, `d:<user>:<door>:<doorsVersion>:<subjectVersion>`, ...). */
 export function quotaCounterField(subject: string): string {
   return createHash('sha1').update(subject).digest('hex').slice(0, 12);
 }

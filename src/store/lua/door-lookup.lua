@@ -10,7 +10,8 @@
   A: b base, m mode ("one" | "all" | "version"), u externalId, d doorKey (mode "one"), t now ms (string),
      s externalServerId ("" when none), w the door-cache window (floor(now / TTL ms)),
      rs/rt/rx (replay), qf quota field (versions are appended for "one" and "all"), q quota, qs quota added
-     per live server (0 = none), qx/qr/tf/tt (quota)
+     per live server (0 = none), qu/qa the per-user field and allowance of a door check (mode "one" only;
+     versions appended to qu), qx/qr/tf/tt (quota)
   Returns {"replay"} when the signature was already used; {"limited", <seconds to the window's end>} when
   the subject is over its quota (nothing else happens: no lookup, no access-log entry); otherwise
     {"ok", doorsVersion or "", subjectVersion "<workspace>.<user>", ...} followed by
@@ -30,9 +31,13 @@ if not claimReplay(7, #KEYS - 6) then return {'replay'} end
 -- Per-subject quota in fixed windows (src/limits/quotas.ts). Door checks and bulk checks are counted per
 -- doors version and subject version too: a change of either invalidates what the client cached, so the
 -- re-checks it makes then start a fresh count.
+-- A door check (A.qu set) is first counted per user: the user's first A.qa checks of the window are not
+-- counted per door at all (src/limits/quotas.ts `DOOR_CHECK_USER_ALLOWANCE`: one counter per player
+-- instead of one per player and door), later ones per (user, door) as well, against A.q.
 local function limitedBy(versions)
   local quota = A.q
   if A.qs > 0 then quota = quota + A.qs * math.max(1, redis.call('ZCARD', KEYS[3])) end
+  if A.qu and countSubject(5, A.qu .. versions) <= A.qa then return nil end
   return overQuota(5, 6, A.qf .. versions, quota)
 end
 

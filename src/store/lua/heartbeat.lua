@@ -50,6 +50,14 @@ redis.call('ZADD', KEYS[2], now, sid)
 
 -- 3. roster reconciliation: joins open sessions now, leaves close at the previous heartbeat
 local rosterKey, whereKey, pendingKey = KEYS[3], KEYS[4], KEYS[9]
+-- A roster value's part after the open time (src/presence/server-view.ts `parseRosterValue`): the bare
+-- username for a player without a team whose name cannot be taken for JSON (the common case; 9 B less
+-- than the JSON array per player), else the JSON [username, team].
+local function rosterInfo(name, team)
+  local first = type(name) == 'string' and string.byte(name, 1)
+  if team == cjson.null and first ~= 91 and first ~= 123 and first ~= false then return name end
+  return cjson.encode({name, team})
+end
 local uids = A.u
 if prev[2] ~= A.rd then
   local players = cjson.decode(A.rj)
@@ -63,7 +71,7 @@ if prev[2] ~= A.rd then
     local uid = p[1]
     if not done[uid] then
       done[uid] = true
-      local info = cjson.encode({p[2], p[3]})
+      local info = rosterInfo(p[2], p[3])
       local before = old[uid]
       if not before then
         redis.call('HSET', rosterKey, uid, nowS .. '\n' .. info)

@@ -121,12 +121,11 @@ local function quotaFieldHash(f)
 end
 
 --[[
-  Counts one request of `subject` in the quota counters headed by KEYS[counter]; every hash it writes
-  expires A.qx ms from now (the end of the next window). Over `quota`: counts the 429 in field A.tf of the
-  minute's throttle hash KEYS[throttled] (TTL A.tt s) and returns {"limited", A.qr}, A.qr = seconds to
-  the window's end; else nil.
+  Counts one request of `subject` in the quota counters headed by KEYS[counter] and returns the subject's
+  count in this window, this request included; every hash it writes expires A.qx ms from now (the end of
+  the next window).
 ]]
-local function overQuota(counter, throttled, subject, quota)
+local function countSubject(counter, subject)
   local head = KEYS[counter]
   local digest = redis.sha1hex(subject)
   local level, split, n = shardState(head)
@@ -136,7 +135,16 @@ local function overQuota(counter, throttled, subject, quota)
     redis.call('PEXPIRE', key, A.qx)
     shardAdded(head, level, split, n, quotaFieldHash, A.qx)
   end
-  if used <= quota then return nil end
+  return used
+end
+
+--[[
+  Counts one request of `subject` (countSubject). Over `quota`: counts the 429 in field A.tf of the
+  minute's throttle hash KEYS[throttled] (TTL A.tt s) and returns {"limited", A.qr}, A.qr = seconds to
+  the window's end; else nil.
+]]
+local function overQuota(counter, throttled, subject, quota)
+  if countSubject(counter, subject) <= quota then return nil end
   redis.call('HINCRBY', KEYS[throttled], A.tf, 1)
   redis.call('EXPIRE', KEYS[throttled], A.tt)
   return {'limited', tostring(A.qr)}
