@@ -22,6 +22,8 @@ import { CONSOLE_ROUTES, MODERATOR_ROLES, roleAllows, type ConsoleRoute, type Mo
 import { setModeratorDisabled } from '../../src/auth/moderators/moderator-accounts.js';
 import { verifyAuditChain } from '../../src/audit/audit-chain.js';
 import { KeyRecords } from '../../src/auth/key-records.js';
+import { VerifiedDigests } from '../../src/auth/verified-digests.js';
+import { sharedDigestName } from '../../src/auth/moderators/moderator-token.js';
 import type { IssuedModerator } from '../../src/auth/moderators/moderator-accounts.js';
 
 const OPERATOR = 'roles-test-operator-token-0123456789';
@@ -278,6 +280,44 @@ describe('console roles and tenancy (issue #31)', function () {
     auth.invalidate(`moderator:${gone.id}`);
     const res = await send(live, gone.token);
     expect([res.status, res.body.error.code]).to.deep.equal([401, 'moderator_disabled']);
+  });
+
+  it('failed sign-ins on an account never stop its real sign-in or token: no per-account lockout, no argon2 for them', async () => {
+    const cold = createConsoleAuth(OPERATOR, services);
+    const coldApp = createConsoleApp({ services, token: OPERATOR, metrics: new Registry(), openapi: buildOpenApiDocument(), auth: cold });
+    const real = accounts.moderator.token;
+    const [, prefix] = /^gmod_([a-z0-9]{12})\./.exec(real)!;
+    const signIn = (token: string) => request(coldApp).post(`${API}/session`).send({ token });
+    const signIns: { status: number; cookie: boolean }[] = [];
+    const bearer: number[] = [];
+    const flood: Promise<unknown>[] = [];
+    for (let i = 0; i < 200; i++) {
+      flood.push(signIn(`gmod_${prefix}.${String(i).padStart(43, 'w')}`).then((r) => {
+        expect([r.status, r.body.error.code]).to.deep.equal([401, 'bad_token']);
+        expect(r.headers['set-cookie']).to.equal(undefined);
+      }));
+      if (i % 20 === 10) {
+        flood.push(signIn(real).then((r) => signIns.push({ status: r.status, cookie: String(r.headers['set-cookie'] ?? '').includes('HttpOnly') })));
+        flood.push(request(coldApp).get(`${API}/games/${g.gameId}/health`).set('Authorization', `Bearer ${real}`).then((r) => bearer.push(r.status)));
+      }
+    }
+    await Promise.all(flood);
+    expect(signIns).to.deep.equal(Array(10).fill({ status: 201, cookie: true }));
+    expect(bearer).to.deep.equal(Array(10).fill(200));
+    expect(cold.deps.tokens.counts.argon2).to.equal(0);
+    expect(cold.deps.tokens.counts.refused).to.equal(0);
+    // With the shared digest gone (a Redis that lost it), a process that has verified the token answers it
+    // and the flood from its own cache: no argon2 budget is spent, so nothing can throttle the real token.
+    await new VerifiedDigests(h.redis, h.keySpace).delete(sharedDigestName(prefix!));
+    const after: number[] = [];
+    const degraded: Promise<unknown>[] = [];
+    for (let i = 0; i < 40; i++) {
+      degraded.push(signIn(`gmod_${prefix}.${String(i).padStart(43, 'z')}`).then((r) => expect(r.status).to.equal(401)));
+      if (i % 10 === 5) degraded.push(signIn(real).then((r) => after.push(r.status)));
+    }
+    await Promise.all(degraded);
+    expect(after).to.deep.equal([201, 201, 201, 201]);
+    expect([cold.deps.tokens.counts.argon2, cold.deps.tokens.counts.refused]).to.deep.equal([0, 0]);
   });
 
   it('never refuses the real token while wrong secrets flood its prefix, and runs no argon2 for them', async () => {
