@@ -132,7 +132,7 @@ describe('console sign-in with OpenID Connect in a browser (issue #31)', functio
     await page.context().close();
   });
 
-  it('the admin rotates a moderator\'s token and invites them from the page; the new token works, the old is refused, the invitation signs them in', async () => {
+  it('the admin changes the heartbeat interval, rotates a moderator\'s token and invites them from the page; the new token works, the old is refused, the invitation signs them in', async () => {
     const page = await signIn('roblox-user-42', '/console/auth/oidc/start');
     const row = page.locator(`[data-test=moderator-row][data-moderator="${kai.id}"]`);
     await row.waitFor({ timeout: 15_000 });
@@ -146,6 +146,13 @@ describe('console sign-in with OpenID Connect in a browser (issue #31)', functio
     expect(await asKai(token!)).to.equal(200);
     expect(await asKai(kai.token)).to.equal(401);
     expect(await h.db.auditLog.count({ where: { action: 'moderator.rotate-token', actor: `moderator:${ola.id} (Ola)` } })).to.equal(1);
+
+    // Game settings: the admin changes the heartbeat interval, recorded as Ola.
+    await page.fill('[data-test=heartbeat-interval]', '30');
+    await page.click('[data-test=save-settings]');
+    expect(await page.locator('[data-test=settings-result]').innerText({ timeout: 15_000 })).to.include('30 s');
+    expect((await h.db.game.findUniqueOrThrow({ where: { id: g.gameId } })).heartbeatIntervalSeconds).to.equal(30);
+    expect(await h.db.auditLog.count({ where: { gameId: g.gameId, action: 'game.set-interval', actor: `moderator:${ola.id} (Ola)` } })).to.equal(1);
 
     await row.locator('[data-test=invite]').click();
     const invite = await page.locator('[data-test=invitation-code]').innerText({ timeout: 15_000 });
