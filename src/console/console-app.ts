@@ -39,6 +39,7 @@ import { doorsApi } from './api/doors-api.js';
 import { bansApi } from './api/bans-api.js';
 import { healthApi } from './api/health-api.js';
 import { chartsApi } from './api/charts-api.js';
+import { gameSettingsApi } from './api/game-settings-api.js';
 import { liveStreamApi } from './api/live-stream-api.js';
 import type { LiveHub } from './live/live-hub.js';
 
@@ -108,7 +109,7 @@ export function createConsoleApp(deps: ConsoleAppDeps): Express {
   const reads = { db, redis, keySpace };
   if (deps.live) api.use(liveStreamApi({ db, hub: deps.live, auth }));
   api.use(moderatorsApi({ db, redis, keySpace, digests: new VerifiedDigests(redis, keySpace) }));
-  api.use(liveApi(reads), moderationApi(deps.services), doorsApi(deps.services), bansApi(deps.services), healthApi(reads), chartsApi(reads));
+  api.use(liveApi(reads), moderationApi(deps.services), doorsApi(deps.services), bansApi(deps.services), healthApi(reads), chartsApi(reads), gameSettingsApi(deps.services));
   app.use('/console/api', api);
   app.use(oidcApi({ oidc: deps.oidc ?? null, publicUrl: deps.publicUrl ?? null, db, redis, keySpace, auth, secureCookies }));
 

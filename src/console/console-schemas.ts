@@ -5,6 +5,7 @@
  */
 import { BAN_SCOPES } from '../bans/ban-types.js';
 import { FORCED_STATES } from '../schemas/doors.js';
+import { MAX_INTERVAL_SECONDS, MIN_INTERVAL_SECONDS } from '../games/game-service.js';
 
 const id = { type: 'string', minLength: 1, maxLength: 128 } as const;
 
@@ -82,4 +83,33 @@ export interface CreateBanBody {
   externalServerId?: string | null;
   expiresInSeconds?: number | null;
   reason: string;
+}
+
+/**
+ * PATCH /console/api/games/:gameId/settings: the settings `admin games set-interval` and `admin games
+ * set-platform` change (absent members keep their value; null clears a text setting). `cloudApiBaseUrl`
+ * and `cloudApiKey` are the operator's alone (src/auth/moderators/console-permissions.ts).
+ */
+export const gameSettingsSchema = {
+  type: 'object',
+  additionalProperties: false,
+  minProperties: 1,
+  properties: {
+    /** Seconds (spec: POST heartbeat, 15–60). */
+    heartbeatIntervalSeconds: { type: 'integer', minimum: MIN_INTERVAL_SECONDS, maximum: MAX_INTERVAL_SECONDS },
+    platform: { type: ['string', 'null'], minLength: 1, maxLength: 64 },
+    universeId: { type: ['string', 'null'], minLength: 1, maxLength: 64 },
+    nativeBans: { type: 'boolean' },
+    cloudApiBaseUrl: { type: ['string', 'null'], minLength: 1, maxLength: 2048 },
+    cloudApiKey: { type: ['string', 'null'], minLength: 1, maxLength: 4096 },
+  },
+} as const;
+
+export interface GameSettingsBody {
+  heartbeatIntervalSeconds?: number;
+  platform?: string | null;
+  universeId?: string | null;
+  nativeBans?: boolean;
+  cloudApiBaseUrl?: string | null;
+  cloudApiKey?: string | null;
 }

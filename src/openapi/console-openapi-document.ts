@@ -14,7 +14,7 @@
  * permission table, src/auth/moderators/console-permissions.ts.
  */
 import { COMMAND_STATUSES, COMMAND_TYPES } from '../schemas/commands.js';
-import { createBanSchema, forceDoorSchema, issueCommandSchema, lockdownSchema } from '../console/console-schemas.js';
+import { createBanSchema, forceDoorSchema, gameSettingsSchema, issueCommandSchema, lockdownSchema } from '../console/console-schemas.js';
 import { ACCESS_LOG_PAGE_DEFAULT, ACCESS_LOG_PAGE_MAX } from '../doors/access-log-query.js';
 import { toOpenApiSchema } from './openapi-document.js';
 import { CONSOLE_ROUTES, MODERATOR_ROLES, PERMISSIONS } from '../auth/moderators/console-permissions.js';
@@ -154,6 +154,16 @@ const SCHEMAS: Record<string, Json> = {
   ForceDoorRequest: toOpenApiSchema(forceDoorSchema),
   LockdownRequest: toOpenApiSchema(lockdownSchema),
   CreateBanRequest: toOpenApiSchema(createBanSchema),
+  GameSettingsRequest: toOpenApiSchema(gameSettingsSchema),
+  GameSettings: obj({
+    id: str('UUID'),
+    heartbeatIntervalSeconds: int('seconds, 15-60'),
+    platform: nullable(str()),
+    universeId: nullable(str()),
+    cloudApiBaseUrl: nullable(str()),
+    cloudApiKeySet: { type: 'boolean', description: 'whether a cloud API key is stored (the key is never returned)' },
+    nativeBans: { type: 'boolean' },
+  }),
   Moderator: obj({
     id: str('UUID'),
     workspaceId: str('UUID'),
@@ -209,6 +219,7 @@ function responses(ok: Json | null, description: string, errors: string[], statu
 
 const gameId: Json = { name: 'gameId', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } };
 const workspaceId: Json = { name: 'workspaceId', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } };
+const moderatorId: Json = { name: 'moderatorId', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } };
 
 /**
  * Adds each operation's permission from the table: `x-permission` and a sentence of its description.
@@ -221,8 +232,11 @@ function withPermissions(paths: Record<string, Record<string, Record<string, Jso
       const entry = CONSOLE_ROUTES.find((r) => r.method === method && r.path === route);
       if (!entry) continue;
       const needed = PERMISSIONS[entry.permission];
-      const sentence = `Permission: ${entry.permission} (${needed === null ? 'the operator only' : `role ${needed} or above; the operator always`}).`;
+      const fields = Object.entries(entry.fieldPermissions ?? {});
+      const sentence = `Permission: ${entry.permission} (${needed === null ? 'the operator only' : `role ${needed} or above; the operator always`}).` +
+        (fields.length ? ` The members ${fields.map(([f, perm]) => `${f} (${perm})`).join(', ')} also need the permission named.` : '');
       op['x-permission'] = entry.permission;
+      if (fields.length) op['x-field-permissions'] = Object.fromEntries(fields);
       op.description = typeof op.description === 'string' ? `${op.description}\n\n${sentence}` : sentence;
     }
   }
@@ -296,9 +310,34 @@ export function buildConsoleOpenApiDocument(): Record<string, unknown> {
         patch: {
           operationId: 'changeModerator',
           summary: 'Change a moderator\'s role or disable / enable them; in force on every API process at the next request',
-          parameters: [workspaceId, { name: 'moderatorId', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } }],
+          parameters: [workspaceId, moderatorId],
           requestBody: { required: true, content: json({ type: 'object', additionalProperties: false, properties: { role: { enum: [...MODERATOR_ROLES] }, disabled: { type: 'boolean' } } }) },
           responses: responses(withTime({ moderator: ref('Moderator') }), 'Changed.', ['400', '404']),
+        },
+      },
+      '/console/api/workspaces/{workspaceId}/moderators/{moderatorId}/token': {
+        post: {
+          operationId: 'rotateModeratorToken',
+          summary: 'Replace a moderator\'s personal access token; the new one is returned this once, the old one and its sessions end on every API process at their next request',
+          parameters: [workspaceId, moderatorId],
+          responses: responses(withTime({ moderator: ref('IssuedModerator') }), 'Rotated.', ['404'], '201'),
+        },
+      },
+      '/console/api/workspaces/{workspaceId}/moderators/{moderatorId}/invitations': {
+        post: {
+          operationId: 'inviteModerator',
+          summary: 'A one-time invitation code (returned this once, valid 3 days) that links the identity of the person\'s first OpenID Connect sign-in to the account',
+          parameters: [workspaceId, moderatorId],
+          responses: responses(withTime({ invitation: obj({ code: str('pass as ?invite= to /console/auth/oidc/start'), expiresAt: time() }) }), 'Invited.', ['404'], '201'),
+        },
+      },
+      '/console/api/games/{gameId}/settings': {
+        patch: {
+          operationId: 'changeGameSettings',
+          summary: 'Change a game\'s heartbeat interval (15-60 s) and platform settings, as admin games set-interval / set-platform do; absent members keep their value',
+          parameters: [gameId],
+          requestBody: { required: true, content: json(ref('GameSettingsRequest')) },
+          responses: responses(withTime({ settings: ref('GameSettings') }), 'Changed (the game\'s cached record is refreshed on every API process).', ['400', '404']),
         },
       },
       '/console/api/games': {

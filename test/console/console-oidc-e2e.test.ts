@@ -38,6 +38,7 @@ describe('console sign-in with OpenID Connect in a browser (issue #31)', functio
   let browser: Browser;
   let userDataDir: string;
   let ola: IssuedModerator;
+  let kai: IssuedModerator;
   let code: string;
 
   /** Signs in at the provider as `login` from a fresh browser context, starting at `start`; returns the page where it ends. */
@@ -66,6 +67,7 @@ describe('console sign-in with OpenID Connect in a browser (issue #31)', functio
     g = await h.game();
     ola = await moderator(h, g.workspaceId, 'admin', 'Ola');
     code = (await createInvitation(h.db, ola.id, 'test')).code;
+    kai = await moderator(h, g.workspaceId, 'moderator', 'Kai');
     const [idpPort, port, consolePort] = [await freePort(), await freePort(), await freePort()];
     issuer = `http://127.0.0.1:${idpPort}`;
     consoleUrl = `http://127.0.0.1:${consolePort}`;
@@ -128,6 +130,37 @@ describe('console sign-in with OpenID Connect in a browser (issue #31)', functio
     const page = await signIn('roblox-user-42', '/console/auth/oidc/start');
     expect((await whoAmI(page)).body.caller.accounts.map((a) => a.id)).to.deep.equal([ola.id]);
     await page.context().close();
+  });
+
+  it('the admin changes the heartbeat interval, rotates a moderator\'s token and invites them from the page; the new token works, the old is refused, the invitation signs them in', async () => {
+    const page = await signIn('roblox-user-42', '/console/auth/oidc/start');
+    const row = page.locator(`[data-test=moderator-row][data-moderator="${kai.id}"]`);
+    await row.waitFor({ timeout: 15_000 });
+    page.once('dialog', (d) => void d.accept());
+    await row.locator('[data-test=rotate-token]').click();
+    const issued = await page.locator('[data-test=issued-token]').innerText({ timeout: 15_000 });
+    expect(issued).to.include('Token for Kai (shown once)');
+    const token = /gmod_[a-z0-9]{12}\.[A-Za-z0-9_-]+/.exec(issued)?.[0];
+    expect(token).to.be.a('string').and.not.equal(kai.token);
+    const asKai = async (bearer: string) => (await fetch(`${consoleUrl}/console/api/session`, { headers: { Authorization: `Bearer ${bearer}` } })).status;
+    expect(await asKai(token!)).to.equal(200);
+    expect(await asKai(kai.token)).to.equal(401);
+    expect(await h.db.auditLog.count({ where: { action: 'moderator.rotate-token', actor: `moderator:${ola.id} (Ola)` } })).to.equal(1);
+
+    // Game settings: the admin changes the heartbeat interval, recorded as Ola.
+    await page.fill('[data-test=heartbeat-interval]', '30');
+    await page.click('[data-test=save-settings]');
+    expect(await page.locator('[data-test=settings-result]').innerText({ timeout: 15_000 })).to.include('30 s');
+    expect((await h.db.game.findUniqueOrThrow({ where: { id: g.gameId } })).heartbeatIntervalSeconds).to.equal(30);
+    expect(await h.db.auditLog.count({ where: { gameId: g.gameId, action: 'game.set-interval', actor: `moderator:${ola.id} (Ola)` } })).to.equal(1);
+
+    await row.locator('[data-test=invite]').click();
+    const invite = await page.locator('[data-test=invitation-code]').innerText({ timeout: 15_000 });
+    expect(await h.db.moderatorInvitation.count({ where: { moderatorId: kai.id, usedAt: null } })).to.equal(1);
+    await page.context().close();
+    const kaiPage = await signIn('roblox-user-77', `/console/auth/oidc/start?invite=${invite}`);
+    expect((await whoAmI(kaiPage)).body.caller.accounts.map((a) => [a.id, a.role])).to.deep.equal([[kai.id, 'moderator']]);
+    await kaiPage.context().close();
   });
 
   it('an unlinked identity, a reused invitation and a forged state end on the sign-in page with the reason, without a session', async () => {

@@ -21,6 +21,9 @@ import { createDoor } from '../../src/doors/door-admin-service.js';
 import { CONSOLE_ROUTES, MODERATOR_ROLES, roleAllows, type ConsoleRoute, type ModeratorRole } from '../../src/auth/moderators/console-permissions.js';
 import { setModeratorDisabled } from '../../src/auth/moderators/moderator-accounts.js';
 import { verifyAuditChain } from '../../src/audit/audit-chain.js';
+import { KeyRecords } from '../../src/auth/key-records.js';
+import { VerifiedDigests } from '../../src/auth/verified-digests.js';
+import { sharedDigestName } from '../../src/auth/moderators/moderator-token.js';
 import type { IssuedModerator } from '../../src/auth/moderators/moderator-accounts.js';
 
 const OPERATOR = 'roles-test-operator-token-0123456789';
@@ -77,6 +80,9 @@ describe('console roles and tenancy (issue #31)', function () {
       'get /games/:gameId/policies/:policyId': { ok: 404 },
       'post /workspaces/:workspaceId/moderators': { body: { name: 'added', role: 'viewer' }, ok: 201 },
       'patch /workspaces/:workspaceId/moderators/:moderatorId': { body: { role: 'viewer' }, ok: 200 },
+      'post /workspaces/:workspaceId/moderators/:moderatorId/token': { ok: 201 },
+      'post /workspaces/:workspaceId/moderators/:moderatorId/invitations': { ok: 201 },
+      'patch /games/:gameId/settings': { body: { heartbeatIntervalSeconds: 30 }, ok: 200 },
     };
     return { method: route.method, path: full, ok: 200, ...table[key] };
   }
@@ -131,6 +137,87 @@ describe('console roles and tenancy (issue #31)', function () {
       }
     });
   }
+
+  it('game settings: an admin changes the interval and platform settings, recorded as them, cached records refreshed; the cloud API URL and key stay the operator\'s', async () => {
+    const admin = accounts.admin;
+    const path = `${API}/games/${g.gameId}/settings`;
+    const patch = (body: object, bearer: string) => send({ method: 'patch', path, body, ok: 200 }, bearer);
+    const before = await h.db.game.findUniqueOrThrow({ where: { id: g.gameId } });
+
+    for (const body of [{ cloudApiBaseUrl: 'http://10.0.0.1:8080' }, { cloudApiKey: 'stolen', platform: 'roblox' }]) {
+      const res = await patch(body, admin.token);
+      expect(res.status, JSON.stringify(res.body)).to.equal(403);
+      expect(res.body.error.code).to.equal('forbidden');
+      expect(res.body.error.message).to.include('"operator.only"');
+    }
+    for (const [body, pointer] of [[{ heartbeatIntervalSeconds: 14 }, '/heartbeatIntervalSeconds'], [{ heartbeatIntervalSeconds: 61 }, '/heartbeatIntervalSeconds'], [{}, ''], [{ secret: 1 }, '']] as const) {
+      const res = await patch(body, admin.token);
+      expect(res.status, JSON.stringify(body)).to.equal(400);
+      expect(res.body.error).to.include({ code: 'invalid_request' });
+      expect(res.body.error.requestId).to.be.a('string');
+      expect(res.body.serverTime).to.be.a('string');
+      if (pointer) expect(res.body.error.pointer).to.equal(pointer);
+    }
+    // Native bans need the operator's URL and key first: refused whole, the interval sent with it unchanged.
+    const refused = await patch({ nativeBans: true, heartbeatIntervalSeconds: 45 }, admin.token);
+    expect([refused.status, refused.body.error.code]).to.deep.equal([400, 'invalid_request']);
+    const unchanged = await h.db.game.findUniqueOrThrow({ where: { id: g.gameId } });
+    expect([unchanged.heartbeatIntervalSeconds, unchanged.cloudApiBaseUrl, unchanged.cloudApiKey, unchanged.platform, unchanged.nativeBans])
+      .to.deep.equal([before.heartbeatIntervalSeconds, before.cloudApiBaseUrl, before.cloudApiKey, before.platform, before.nativeBans]);
+
+    const asOperator = await patch({ cloudApiBaseUrl: 'https://apis.example.com/', cloudApiKey: 'k-0123456789' }, OPERATOR);
+    expect(asOperator.status, JSON.stringify(asOperator.body)).to.equal(200);
+    expect(asOperator.body.settings).to.include({ cloudApiBaseUrl: 'https://apis.example.com', cloudApiKeySet: true });
+    expect(JSON.stringify(asOperator.body)).to.not.include('k-0123456789');
+
+    const res = await patch({ heartbeatIntervalSeconds: 45, platform: 'roblox', universeId: 'u-1', nativeBans: true }, admin.token);
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    expect(res.body.settings).to.deep.equal({
+      id: g.gameId, heartbeatIntervalSeconds: 45, platform: 'roblox', universeId: 'u-1',
+      cloudApiBaseUrl: 'https://apis.example.com', cloudApiKeySet: true, nativeBans: true,
+    });
+    const row = await h.db.game.findUniqueOrThrow({ where: { id: g.gameId } });
+    expect([row.heartbeatIntervalSeconds, row.platform, row.universeId, row.nativeBans, row.cloudApiKey]).to.deep.equal([45, 'roblox', 'u-1', true, 'k-0123456789']);
+    const actor = `moderator:${admin.id} (admin of A)`;
+    const audit = await h.db.auditLog.findMany({ where: { workspaceId: g.workspaceId, gameId: g.gameId, action: { in: ['game.set-interval', 'game.set-platform'] } }, orderBy: { id: 'desc' }, take: 3 });
+    expect(audit.map((a) => [a.action, a.actor])).to.deep.equal([['game.set-interval', actor], ['game.set-platform', actor], ['game.set-platform', 'operator']]);
+    expect(JSON.stringify(audit.map((a) => a.detail))).to.not.include('k-0123456789');
+    expect((await verifyAuditChain(h.db, g.workspaceId)).ok).to.equal(true);
+    // The game's Redis record, which API processes authenticate from, carries the new settings at once.
+    const record = await new KeyRecords(h.redis, h.keySpace).load(g.keyPrefix);
+    expect(record?.game.heartbeatIntervalSeconds).to.equal(45);
+    // The outsider (an admin of another workspace) cannot learn the game exists, whatever the body.
+    const foreign = await patch({ heartbeatIntervalSeconds: 20 }, outsider.token);
+    expect([foreign.status, foreign.body.error.code]).to.deep.equal([404, 'unknown_game']);
+  });
+
+  it('rotating a token from the console: the new one is shown once and works, the old one is refused; an invitation is for this workspace\'s accounts only', async () => {
+    const admin = accounts.admin;
+    const target = await moderator(h, g.workspaceId, 'viewer', 'rotated');
+    const live = { method: 'get' as const, path: `${API}/games/${g.gameId}/live`, ok: 200 };
+    expect((await send(live, target.token)).status).to.equal(200);
+    const res = await send({ method: 'post', path: `${API}/workspaces/${g.workspaceId}/moderators/${target.id}/token`, ok: 201 }, admin.token);
+    expect(res.status, JSON.stringify(res.body)).to.equal(201);
+    expect(res.body.moderator).to.include({ id: target.id, name: 'rotated', role: 'viewer', workspaceId: g.workspaceId });
+    expect(res.body.moderator.token).to.match(/^gmod_[a-z0-9]{12}\./).and.not.equal(target.token);
+    auth.invalidate(`moderator:${target.id}`);
+    const old = await send(live, target.token);
+    expect([old.status, old.body.error.code]).to.deep.equal([401, 'unknown_token']);
+    expect((await send(live, res.body.moderator.token)).status).to.equal(200);
+    expect(await h.db.auditLog.count({ where: { workspaceId: g.workspaceId, action: 'moderator.rotate-token', actor: `moderator:${admin.id} (admin of A)` } })).to.be.greaterThan(0);
+
+    const invited = await send({ method: 'post', path: `${API}/workspaces/${g.workspaceId}/moderators/${target.id}/invitations`, ok: 201 }, admin.token);
+    expect(invited.status).to.equal(201);
+    expect(invited.body.invitation.code).to.match(/^[A-Za-z0-9_-]{22}$/);
+    expect(await h.db.moderatorInvitation.count({ where: { moderatorId: target.id, usedAt: null } })).to.equal(1);
+    // An account of another workspace, named under this one: as missing, and no invitation made.
+    const across = await send({ method: 'post', path: `${API}/workspaces/${g.workspaceId}/moderators/${outsider.id}/invitations`, ok: 201 }, admin.token);
+    expect([across.status, across.body.error.code]).to.deep.equal([404, 'unknown_moderator']);
+    const acrossRotate = await send({ method: 'post', path: `${API}/workspaces/${g.workspaceId}/moderators/${outsider.id}/token`, ok: 201 }, admin.token);
+    expect([acrossRotate.status, acrossRotate.body.error.code]).to.deep.equal([404, 'unknown_moderator']);
+    expect(await h.db.moderatorInvitation.count({ where: { moderatorId: outsider.id } })).to.equal(0);
+    expect((await send({ ...live, path: `${API}/games/${other.gameId}/live` }, outsider.token)).status).to.equal(200);
+  });
 
   it('lists only the games of the caller’s workspaces; the operator sees every one', async () => {
     const ids = async (bearer: string) => (await send({ method: 'get', path: `${API}/games`, ok: 200 }, bearer)).body.games.map((x: { id: string }) => x.id);
@@ -193,6 +280,44 @@ describe('console roles and tenancy (issue #31)', function () {
     auth.invalidate(`moderator:${gone.id}`);
     const res = await send(live, gone.token);
     expect([res.status, res.body.error.code]).to.deep.equal([401, 'moderator_disabled']);
+  });
+
+  it('failed sign-ins on an account never stop its real sign-in or token: no per-account lockout, no argon2 for them', async () => {
+    const cold = createConsoleAuth(OPERATOR, services);
+    const coldApp = createConsoleApp({ services, token: OPERATOR, metrics: new Registry(), openapi: buildOpenApiDocument(), auth: cold });
+    const real = accounts.moderator.token;
+    const [, prefix] = /^gmod_([a-z0-9]{12})\./.exec(real)!;
+    const signIn = (token: string) => request(coldApp).post(`${API}/session`).send({ token });
+    const signIns: { status: number; cookie: boolean }[] = [];
+    const bearer: number[] = [];
+    const flood: Promise<unknown>[] = [];
+    for (let i = 0; i < 200; i++) {
+      flood.push(signIn(`gmod_${prefix}.${String(i).padStart(43, 'w')}`).then((r) => {
+        expect([r.status, r.body.error.code]).to.deep.equal([401, 'bad_token']);
+        expect(r.headers['set-cookie']).to.equal(undefined);
+      }));
+      if (i % 20 === 10) {
+        flood.push(signIn(real).then((r) => signIns.push({ status: r.status, cookie: String(r.headers['set-cookie'] ?? '').includes('HttpOnly') })));
+        flood.push(request(coldApp).get(`${API}/games/${g.gameId}/health`).set('Authorization', `Bearer ${real}`).then((r) => bearer.push(r.status)));
+      }
+    }
+    await Promise.all(flood);
+    expect(signIns).to.deep.equal(Array(10).fill({ status: 201, cookie: true }));
+    expect(bearer).to.deep.equal(Array(10).fill(200));
+    expect(cold.deps.tokens.counts.argon2).to.equal(0);
+    expect(cold.deps.tokens.counts.refused).to.equal(0);
+    // With the shared digest gone (a Redis that lost it), a process that has verified the token answers it
+    // and the flood from its own cache: no argon2 budget is spent, so nothing can throttle the real token.
+    await new VerifiedDigests(h.redis, h.keySpace).delete(sharedDigestName(prefix!));
+    const after: number[] = [];
+    const degraded: Promise<unknown>[] = [];
+    for (let i = 0; i < 40; i++) {
+      degraded.push(signIn(`gmod_${prefix}.${String(i).padStart(43, 'z')}`).then((r) => expect(r.status).to.equal(401)));
+      if (i % 10 === 5) degraded.push(signIn(real).then((r) => after.push(r.status)));
+    }
+    await Promise.all(degraded);
+    expect(after).to.deep.equal([201, 201, 201, 201]);
+    expect([cold.deps.tokens.counts.argon2, cold.deps.tokens.counts.refused]).to.deep.equal([0, 0]);
   });
 
   it('never refuses the real token while wrong secrets flood its prefix, and runs no argon2 for them', async () => {

@@ -33,7 +33,9 @@ export const PERMISSIONS = {
   'doors.force': 'admin',
   /** Lock or release every door of a game. */
   'doors.lockdown': 'admin',
-  /** List, add, disable, enable and change the role of the workspace's moderators. */
+  /** Game settings that call nowhere new: heartbeat interval, platform name, universe id, native bans on/off. */
+  'games.settings': 'admin',
+  /** List, add, disable, enable, change the role of, rotate the token of and invite the workspace's moderators. */
   'moderators.manage': 'admin',
   /** Prometheus metrics of the process, platform cloud API settings: operator only. */
   'operator.only': null,
@@ -51,12 +53,23 @@ export function permissionsOf(role: ModeratorRole): Permission[] {
   return (Object.keys(PERMISSIONS) as Permission[]).filter((p) => roleAllows(role, p));
 }
 
-/** One console route: method, Express path under /console/api (or absolute when it starts with `//`), permission. */
+/**
+ * One console route: method, Express path under /console/api (or absolute when it starts with `//`),
+ * permission. `fieldPermissions`: body members that need a further permission when present (the route's
+ * own still applies), for a route that changes settings of different weight together.
+ */
 export interface ConsoleRoute {
   method: 'get' | 'post' | 'patch';
   path: string;
   permission: Permission;
+  fieldPermissions?: Readonly<Record<string, Permission>>;
 }
+
+/**
+ * Game settings a workspace admin must not change: the platform's cloud API base URL (the workers would
+ * call whatever address it names) and its API key (a third party's secret).
+ */
+export const OPERATOR_GAME_SETTINGS = { cloudApiBaseUrl: 'operator.only', cloudApiKey: 'operator.only' } as const satisfies Record<string, Permission>;
 
 /** Every console route that needs a signed-in caller, with its permission. */
 export const CONSOLE_ROUTES: readonly ConsoleRoute[] = [
@@ -74,8 +87,11 @@ export const CONSOLE_ROUTES: readonly ConsoleRoute[] = [
   { method: 'post', path: '/bans/:banId/lift', permission: 'bans.lift' },
   { method: 'get', path: '/games/:gameId/health', permission: 'console.read' },
   { method: 'get', path: '/games/:gameId/charts', permission: 'console.read' },
+  { method: 'patch', path: '/games/:gameId/settings', permission: 'games.settings', fieldPermissions: OPERATOR_GAME_SETTINGS },
   { method: 'get', path: '/workspaces/:workspaceId/moderators', permission: 'moderators.manage' },
   { method: 'post', path: '/workspaces/:workspaceId/moderators', permission: 'moderators.manage' },
   { method: 'patch', path: '/workspaces/:workspaceId/moderators/:moderatorId', permission: 'moderators.manage' },
+  { method: 'post', path: '/workspaces/:workspaceId/moderators/:moderatorId/token', permission: 'moderators.manage' },
+  { method: 'post', path: '/workspaces/:workspaceId/moderators/:moderatorId/invitations', permission: 'moderators.manage' },
   { method: 'get', path: '//metrics', permission: 'operator.only' },
 ];

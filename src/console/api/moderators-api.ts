@@ -8,6 +8,12 @@
  *   { id, name, role, workspaceId, token }, serverTime }`: the token is shown this once.
  * - `PATCH /console/api/workspaces/:workspaceId/moderators/:moderatorId` body `{ role?, disabled? }` →
  *   `{ moderator: ModeratorView, serverTime }`; in force on every API process at the next request.
+ * - `POST /console/api/workspaces/:workspaceId/moderators/:moderatorId/token` (no body) → 201 `{ moderator:
+ *   { id, name, role, workspaceId, token }, serverTime }`: a new personal access token, shown this once;
+ *   the old one and the sessions signed in with it end on every API process at their next request.
+ * - `POST /console/api/workspaces/:workspaceId/moderators/:moderatorId/invitations` (no body) → 201
+ *   `{ invitation: { code, expiresAt }, serverTime }`: a one-time code (shown this once) that links the
+ *   identity of the person's first OpenID Connect sign-in to the account (src/auth/moderators/moderator-invitations.ts).
  *
  * Errors: 400 `invalid_request` (body), `invalid_moderator_name`, `invalid_role`; 403 `forbidden`; 404
  * `unknown_workspace` (also a workspace the caller has no account in), `unknown_moderator`.
@@ -15,7 +21,8 @@
 import { Router, type Request, type Response } from 'express';
 import type { Db } from '../../store/prisma.js';
 import { NotFoundError, ValidationError } from '../../errors.js';
-import { addModerator, getModerator, listModerators, setModeratorDisabled, setModeratorRole, type ModeratorStoreDeps } from '../../auth/moderators/moderator-accounts.js';
+import { addModerator, getModerator, listModerators, rotateModeratorToken, setModeratorDisabled, setModeratorRole, type ModeratorStoreDeps } from '../../auth/moderators/moderator-accounts.js';
+import { createInvitation } from '../../auth/moderators/moderator-invitations.js';
 import { authorize, uuidParam, type Access } from './console-request.js';
 
 /** The workspace in the path, once the caller may manage its moderators. */
@@ -62,6 +69,22 @@ export function moderatorsApi(deps: ModeratorStoreDeps): Router {
     if (body.role !== undefined) moderator = await setModeratorRole(deps, moderatorId, body.role, actor, workspaceId);
     if (typeof body.disabled === 'boolean') moderator = await setModeratorDisabled(deps, moderatorId, body.disabled, actor, workspaceId);
     res.json({ moderator, serverTime: new Date().toISOString() });
+  });
+
+  router.post('/workspaces/:workspaceId/moderators/:moderatorId/token', async (req, res) => {
+    const { workspaceId, actor } = await workspaceAccess(req, res, deps.db);
+    const moderatorId = uuidParam(req, 'moderatorId', 'unknown_moderator');
+    const moderator = await rotateModeratorToken(deps, moderatorId, actor, workspaceId);
+    res.status(201).json({ moderator, serverTime: new Date().toISOString() });
+  });
+
+  router.post('/workspaces/:workspaceId/moderators/:moderatorId/invitations', async (req, res) => {
+    const { workspaceId, actor } = await workspaceAccess(req, res, deps.db);
+    const moderatorId = uuidParam(req, 'moderatorId', 'unknown_moderator');
+    // createInvitation knows no workspaces: the account must be this workspace's (404 as a missing one).
+    await getModerator(deps.db, moderatorId, workspaceId);
+    const invitation = await createInvitation(deps.db, moderatorId, actor);
+    res.status(201).json({ invitation, serverTime: new Date().toISOString() });
   });
 
   return router;

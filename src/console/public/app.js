@@ -21,6 +21,7 @@ import { Health } from './health.js';
 import { Charts } from './charts.js';
 import { AccessLog } from './access-log.js';
 import { Moderators } from './moderators.js';
+import { GameSettings } from './game-settings.js';
 
 function GamePicker({ gameId, onGames, onPick }) {
   const { data, error } = usePoll(() => api('/games'), 10000, 'games');
@@ -83,6 +84,7 @@ function GameView({ game, access }) {
       <section class="panel span-2"><h2>Access log</h2><${AccessLog} gameId=${gameId} /></section>
       <section class="panel"><h2>Ingest health</h2><${Health} data=${live.health} /></section>
       <section class="panel span-2"><h2>Activity</h2><${Charts} gameId=${gameId} /></section>
+      ${access.can('games.settings') && html`<section class="panel"><h2>Game settings</h2><${GameSettings} key=${game.id} game=${game} /></section>`}
       ${access.can('moderators.manage') && html`<section class="panel span-2"><h2>Moderators of ${game.workspaceName ?? 'this workspace'}</h2><${Moderators} workspaceId=${game.workspaceId} /></section>`}
     </main>`;
 }

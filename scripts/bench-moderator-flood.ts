@@ -1,0 +1,133 @@
+/**
+ * scripts/bench-moderator-flood.ts — the real moderator's latency while wrong tokens and failed sign-ins
+ * flood their token's public prefix (issue #31, item 6: "200 wrong tokens/s or failed sign-ins against
+ * one account from elsewhere never stop the real moderator (p99 within 2× of quiet, as measured for
+ * server keys)"; not a test). The moderator counterpart of `npm run bench:auth-flood`, same method.
+ *
+ * Usage:  npm run bench:moderator-flood -- [--duration 20] [--rate 50] [--flood 200] [--rounds 3] [--warmup 3] [--prefix gisbench-modflood]
+ *
+ * Creates a workspace, game and two moderator accounts, and runs `--rounds` rounds of three phases
+ * against the console listener of an API process (src/server.ts) under a dedicated Redis prefix. Every
+ * phase starts on a freshly started API, so the real token is not in the process cache at its start
+ * (only its shared digest in Redis, as for any process that has not served it yet); after `--warmup` s of
+ * unmeasured requests with the second account's token (a fresh process compiles its hot path on its first
+ * requests), the real token calls `GET /console/api/games/:id/health` at `--rate`/s for `--duration` s:
+ *   1. quiet: the real token alone;
+ *   2. wrong-tokens: while `--flood`/s requests on the same route carry wrong secrets on its prefix;
+ *   3. failed-sign-ins: while `--flood`/s `POST /console/api/session` carry wrong secrets on its prefix.
+ * The flood comes from scripts/bench/moderator-flood-sender.ts, a process of its own at nice 19 (see
+ * bench-auth-flood.ts for why). Prints, per phase and round, the real token's statuses and p50/p99/max,
+ * the statuses the flood got; per round the ratio of each flooded p99 to that round's quiet p99; and the
+ * median of those ratios (target ≤ 2). Removes what it created afterwards.
+ */
+import os from 'node:os';
+import { loadConfig } from '../src/config.js';
+import { createRedis } from '../src/store/redis.js';
+import { KeySpace } from '../src/store/keyspace/key-space.js';
+import { createDb } from '../src/store/prisma.js';
+import { createGame, createWorkspace } from '../src/games/game-service.js';
+import { VerifiedDigests } from '../src/auth/verified-digests.js';
+import { addModerator } from '../src/auth/moderators/moderator-accounts.js';
+import { parseModeratorToken } from '../src/auth/moderators/moderator-token.js';
+import { percentile } from '@gis/client';
+import { deleteByPattern } from './fixtures.js';
+import { freePort } from './support/free-port.js';
+import { nodeBinary, startChild, startNodeScript, type ManagedChild } from './support/child-process.js';
+import { parseCli } from './support/cli-args.js';
+import { pacedLoad, type PacedResult } from './support/paced-load.js';
+
+const cli = parseCli('usage: npm run bench:moderator-flood -- [--duration 20] [--rate 50] [--flood 200] [--rounds 3] [--warmup 3] [--prefix gisbench-modflood]', {
+  options: {
+    duration: { type: 'string' },
+    rate: { type: 'string' },
+    flood: { type: 'string' },
+    rounds: { type: 'string' },
+    warmup: { type: 'string' },
+    prefix: { type: 'string', default: 'gisbench-modflood' },
+  },
+});
+const duration = cli.number('duration', 20, 1, 3600);
+const rate = cli.number('rate', 50, 0.1, 100_000);
+const floodRate = cli.number('flood', 200, 0.1, 100_000);
+const rounds = cli.number('rounds', 3, 1, 100);
+const warmup = cli.number('warmup', 3, 0, 600);
+const prefix = cli.values.prefix;
+if (prefix === 'gis') cli.fail('use a dedicated --prefix: its keys are deleted afterwards');
+
+const config = loadConfig({ ...process.env, REDIS_PREFIX: prefix });
+const keySpace = new KeySpace(config.redisPrefix);
+const redis = createRedis(config.redisUrl, { name: 'bench' });
+const db = createDb(config.databaseUrl, 2);
+const ws = await createWorkspace(db, `bench moderator flood ${new Date().toISOString()}`);
+const consolePort = await freePort();
+let api: ManagedChild | null = null;
+
+async function startApi(): Promise<void> {
+  api = startNodeScript('api', 'src/server.ts', {
+    env: { REDIS_PREFIX: prefix, PORT: String(await freePort()), HOST: '127.0.0.1', CONSOLE_PORT: String(consolePort), CONSOLE_TOKEN: 'bench-moderator-flood-operator-0123456789', LOG_LEVEL: 'warn' },
+    echo: 'all',
+  });
+  await api.waitForUrl(`http://127.0.0.1:${consolePort}/healthz`);
+}
+
+async function stopApi(): Promise<void> {
+  await api?.stop();
+}
+
+function summary(r: PacedResult): { statuses: Record<string, number>; p50: number; p99: number; max: number } {
+  const l = r.latenciesMs;
+  return { statuses: r.statuses, p50: percentile(l, 50), p99: percentile(l, 99), max: l[l.length - 1] ?? 0 };
+}
+
+try {
+  const game = await createGame(db, { workspaceId: ws.id, name: 'bench game' });
+  const store = { db, redis, keySpace, digests: new VerifiedDigests(redis, keySpace) };
+  const real = await addModerator(store, { workspaceId: ws.id, name: 'real moderator', role: 'viewer' }, 'bench');
+  const warmAccount = await addModerator(store, { workspaceId: ws.id, name: 'warm-up', role: 'viewer' }, 'bench');
+  const tokenPrefix = parseModeratorToken(real.token)!.prefix;
+  const path = `/console/api/games/${game.id}/health`;
+  const calls = (token: string, seconds: number) =>
+    pacedLoad({ port: consolePort, rate, duration: seconds, connections: 4, next: () => ({ method: 'GET', path, headers: { authorization: `Bearer ${token}` } }) });
+
+  const startFlood = async (mode: 'bearer' | 'signin'): Promise<ManagedChild> => {
+    const args = ['--import', 'tsx', 'scripts/bench/moderator-flood-sender.ts', '--port', String(consolePort), '--token-prefix', tokenPrefix, '--rate', String(floodRate), '--mode', mode, '--path', path];
+    const sender = startChild({ name: 'flood', command: nodeBinary(), args, echo: 'none' });
+    os.setPriority(sender.proc.pid!, 19);
+    await sender.waitForLine(/^FLOOD START$/);
+    return sender;
+  };
+  const stopFlood = async (sender: ManagedChild): Promise<Record<string, number>> => {
+    await sender.stop();
+    const line = /^FLOOD (\{.*\})$/m.exec(sender.output());
+    if (!line) throw new Error(`flood sender failed: ${sender.output().slice(-500)}`);
+    return JSON.parse(line[1]!) as Record<string, number>;
+  };
+
+  const phases = ['quiet', 'wrong-tokens', 'failed-sign-ins'] as const;
+  const p99s: Record<(typeof phases)[number], number[]> = { quiet: [], 'wrong-tokens': [], 'failed-sign-ins': [] };
+  const ratios: Record<'wrong-tokens' | 'failed-sign-ins', number[]> = { 'wrong-tokens': [], 'failed-sign-ins': [] };
+  for (let round = 1; round <= rounds; round++) {
+    for (const phase of phases) {
+      await stopApi();
+      await startApi();
+      const sender = phase === 'quiet' ? null : await startFlood(phase === 'wrong-tokens' ? 'bearer' : 'signin');
+      if (warmup > 0) await calls(warmAccount.token, warmup);
+      const result = summary(await calls(real.token, duration));
+      const wrong = sender ? await stopFlood(sender) : null;
+      p99s[phase].push(result.p99);
+      if (phase !== 'quiet') ratios[phase].push(result.p99 / (p99s.quiet[round - 1] || 1));
+      console.log(`round ${round} ${phase}: real token ${JSON.stringify(result)}${wrong ? `; wrong tokens ${JSON.stringify(wrong)}` : ''}`);
+    }
+  }
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
+  const show = (xs: number[]) => xs.map((x) => x.toFixed(2)).join(', ');
+  console.log(`p99 ratio flooded/quiet, median of ${rounds} rounds: wrong tokens ${median(ratios['wrong-tokens']).toFixed(2)} (rounds ${show(ratios['wrong-tokens'])}), ` +
+    `failed sign-ins ${median(ratios['failed-sign-ins']).toFixed(2)} (rounds ${show(ratios['failed-sign-ins'])}) (target ≤ 2)`);
+  console.log(`BENCH moderator_flood quiet_p99_ms=${median(p99s.quiet).toFixed(1)} wrong_tokens_p99_ratio=${median(ratios['wrong-tokens']).toFixed(2)} failed_sign_ins_p99_ratio=${median(ratios['failed-sign-ins']).toFixed(2)} rounds=${rounds}`);
+} finally {
+  await stopApi();
+  await db.workspace.delete({ where: { id: ws.id } }).catch(() => undefined);
+  await deleteByPattern(redis, keySpace.scanPattern());
+  await redis.quit();
+  await db.$disconnect();
+}
