@@ -190,8 +190,9 @@ describe('admin CLI dispatcher (src/admin/cli.ts)', function () {
   it('a secret comes from stdin or the environment; on argv it is refused without being echoed', async function () {
     const piped = await run(['demo', 'setting', '--token-stdin', '--json'], undefined, { stdin: 's3cret\n' });
     expect(piped).to.deep.equal({ code: 0, stdout: '{"on":null,"token":"s3cret"}\n', stderr: '' });
-    const fromEnv = await run(['demo', 'setting'], undefined, { env: { DEMO_TOKEN: 'from-env' } });
-    expect(fromEnv).to.deep.equal({ code: 0, stdout: '\n', stderr: 'demo token taken from DEMO_TOKEN\n' });
+    const fromEnv = await run(['demo', 'setting', '--json'], undefined, { env: { DEMO_TOKEN: 'from-env' } });
+    expect(fromEnv).to.deep.equal({ code: 0, stdout: '{"on":null,"token":"from-env"}\n', stderr: '' });
+    expect((await run(['demo', 'setting'], undefined, { env: { DEMO_TOKEN: 'from-env' } })).stderr).to.equal('demo token taken from DEMO_TOKEN\n');
     for (const argv of [['--token', 'leaked'], ['--token=leaked']]) {
       const r = await run(['demo', 'setting', ...argv]);
       expect([r.code, r.stdout]).to.deep.equal([2, '']);
