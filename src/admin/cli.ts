@@ -177,7 +177,8 @@ function parseCommandArgs(cmd: AdminCommand, args: string[]): Record<string, str
   }
 }
 
-type Resolved = { kind: 'help'; text: string } | { kind: 'run'; cmd: AdminCommand; values: Record<string, string | boolean | undefined>; json: boolean };
+/** What an invocation comes to: text to print (help, version) or a command to run. */
+type Resolved = { kind: 'print'; text: string } | { kind: 'run'; cmd: AdminCommand; values: Record<string, string | boolean | undefined>; json: boolean };
 
 /** Finds the command and parses its options. @throws {UsageError} */
 function resolve(argv: string[], deps: CliDeps): Resolved {
@@ -189,12 +190,12 @@ function resolve(argv: string[], deps: CliDeps): Resolved {
     const t = argv[i];
     if (t === '--json') json = true;
     else if (t === '--help' || t === '-h') help = true;
-    else if (t === '--version') return { kind: 'help', text: deps.version };
+    else if (t === '--version') return { kind: 'print', text: deps.version };
     else throw new UsageError(`unexpected option ${t} before the command; run ${PROGRAM} --help`);
   }
   const group = argv[i];
   if (group === undefined || group === 'help') {
-    if (help || group === 'help') return { kind: 'help', text: overallHelp(commands) };
+    if (help || group === 'help') return { kind: 'print', text: overallHelp(commands) };
     throw new UsageError(`no command given; run ${PROGRAM} --help for the list`);
   }
   const renamed = deps.renamedGroups?.[group];
@@ -211,13 +212,13 @@ function resolve(argv: string[], deps: CliDeps): Resolved {
   const only = inGroup.length === 1 ? inGroup[0]! : undefined;
   if (bare && only && !(help && only.name !== '')) name = only.name;
   else if (bare) {
-    if (help || name === '--help' || name === '-h') return { kind: 'help', text: overallHelp(commands, group) };
+    if (help || name === '--help' || name === '-h') return { kind: 'print', text: overallHelp(commands, group) };
     throw new UsageError(`"${group}" needs a command (one of: ${names})`);
   }
   const cmd = inGroup.find((c) => c.name === name);
   if (!cmd) throw new UsageError(`unknown command "${group} ${name}" (one of: ${names})`);
   const values = parseCommandArgs(cmd, argv.slice(i + (bare ? 1 : 2)));
-  if (help || values.help) return { kind: 'help', text: commandHelp(cmd) };
+  if (help || values.help) return { kind: 'print', text: commandHelp(cmd) };
   const missing = Object.entries(cmd.options).filter(([n, s]) => s.required && values[n] === undefined);
   if (missing.length) {
     throw new UsageError(`${missing.map(([n]) => `--${n}`).join(', ')} required; usage: ${commandUsage(cmd)}`);
@@ -239,7 +240,7 @@ export async function runCli(argv: string[], deps: CliDeps): Promise<number> {
   let connections: Connections | undefined;
   try {
     const resolved = resolve(argv, deps);
-    if (resolved.kind === 'help') {
+    if (resolved.kind === 'print') {
       await write(stdout, resolved.text);
       return EXIT_OK;
     }
