@@ -1,6 +1,10 @@
 /**
- * The operator CLI: `npm run admin -- <group> <command> [options] [--json]` (entry: scripts/admin.ts;
- * the commands are registered in `commands/index.ts`).
+ * The operator CLI: `gis-admin <group> <command> [options] [--json]` (entry: scripts/admin.ts, the
+ * package's `bin`; the commands are registered in `commands/index.ts`).
+ *
+ * Conventions every command follows: yes/no options are `--x` / `--no-x` and take no value; secrets
+ * come from stdin or the environment, never argv (see secret-input.ts); commands that delete or revoke
+ * need `--yes`; `gis-admin --version` prints the package version.
  *
  * Output contract:
  * - success: with `--json`, exactly one JSON object on stdout and nothing else; without it, readable
@@ -20,6 +24,7 @@ import { createDb, type Db } from '../store/prisma.js';
 import { createRedis, type AppRedis } from '../store/redis.js';
 import { KeySpace } from '../store/keyspace/key-space.js';
 import { ArgReader, UsageError, type AdminCommand, type CommandContext } from './command.js';
+import { PROGRAM, commandHelp, commandUsage, overallHelp } from './help.js';
 
 export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
@@ -33,10 +38,18 @@ const CLOSE_TIMEOUT_MS = 2000;
 /** What {@link runCli} needs; everything process-wide is passed in so the entry stays the only global user. */
 export interface CliDeps {
   commands: readonly AdminCommand[];
+  /** Printed by `--version`. */
+  version: string;
+  /** Groups that were merged into another, old name → new name (refused with the new name). */
+  renamedGroups?: Readonly<Record<string, string>>;
   /** Called once a command is known (so `--help` works without a valid environment). */
   loadConfig: () => Readonly<Config>;
   stdout?: NodeJS.WritableStream;
   stderr?: NodeJS.WritableStream;
+  /** Where piped secrets are read from; default process.stdin. */
+  stdin?: NodeJS.ReadableStream;
+  /** Default process.env. */
+  env?: Readonly<Record<string, string | undefined>>;
   /** Server time in ms; default Date.now. */
   now?: () => number;
 }
@@ -85,6 +98,13 @@ function write(stream: NodeJS.WritableStream, text: string): Promise<void> {
   });
 }
 
+/** Everything `stream` yields until it ends, as UTF-8 text. */
+async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
+  let text = '';
+  for await (const chunk of stream) text += typeof chunk === 'string' ? chunk : chunk.toString('utf8');
+  return text;
+}
+
 /** JSON.stringify that prints bigints (e.g. AuditLog ids) as decimal strings. */
 export function toJson(value: unknown): string {
   return JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
@@ -117,41 +137,37 @@ function operatorName(): string {
   }
 }
 
-function optionUsage(name: string, spec: AdminCommand['options'][string]): string {
-  const text = spec.type === 'string' ? `--${name} ${spec.valueName ?? 'VALUE'}` : `--${name}`;
-  return spec.required ? text : `[${text}]`;
-}
+/** Values an old spelling gave a yes/no option (`--native-bans true`, `--clocked-in yes`). */
+const OLD_BOOLEAN_VALUES = new Set(['true', 'false', 'yes', 'no', 'on', 'off']);
 
-/** `admin <group> <name> --opt V [--flag] [--json]`. */
-export function commandUsage(cmd: AdminCommand): string {
-  const opts = Object.entries(cmd.options).map(([n, s]) => optionUsage(n, s));
-  return ['admin', cmd.group, cmd.name, ...opts, '[--json]'].filter(Boolean).join(' ');
-}
-
-function commandHelp(cmd: AdminCommand): string {
-  const rows = Object.entries(cmd.options).map(([n, s]) => [optionUsage(n, s).replace(/^\[|\]$/g, ''), s.description]);
-  rows.push(['--json', 'print exactly one JSON object on stdout']);
-  const width = Math.max(...rows.map(([u]) => u!.length));
-  return [`usage: ${commandUsage(cmd)}`, '', cmd.summary, '', 'options:', ...rows.map(([u, d]) => `  ${u!.padEnd(width)}  ${d}`)].join('\n');
-}
-
-function overallHelp(commands: readonly AdminCommand[], group?: string): string {
-  const shown = commands.filter((c) => !group || c.group === group);
-  const width = Math.max(...shown.map((c) => `${c.group} ${c.name}`.length));
-  return [
-    'usage: admin <group> <command> [options] [--json]',
-    '',
-    ...shown.map((c) => `  ${`${c.group} ${c.name}`.padEnd(width)}  ${c.summary}`),
-    '',
-    'Run `admin <group> <command> --help` for the options of one command.',
-  ].join('\n');
+/**
+ * Refuses retired options and yes/no options given a value, with the spelling to use instead; parseArgs
+ * alone would only say "unexpected argument". Retired values (possibly secrets) are never echoed.
+ * @throws {UsageError}
+ */
+function refuseOldSpellings(cmd: AdminCommand, args: string[]): void {
+  args.forEach((token, i) => {
+    if (!token.startsWith('--')) return;
+    const [name = '', inline] = token.slice(2).split('=', 2);
+    const retired = cmd.retiredOptions?.[name];
+    if (retired !== undefined) throw new UsageError(`--${name} ${retired}`);
+    const positive = name.startsWith('no-') && !cmd.options[name] ? name.slice(3) : name;
+    if (cmd.options[positive]?.type !== 'boolean') return;
+    const next = args[i + 1];
+    if (inline !== undefined || (next !== undefined && OLD_BOOLEAN_VALUES.has(next.toLowerCase()))) {
+      throw new UsageError(`--${positive} takes no value: write --${positive} for yes, --no-${positive} for no`);
+    }
+  });
 }
 
 function parseCommandArgs(cmd: AdminCommand, args: string[]): Record<string, string | boolean | undefined> {
+  refuseOldSpellings(cmd, args);
   const options: ParseArgsOptionsConfig = { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } };
   for (const [name, spec] of Object.entries(cmd.options)) options[name] = { type: spec.type };
+  if (cmd.destructive) options.yes = { type: 'boolean' };
   try {
-    const { values } = parseArgs({ args, options, strict: true, allowPositionals: false });
+    // allowNegative: every boolean option also reads `--no-<name>` as false (the CLI's one yes/no style).
+    const { values } = parseArgs({ args, options, strict: true, allowPositionals: false, allowNegative: true });
     // No option is declared `multiple`, so no value is an array.
     return values as Record<string, string | boolean | undefined>;
   } catch (err) {
@@ -161,10 +177,12 @@ function parseCommandArgs(cmd: AdminCommand, args: string[]): Record<string, str
   }
 }
 
-type Resolved = { kind: 'help'; text: string } | { kind: 'run'; cmd: AdminCommand; values: Record<string, string | boolean | undefined>; json: boolean };
+/** What an invocation comes to: text to print (help, version) or a command to run. */
+type Resolved = { kind: 'print'; text: string } | { kind: 'run'; cmd: AdminCommand; values: Record<string, string | boolean | undefined>; json: boolean };
 
 /** Finds the command and parses its options. @throws {UsageError} */
-function resolve(argv: string[], commands: readonly AdminCommand[]): Resolved {
+function resolve(argv: string[], deps: CliDeps): Resolved {
+  const { commands } = deps;
   let i = 0;
   let json = false;
   let help = false;
@@ -172,13 +190,16 @@ function resolve(argv: string[], commands: readonly AdminCommand[]): Resolved {
     const t = argv[i];
     if (t === '--json') json = true;
     else if (t === '--help' || t === '-h') help = true;
-    else throw new UsageError(`unexpected option ${t} before the command; run admin --help`);
+    else if (t === '--version') return { kind: 'print', text: deps.version };
+    else throw new UsageError(`unexpected option ${t} before the command; run ${PROGRAM} --help`);
   }
   const group = argv[i];
   if (group === undefined || group === 'help') {
-    if (help || group === 'help') return { kind: 'help', text: overallHelp(commands) };
-    throw new UsageError('no command given; run admin --help for the list');
+    if (help || group === 'help') return { kind: 'print', text: overallHelp(commands) };
+    throw new UsageError(`no command given; run ${PROGRAM} --help for the list`);
   }
+  const renamed = deps.renamedGroups?.[group];
+  if (renamed !== undefined) throw new UsageError(`the "${group}" group was merged into "${renamed}": run ${PROGRAM} ${renamed} ${argv[i + 1] ?? '--help'} ...`);
   const inGroup = commands.filter((c) => c.group === group);
   if (!inGroup.length) {
     const groups = [...new Set(commands.map((c) => c.group))].join(', ');
@@ -186,21 +207,25 @@ function resolve(argv: string[], commands: readonly AdminCommand[]): Resolved {
   }
   let name = argv[i + 1];
   const names = inGroup.map((c) => c.name).join(', ');
-  // A group with a single command runs it as `admin <group> [options]` (`admin health`, `admin quotas`).
+  // A group with a single command runs it as `gis-admin <group> [options]` (`gis-admin health`, `gis-admin quotas`).
   const bare = name === undefined || name.startsWith('-');
   const only = inGroup.length === 1 ? inGroup[0]! : undefined;
   if (bare && only && !(help && only.name !== '')) name = only.name;
   else if (bare) {
-    if (help || name === '--help' || name === '-h') return { kind: 'help', text: overallHelp(commands, group) };
+    if (help || name === '--help' || name === '-h') return { kind: 'print', text: overallHelp(commands, group) };
     throw new UsageError(`"${group}" needs a command (one of: ${names})`);
   }
   const cmd = inGroup.find((c) => c.name === name);
   if (!cmd) throw new UsageError(`unknown command "${group} ${name}" (one of: ${names})`);
   const values = parseCommandArgs(cmd, argv.slice(i + (bare ? 1 : 2)));
-  if (help || values.help) return { kind: 'help', text: commandHelp(cmd) };
+  if (help || values.help) return { kind: 'print', text: commandHelp(cmd) };
   const missing = Object.entries(cmd.options).filter(([n, s]) => s.required && values[n] === undefined);
   if (missing.length) {
     throw new UsageError(`${missing.map(([n]) => `--${n}`).join(', ')} required; usage: ${commandUsage(cmd)}`);
+  }
+  // Refused before anything connects, so nothing can have changed.
+  if (cmd.destructive && values.yes !== true) {
+    throw new UsageError(`${cmd.group} ${cmd.name} ${cmd.destructive}; nothing was changed: add --yes to confirm`);
   }
   return { kind: 'run', cmd, values, json: json || values.json === true };
 }
@@ -214,8 +239,8 @@ export async function runCli(argv: string[], deps: CliDeps): Promise<number> {
   const stderr = deps.stderr ?? process.stderr;
   let connections: Connections | undefined;
   try {
-    const resolved = resolve(argv, deps.commands);
-    if (resolved.kind === 'help') {
+    const resolved = resolve(argv, deps);
+    if (resolved.kind === 'print') {
       await write(stdout, resolved.text);
       return EXIT_OK;
     }
@@ -236,6 +261,8 @@ export async function runCli(argv: string[], deps: CliDeps): Promise<number> {
       notice: (line) => {
         if (!json) stderr.write(`${line}\n`);
       },
+      env: deps.env ?? process.env,
+      readStdin: () => readAll(deps.stdin ?? process.stdin),
     };
     const result = await cmd.run(ctx);
     await write(stdout, json ? toJson(result.json) : result.text);

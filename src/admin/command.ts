@@ -8,9 +8,14 @@ import type { Db } from '../store/prisma.js';
 import type { AppRedis } from '../store/redis.js';
 import type { KeySpace } from '../store/keyspace/key-space.js';
 
-/** One `--name value` or `--flag` option of a command (parsed with node:util parseArgs, strict). */
+/**
+ * One `--name value` or `--flag` option of a command (parsed with node:util parseArgs, strict). Every
+ * boolean option is spelled `--name` / `--no-name` (the CLI's one yes/no style) and takes no value.
+ */
 export interface OptionSpec {
   type: 'string' | 'boolean';
+  /** A yes/no setting whose absence means "leave as is": help shows it as `--[no-]name`. */
+  negatable?: boolean;
   /** Missing required options are a usage error (exit 2) before anything connects. */
   required?: boolean;
   /** Placeholder shown in help, e.g. `ID` in `--game ID`. */
@@ -49,14 +54,28 @@ export interface CommandContext {
   redis(): AppRedis;
   /** Writes a line for a human to stderr; suppressed with `--json`. */
   notice(line: string): void;
+  /** The process environment (secrets may come from it, never from argv). */
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** Everything on stdin, as text (for secrets piped in, e.g. `--cloud-api-key-stdin`). */
+  readStdin(): Promise<string>;
 }
 
-/** One CLI command, `admin <group> <name> [options]`. */
+/** One CLI command, `gis-admin <group> <name> [options]`. */
 export interface AdminCommand {
   group: string;
   name: string;
   summary: string;
   options: Record<string, OptionSpec>;
+  /**
+   * Set on commands that delete or revoke something: what is lost, e.g. `deletes the door and its
+   * policies`. The dispatcher adds `--yes` and refuses to run without it (exit 2, nothing touched).
+   */
+  destructive?: string;
+  /**
+   * Options this command no longer takes, by name, with what to write instead (e.g. a secret that moved
+   * to stdin). Giving one is a usage error naming the replacement; its value is never echoed.
+   */
+  retiredOptions?: Record<string, string>;
   /**
    * Does the work and returns what to print.
    * @throws {UsageError} for arguments the option parser cannot catch (exit 2).
@@ -93,9 +112,15 @@ export class ArgReader {
     return v;
   }
 
-  /** True when boolean option `name` was given. */
+  /** True when boolean option `name` was given (and not negated with `--no-name`). */
   flag(name: string): boolean {
     return this.values[name] === true;
+  }
+
+  /** Boolean option `name`: true for `--name`, false for `--no-name`, undefined when neither was given. */
+  optionalFlag(name: string): boolean | undefined {
+    const v = this.values[name];
+    return typeof v === 'boolean' ? v : undefined;
   }
 
   /** Option `name` as a UUID (lower-cased). @throws {UsageError} when absent or not a UUID. */

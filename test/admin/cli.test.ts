@@ -4,6 +4,7 @@ import { runCli } from '../../src/admin/cli.js';
 import { UsageError, type AdminCommand } from '../../src/admin/command.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { NotFoundError } from '../../src/errors.js';
+import { readSecret, retiredSecretOption, secretOptions, type SecretSource } from '../../src/admin/secret-input.js';
 
 /** In-process runs of the dispatcher with commands that touch neither Postgres nor Redis. */
 function collect(): { stream: PassThrough; text: () => string } {
@@ -44,6 +45,34 @@ const demo: AdminCommand[] = [
   },
 ];
 
+/** Commands that ran (a refused destructive command must not appear here). */
+const ran: string[] = [];
+const TOKEN: SecretSource = { option: 'token', envVar: 'DEMO_TOKEN', label: 'demo token' };
+
+demo.push(
+  {
+    group: 'demo',
+    name: 'wipe',
+    summary: 'Pretend to delete something',
+    destructive: 'deletes everything',
+    options: {},
+    async run() {
+      ran.push('wipe');
+      return { json: { wiped: true }, text: 'wiped' };
+    },
+  },
+  {
+    group: 'demo',
+    name: 'setting',
+    summary: 'A yes/no setting and a secret',
+    options: { on: { type: 'boolean', negatable: true, description: 'a setting' }, ...secretOptions(TOKEN) },
+    retiredOptions: { ...retiredSecretOption(TOKEN), enable: 'was renamed: write --on' },
+    async run(ctx) {
+      return { json: { on: ctx.args.optionalFlag('on') ?? null, token: (await readSecret(ctx, TOKEN)) ?? null }, text: '' };
+    },
+  },
+);
+
 demo.push({
   group: 'solo',
   name: 'show',
@@ -54,10 +83,22 @@ demo.push({
   },
 });
 
-async function run(argv: string[], loadConfigFn = () => loadConfig({})) {
+async function run(argv: string[], loadConfigFn = () => loadConfig({}), io: { stdin?: string; env?: Record<string, string> } = {}) {
   const out = collect();
   const err = collect();
-  const code = await runCli(argv, { commands: demo, loadConfig: loadConfigFn, stdout: out.stream, stderr: err.stream, now: () => 0 });
+  const stdin = new PassThrough();
+  stdin.end(io.stdin ?? '');
+  const code = await runCli(argv, {
+    commands: demo,
+    version: '9.8.7',
+    renamedGroups: { old: 'demo' },
+    loadConfig: loadConfigFn,
+    stdout: out.stream,
+    stderr: err.stream,
+    stdin,
+    env: io.env ?? {},
+    now: () => 0,
+  });
   return { code, stdout: out.text(), stderr: err.text() };
 }
 
@@ -85,10 +126,10 @@ describe('admin CLI dispatcher (src/admin/cli.ts)', function () {
   it('usage errors exit 2 with one stderr line and empty stdout', async function () {
     const cases = [
       [[], /no command given/],
-      [['demo'], /"demo" needs a command \(one of: echo, fail\)/],
+      [['demo'], /"demo" needs a command \(one of: echo, fail, wipe, setting\)/],
       [['demo', 'nope'], /unknown command "demo nope"/],
       [['other', 'x'], /unknown command group "other"/],
-      [['demo', 'echo', '--json'], /--word required; usage: admin demo echo --word WORD \[--times N\] \[--loud\] \[--json\]/],
+      [['demo', 'echo', '--json'], /--word required; usage: gis-admin demo echo --word WORD \[--times N\] \[--loud\] \[--json\]/],
       [['demo', 'echo', '--word', 'a', '--bogus'], /--bogus/],
       [['demo', 'echo', '--word', 'a', 'positional'], /positional/],
       [['demo', 'echo', '--word', 'a', '--times', '2x'], /--times must be an integer/],
@@ -115,7 +156,7 @@ describe('admin CLI dispatcher (src/admin/cli.ts)', function () {
     for (const argv of [['--help'], ['help'], ['demo', '--help'], ['demo', 'echo', '--help'], ['demo', 'echo', '-h']]) {
       const r = await run(argv, broken);
       expect(r.code, argv.join(' ')).to.equal(0);
-      expect(r.stdout).to.match(/^usage: admin /);
+      expect(r.stdout).to.match(/^usage: gis-admin /);
       expect(r.stderr).to.equal('');
     }
     expect((await run(['demo', 'echo', '--help'], broken)).stdout).to.include('--word WORD').and.include('a word');
@@ -123,6 +164,62 @@ describe('admin CLI dispatcher (src/admin/cli.ts)', function () {
       code: 1,
       stdout: '',
       stderr: 'error: invalid configuration: REDIS_PREFIX must match pattern; PORT must be integer\n',
+    });
+  });
+
+  it('--version prints the version and needs no configuration', async function () {
+    const broken = () => {
+      throw new ConfigError(['DATABASE_URL is required']);
+    };
+    expect(await run(['--version'], broken)).to.deep.equal({ code: 0, stdout: '9.8.7\n', stderr: '' });
+  });
+
+  it('yes/no options are --x / --no-x; a value after them is refused with the new spelling', async function () {
+    expect((await run(['demo', 'setting', '--on', '--json'])).stdout).to.equal('{"on":true,"token":null}\n');
+    expect((await run(['demo', 'setting', '--no-on', '--json'])).stdout).to.equal('{"on":false,"token":null}\n');
+    expect((await run(['demo', 'setting', '--json'])).stdout).to.equal('{"on":null,"token":null}\n');
+    for (const argv of [['--on', 'true'], ['--on', 'no'], ['--on=yes'], ['--no-on', 'false']]) {
+      const r = await run(['demo', 'setting', ...argv, '--json']);
+      expect([r.code, r.stdout], argv.join(' ')).to.deep.equal([2, '']);
+      expect(r.stderr, argv.join(' ')).to.equal('error: --on takes no value: write --on for yes, --no-on for no\n');
+    }
+    expect(await run(['demo', 'setting', '--enable'])).to.deep.equal({ code: 2, stdout: '', stderr: 'error: --enable was renamed: write --on\n' });
+    expect((await run(['demo', 'setting', '--help'])).stdout).to.include('--[no-]on');
+  });
+
+  it('a secret comes from stdin or the environment; on argv it is refused without being echoed', async function () {
+    const piped = await run(['demo', 'setting', '--token-stdin', '--json'], undefined, { stdin: 's3cret\n' });
+    expect(piped).to.deep.equal({ code: 0, stdout: '{"on":null,"token":"s3cret"}\n', stderr: '' });
+    const fromEnv = await run(['demo', 'setting', '--json'], undefined, { env: { DEMO_TOKEN: 'from-env' } });
+    expect(fromEnv).to.deep.equal({ code: 0, stdout: '{"on":null,"token":"from-env"}\n', stderr: '' });
+    expect((await run(['demo', 'setting'], undefined, { env: { DEMO_TOKEN: 'from-env' } })).stderr).to.equal('demo token taken from DEMO_TOKEN\n');
+    for (const argv of [['--token', 'leaked'], ['--token=leaked']]) {
+      const r = await run(['demo', 'setting', ...argv]);
+      expect([r.code, r.stdout]).to.deep.equal([2, '']);
+      expect(r.stderr).to.include('--token-stdin').and.include('DEMO_TOKEN').and.not.include('leaked');
+    }
+    expect((await run(['demo', 'setting', '--token-stdin'], undefined, { stdin: '\n' })).stderr).to.match(/from stdin is empty/);
+    expect((await run(['demo', 'setting', '--token-stdin'], undefined, { stdin: 'a', env: { DEMO_TOKEN: 'b' } })).stderr).to.match(/both set/);
+  });
+
+  it('a destructive command without --yes exits 2 before running; help and the list say it needs --yes', async function () {
+    ran.length = 0;
+    const refused = await run(['demo', 'wipe', '--json']);
+    expect(refused).to.deep.equal({ code: 2, stdout: '', stderr: 'error: demo wipe deletes everything; nothing was changed: add --yes to confirm\n' });
+    expect((await run(['demo', 'wipe', '--no-yes'])).code).to.equal(2);
+    expect(ran).to.deep.equal([]);
+    expect(await run(['demo', 'wipe', '--yes', '--json'])).to.deep.equal({ code: 0, stdout: '{"wiped":true}\n', stderr: '' });
+    expect(ran).to.deep.equal(['wipe']);
+    expect((await run(['demo', 'wipe', '--help'])).stdout).to.include('usage: gis-admin demo wipe --yes [--json]').and.include('confirm: this deletes everything');
+    expect((await run(['demo', '--help'])).stdout).to.match(/demo wipe +Pretend to delete something \(needs --yes\)/);
+    expect((await run(['solo', 'show', '--id', 'x', '--yes'])).code, '--yes only exists on destructive commands').to.equal(2);
+  });
+
+  it('a merged group is refused with the group to use', async function () {
+    expect(await run(['old', 'echo', '--word', 'x'])).to.deep.equal({
+      code: 2,
+      stdout: '',
+      stderr: 'error: the "old" group was merged into "demo": run gis-admin demo echo ...\n',
     });
   });
 });

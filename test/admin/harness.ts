@@ -52,15 +52,16 @@ function run(args: string[], env: Record<string, string>, stdin?: string): Promi
   });
 }
 
-/** Runs `admin <args>` with the test database and `redisPrefix`; resolves when the process has exited. */
-export function runAdmin(args: string[], redisPrefix: string, env: Record<string, string> = {}): Promise<CliRun> {
-  return run(['--import', 'tsx', 'scripts/admin.ts', ...args], {
-    DATABASE_URL: TEST_DATABASE_URL,
-    REDIS_URL: TEST_REDIS_URL,
-    REDIS_PREFIX: redisPrefix,
-    LOG_LEVEL: 'warn',
-    ...env,
-  });
+/**
+ * Runs `gis-admin <args>` with the test database and `redisPrefix`, `stdin` piped in (empty when
+ * omitted); resolves when the process has exited.
+ */
+export function runAdmin(args: string[], redisPrefix: string, env: Record<string, string> = {}, stdin?: string): Promise<CliRun> {
+  return run(
+    ['--import', 'tsx', 'scripts/admin.ts', ...args],
+    { DATABASE_URL: TEST_DATABASE_URL, REDIS_URL: TEST_REDIS_URL, REDIS_PREFIX: redisPrefix, LOG_LEVEL: 'warn', ...env },
+    stdin,
+  );
 }
 
 /** Asserts a successful `--json` run (exit 0, one JSON object and nothing else on stdout) and returns it. */

@@ -112,11 +112,21 @@ describe('admin CLI: keys and audit', function () {
     expect(readable.stdout).to.include(first.prefix);
   });
 
+  it('keys revoke without --yes exits 2 and leaves the key row and the audit trail untouched', async function () {
+    const before = await db.apiKey.findUniqueOrThrow({ where: { prefix: first.prefix } });
+    const refused = await runAdmin(['keys', 'revoke', '--prefix', first.prefix, '--json'], prefix);
+    expect([refused.code, refused.stdout]).to.deep.equal([2, '']);
+    expect(refused.stderr).to.equal('error: keys revoke revokes the key on every API process; nothing was changed: add --yes to confirm\n');
+    expect(await db.apiKey.findUniqueOrThrow({ where: { prefix: first.prefix } })).to.deep.equal(before);
+    expect(before.revokedAt).to.equal(null);
+    expect(await db.auditLog.count({ where: { gameId, action: 'key.revoke' } })).to.equal(0);
+  });
+
   it('keys revoke sets revokedAt, publishes the invalidation, writes one audit row and is idempotent', async function () {
     const listener = await listenInvalidations(prefix);
     let revokedAt: string;
     try {
-      const out = okJson<{ prefix: string; revokedAt: string }>(await runAdmin(['keys', 'revoke', '--prefix', first.prefix, '--json'], prefix));
+      const out = okJson<{ prefix: string; revokedAt: string }>(await runAdmin(['keys', 'revoke', '--prefix', first.prefix, '--yes', '--json'], prefix));
       expect(out.prefix).to.equal(first.prefix);
       revokedAt = out.revokedAt;
       expect(Date.parse(revokedAt)).to.be.closeTo(Date.now(), 60_000);
@@ -128,7 +138,7 @@ describe('admin CLI: keys and audit', function () {
     expect(row?.revokedAt?.toISOString()).to.equal(revokedAt);
     expect((await db.apiKey.findUnique({ where: { prefix: second.prefix } }))?.revokedAt).to.equal(null);
 
-    const again = okJson<{ prefix: string; revokedAt: string }>(await runAdmin(['keys', 'revoke', '--prefix', first.prefix, '--json'], prefix));
+    const again = okJson<{ prefix: string; revokedAt: string }>(await runAdmin(['keys', 'revoke', '--prefix', first.prefix, '--yes', '--json'], prefix));
     expect(again.revokedAt).to.equal(revokedAt);
 
     const audit = await db.auditLog.findMany({ where: { gameId, action: 'key.revoke' } });
@@ -155,8 +165,8 @@ describe('admin CLI: keys and audit', function () {
   it('refuses bad scopes, unknown prefixes and full keys without echoing the secret', async function () {
     const [badScope, unknownPrefix, fullKey, unknownGame] = await Promise.all([
       runAdmin(['keys', 'create', '--game', gameId, '--scopes', 'heartbeat,admin', '--json'], prefix),
-      runAdmin(['keys', 'revoke', '--prefix', 'zzzzzzzzzzzz', '--json'], prefix),
-      runAdmin(['keys', 'revoke', '--prefix', second.key, '--json'], prefix),
+      runAdmin(['keys', 'revoke', '--prefix', 'zzzzzzzzzzzz', '--yes', '--json'], prefix),
+      runAdmin(['keys', 'revoke', '--prefix', second.key, '--yes', '--json'], prefix),
       runAdmin(['keys', 'list', '--game', '00000000-0000-4000-8000-000000000000', '--json'], prefix),
     ]);
     for (const r of [badScope, unknownPrefix, fullKey, unknownGame]) {

@@ -70,12 +70,12 @@ describe('admin CLI: moderators (issue #31)', function () {
   it('disable, enable, set-role, rotate-token and link change the account, write audit rows and publish moderator:<id>', async () => {
     const listener = await listenInvalidations(prefix);
     try {
-      const disabled = okJson<{ disabledAt: string | null }>(await runAdmin(['moderators', 'disable', '--id', ann.id, '--json'], prefix));
+      const disabled = okJson<{ disabledAt: string | null }>(await runAdmin(['moderators', 'disable', '--id', ann.id, '--yes', '--json'], prefix));
       expect(disabled.disabledAt).to.be.a('string');
       await listener.waitFor(`moderator:${ann.id}`);
       expect(okJson<{ disabledAt: string | null }>(await runAdmin(['moderators', 'enable', '--id', ann.id, '--json'], prefix)).disabledAt).to.equal(null);
       expect(okJson<{ role: string }>(await runAdmin(['moderators', 'set-role', '--id', ann.id, '--role', 'viewer', '--json'], prefix)).role).to.equal('viewer');
-      const rotated = okJson<Issued>(await runAdmin(['moderators', 'rotate-token', '--id', ann.id, '--json'], prefix));
+      const rotated = okJson<Issued>(await runAdmin(['moderators', 'rotate-token', '--id', ann.id, '--yes', '--json'], prefix));
       expect(rotated.token).to.match(TOKEN_RE);
       expect(rotated.token).to.not.equal(ann.token);
       const row = await db.moderator.findUniqueOrThrow({ where: { id: ann.id } });
@@ -98,7 +98,7 @@ describe('admin CLI: moderators (issue #31)', function () {
     const runs = await Promise.all([
       runAdmin(['moderators', 'add', '--workspace', workspaceId, '--name', 'X', '--role', 'owner', '--json'], prefix),
       runAdmin(['moderators', 'add', '--workspace', workspaceId, '--name', '  ', '--role', 'viewer', '--json'], prefix),
-      runAdmin(['moderators', 'disable', '--id', '00000000-0000-4000-8000-000000000000', '--json'], prefix),
+      runAdmin(['moderators', 'disable', '--id', '00000000-0000-4000-8000-000000000000', '--yes', '--json'], prefix),
       runAdmin(['moderators', 'add', '--workspace', '00000000-0000-4000-8000-000000000000', '--name', 'X', '--role', 'viewer', '--json'], prefix),
     ]);
     expect(runs.map((r) => r.code)).to.deep.equal([1, 1, 1, 1]);

@@ -38,10 +38,15 @@ describe('admin CLI: bans and games set-platform', function () {
   });
   after(() => h.close());
 
-  it('games set-platform stores the settings and never prints the API key', async () => {
+  it('games set-platform stores the settings, the API key piped to --cloud-api-key-stdin, and never prints it', async () => {
     const secret = 'cloud-secret-123';
     const out = okJson<Record<string, unknown>>(
-      await admin('games', 'set-platform', '--game', g.gameId, '--platform', 'roblox', '--universe', '42', '--cloud-api-base-url', 'http://127.0.0.1:9/', '--cloud-api-key', secret, '--native-bans', 'true', '--json'),
+      await runAdmin(
+        ['games', 'set-platform', '--game', g.gameId, '--platform', 'roblox', '--universe', '42', '--cloud-api-base-url', 'http://127.0.0.1:9/', '--cloud-api-key-stdin', '--native-bans', '--json'],
+        h.config.redisPrefix,
+        {},
+        `${secret}\n`,
+      ),
     );
     expect(out).to.deep.equal({ id: g.gameId, platform: 'roblox', universeId: '42', cloudApiBaseUrl: 'http://127.0.0.1:9', cloudApiKeySet: true, nativeBans: true });
     const row = await h.db.game.findUniqueOrThrow({ where: { id: g.gameId } });
@@ -54,10 +59,30 @@ describe('admin CLI: bans and games set-platform', function () {
     expect(JSON.stringify(audit.map((a) => a.detail))).not.to.contain(secret);
   });
 
+  it('games set-platform takes the API key from GIS_CLOUD_API_KEY; --no-native-bans turns native bans off', async () => {
+    const other = await h.game();
+    await h.db.game.update({ where: { id: other.gameId }, data: { nativeBans: true } });
+    const out = okJson<Record<string, unknown>>(
+      await runAdmin(['games', 'set-platform', '--game', other.gameId, '--no-native-bans', '--json'], h.config.redisPrefix, { GIS_CLOUD_API_KEY: 'from-env' }),
+    );
+    expect(out).to.include({ cloudApiKeySet: true, nativeBans: false });
+    expect(await h.db.game.findUniqueOrThrow({ where: { id: other.gameId } })).to.include({ cloudApiKey: 'from-env', nativeBans: false });
+  });
+
+  it('games set-platform refuses a key on argv (without echoing it) and the old true/false spelling, changing nothing', async () => {
+    const before = await h.db.game.findUniqueOrThrow({ where: { id: g.gameId } });
+    for (const argv of [['--cloud-api-key', 'leaked-key'], ['--cloud-api-key=leaked-key']]) {
+      const r = await admin('games', 'set-platform', '--game', g.gameId, ...argv);
+      expectFailure(r, 2, /--cloud-api-key is refused: .*pipe it to --cloud-api-key-stdin or set GIS_CLOUD_API_KEY/);
+      expect(r.stderr).not.to.contain('leaked-key');
+    }
+    expectFailure(await admin('games', 'set-platform', '--game', g.gameId, '--native-bans', 'false'), 2, /--native-bans takes no value: write --native-bans for yes, --no-native-bans for no/);
+    expect(await h.db.game.findUniqueOrThrow({ where: { id: g.gameId } })).to.deep.equal(before);
+  });
+
   it('games set-platform refuses bad values', async () => {
     const other = await h.game();
-    expectFailure(await admin('games', 'set-platform', '--game', other.gameId, '--native-bans', 'true'), 1, /universe id, the cloud API base URL and the cloud API key/);
-    expectFailure(await admin('games', 'set-platform', '--game', other.gameId, '--native-bans', 'yes'), 2, /true or false/);
+    expectFailure(await admin('games', 'set-platform', '--game', other.gameId, '--native-bans'), 1, /universe id, the cloud API base URL and the cloud API key/);
     expectFailure(await admin('games', 'set-platform', '--game', other.gameId), 2, /at least one setting/);
     expectFailure(await admin('games', 'set-platform', '--game', other.gameId, '--cloud-api-base-url', 'ftp://x'), 1, /http/);
   });

@@ -31,7 +31,7 @@ describe('admin commands issue|list|show', () => {
     };
     const out = collect();
     const err = collect();
-    const code = await runCli(argv, { commands: ADMIN_COMMANDS, loadConfig: () => h.config, stdout: out.stream, stderr: err.stream });
+    const code = await runCli(argv, { commands: ADMIN_COMMANDS, version: '0.0.0-test', loadConfig: () => h.config, stdout: out.stream, stderr: err.stream });
     return { code, stdout: out.text(), stderr: err.text() };
   }
 
@@ -125,20 +125,27 @@ describe('admin commands issue|list|show', () => {
     ]);
   });
 
-  it('nudges --enable needs the platform settings, then turns nudges on (audited, key never printed)', async () => {
-    const refused = await admin('commands', 'nudges', '--game', g.gameId, '--enable', '--json');
+  it('nudges --enabled needs the platform settings, then turns nudges on (audited, key never printed)', async () => {
+    const refused = await admin('commands', 'nudges', '--game', g.gameId, '--enabled', '--json');
     expect([refused.code, refused.stdout]).to.deep.equal([1, '']);
     expect(refused.stderr).to.contain('[push_not_configured]');
     await h.db.game.update({ where: { id: g.gameId }, data: { universeId: '777', cloudApiKey: 'secret-cloud-key' } });
-    const on = json(await admin('commands', 'nudges', '--game', g.gameId, '--enable', '--json'));
+    const on = json(await admin('commands', 'nudges', '--game', g.gameId, '--enabled', '--json'));
     expect(on).to.deep.equal({ gameId: g.gameId, nudgesEnabled: true, universeId: '777', cloudApiBaseUrl: 'https://apis.roblox.com', topic: 'gis-nudge' });
     expect(JSON.stringify(on)).to.not.contain('secret-cloud-key');
     expect((await h.db.game.findUniqueOrThrow({ where: { id: g.gameId } })).nudgesEnabled).to.equal(true);
     const audit = await h.db.auditLog.findFirstOrThrow({ where: { gameId: g.gameId, action: 'game.set-nudges' } });
     expect(audit.detail).to.deep.equal({ from: false, to: true });
-    const off = json(await admin('commands', 'nudges', '--game', g.gameId, '--disable', '--json'));
+    const off = json(await admin('commands', 'nudges', '--game', g.gameId, '--no-enabled', '--json'));
     expect(off.nudgesEnabled).to.equal(false);
     expect((await admin('commands', 'nudges', '--game', g.gameId, '--json')).code).to.equal(2);
+    // The old spellings are refused with the new one, and change nothing.
+    for (const [old, now] of [['--enable', '--enabled'], ['--disable', '--no-enabled'], ['--enabled=true', '--enabled for yes']] as const) {
+      const r = await admin('commands', 'nudges', '--game', g.gameId, old, '--json');
+      expect([r.code, r.stdout], old).to.deep.equal([2, '']);
+      expect(r.stderr, old).to.contain(now);
+    }
+    expect((await h.db.game.findUniqueOrThrow({ where: { id: g.gameId } })).nudgesEnabled).to.equal(false);
   });
 
   it('show prints every transition with its time and server', async () => {

@@ -39,8 +39,8 @@ describe('admin CLI: doors and policies', function () {
     const text = await admin('doors', 'list', '--game', g.gameId);
     expect(text.stdout).to.match(/^KEY\s+NAME\s+KIND/);
 
-    expect(okJson(await admin('doors', 'delete', '--game', g.gameId, '--door', 'gate', '--json'))).to.include({ key: 'gate' });
-    const gone = await admin('doors', 'delete', '--game', g.gameId, '--door', 'gate');
+    expect(okJson(await admin('doors', 'delete', '--game', g.gameId, '--door', 'gate', '--yes', '--json'))).to.include({ key: 'gate' });
+    const gone = await admin('doors', 'delete', '--game', g.gameId, '--door', 'gate', '--yes');
     expect(gone.code).to.equal(1);
     expect(gone.stderr).to.include('[unknown_door]');
   });
@@ -48,7 +48,7 @@ describe('admin CLI: doors and policies', function () {
   it('adds, lists and deletes policies, conditions included', async () => {
     const p = okJson<Record<string, unknown>>(
       await admin('policies', 'add', '--game', g.gameId, '--door', 'armory', '--effect', 'allow', '--subject', 'units', '--ids', org.root,
-        '--include-descendants', '--priority', '5', '--clocked-in', 'yes', '--min-tenure-days', '30',
+        '--include-descendants', '--priority', '5', '--clocked-in', '--min-tenure-days', '30',
         '--window-from', '08:00', '--window-to', '20:00', '--window-days', 'mon,fri', '--window-tz', 'Europe/Paris', '--json'),
     );
     expect(p).to.deep.include({
@@ -72,8 +72,8 @@ describe('admin CLI: doors and policies', function () {
       expect(r.stderr).to.include(`[${code}]`);
     }
 
-    expect(okJson(await admin('policies', 'delete', '--game', g.gameId, '--id', deny.id, '--json'))).to.include({ id: deny.id, doorKey: 'armory' });
-    expect((await admin('policies', 'delete', '--game', g.gameId, '--id', deny.id)).stderr).to.include('[unknown_policy]');
+    expect(okJson(await admin('policies', 'delete', '--game', g.gameId, '--id', deny.id, '--yes', '--json'))).to.include({ id: deny.id, doorKey: 'armory' });
+    expect((await admin('policies', 'delete', '--game', g.gameId, '--id', deny.id, '--yes')).stderr).to.include('[unknown_policy]');
   });
 
   it('doors force records the state and sends door_set_state to every live server', async () => {

@@ -70,13 +70,13 @@ describe('admin CLI: workspace model and derived data', function () {
     const op = okJson<{ id: string }>(await admin('operations', 'create', '--workspace', workspaceId, '--type', 'raid', '--title', 'Raid', '--starts-at', '2026-06-01T18:00:00Z', '--ends-at', '2026-06-01T20:00:00+01:00', '--json'));
     const rec = okJson<{ id: string; active: boolean }>(await admin('records', 'create', '--member', member.id, '--type', 'warning', '--reason', 'spam', '--json'));
     expect(rec.active).to.equal(true);
-    okJson(await admin('records', 'revoke', '--id', rec.id, '--json'));
+    okJson(await admin('records', 'revoke', '--id', rec.id, '--yes', '--json'));
     const active = okJson<{ records: unknown[] }>(await admin('records', 'list', '--workspace', workspaceId, '--active', '--json'));
     expect(active.records).to.deep.equal([]);
 
     // refusals: exit 1 with the code, or 2 for usage; nothing printed on stdout
     const [notEmpty, badRate, badTime, unknownWs, backwards] = await Promise.all([
-      admin('units', 'delete', '--id', fleet.id, '--json'),
+      admin('units', 'delete', '--id', fleet.id, '--yes', '--json'),
       admin('positions', 'create', '--unit', ship.id, '--name', 'X', '--payout-rate-minor', '12.5', '--payout-unit', 'USD', '--json'),
       admin('members', 'create', '--workspace', workspaceId, '--external-id', '43', '--joined-at', 'yesterday', '--json'),
       admin('orgs', 'list', '--workspace', '00000000-0000-4000-8000-000000000000', '--json'),
@@ -88,8 +88,8 @@ describe('admin CLI: workspace model and derived data', function () {
     failed(unknownWs, 1, 'workspace_not_found');
     failed(backwards, 1, 'invalid_operation');
 
-    okJson(await admin('operations', 'delete', '--id', op.id, '--json'));
-    const deleted = okJson<{ deletedUnits: number }>(await admin('units', 'delete', '--id', fleet.id, '--recursive', '--json'));
+    okJson(await admin('operations', 'delete', '--id', op.id, '--yes', '--json'));
+    const deleted = okJson<{ deletedUnits: number }>(await admin('units', 'delete', '--id', fleet.id, '--recursive', '--yes', '--json'));
     expect(deleted.deletedUnits).to.equal(2);
     expect(await db.position.count({ where: { workspaceId } })).to.equal(0);
   });
@@ -110,9 +110,9 @@ describe('admin CLI: workspace model and derived data', function () {
     await writeFile(path.join(dir, 'broken.json'), '{ "version": 1, ');
 
     const [refusedJson, refusedText, broken] = await Promise.all([
-      admin('workspace', 'import', '--workspace', workspaceId, '--file', path.join(dir, 'bad.json'), '--json'),
-      admin('workspace', 'import', '--workspace', workspaceId, '--file', path.join(dir, 'bad.json')),
-      admin('workspace', 'import', '--workspace', workspaceId, '--file', path.join(dir, 'broken.json'), '--json'),
+      admin('workspaces', 'import', '--workspace', workspaceId, '--file', path.join(dir, 'bad.json'), '--json'),
+      admin('workspaces', 'import', '--workspace', workspaceId, '--file', path.join(dir, 'bad.json')),
+      admin('workspaces', 'import', '--workspace', workspaceId, '--file', path.join(dir, 'broken.json'), '--json'),
     ]);
     failed(refusedJson, 1, 'invalid_import');
     expect(refusedJson.stderr.trim().split('\n')).to.have.length(1);
@@ -123,14 +123,14 @@ describe('admin CLI: workspace model and derived data', function () {
     failed(broken, 1, 'invalid_json');
     expect(await db.organization.count({ where: { workspaceId } })).to.equal(0);
 
-    const summary = okJson<Record<string, unknown>>(await admin('workspace', 'import', '--workspace', workspaceId, '--file', path.join(dir, 'good.json'), '--json'));
+    const summary = okJson<Record<string, unknown>>(await admin('workspaces', 'import', '--workspace', workspaceId, '--file', path.join(dir, 'good.json'), '--json'));
     expect(summary).to.include({ organizations: 1, units: 1, positions: 1, members: 1, assignments: 1 });
-    const exported = okJson<Record<string, unknown>>(await admin('workspace', 'export', '--workspace', workspaceId, '--json'));
+    const exported = okJson<Record<string, unknown>>(await admin('workspaces', 'export', '--workspace', workspaceId, '--json'));
     expect(exported).to.deep.include({ version: 1, organizations: [{ key: 'org', name: 'Org' }] });
     expect((exported.positions as { payoutRateMinor: number }[])[0]!.payoutRateMinor).to.equal(500);
-    const settings = okJson(await admin('workspace', 'settings', '--workspace', workspaceId, '--time-zone', 'Europe/Paris', '--week-starts-on', '7', '--json'));
+    const settings = okJson(await admin('workspaces', 'settings', '--workspace', workspaceId, '--time-zone', 'Europe/Paris', '--week-starts-on', '7', '--json'));
     expect(settings).to.include({ timeZone: 'Europe/Paris', weekStartsOn: 7 });
-    failed(await admin('workspace', 'settings', '--workspace', workspaceId, '--time-zone', 'Nowhere/Land', '--json'), 1, 'invalid_time_zone');
+    failed(await admin('workspaces', 'settings', '--workspace', workspaceId, '--time-zone', 'Nowhere/Land', '--json'), 1, 'invalid_time_zone');
   });
 
   it('rebuilds derived data and shows quotas, payouts and analytics', async () => {

@@ -183,9 +183,9 @@ const show: AdminCommand = {
 };
 
 /**
- * `commands nudges --game G (--enable | --disable)` → `{ gameId, nudgesEnabled, universeId,
+ * `commands nudges --game G (--enabled | --no-enabled)` → `{ gameId, nudgesEnabled, universeId,
  * cloudApiBaseUrl, topic }`: whether issuing a command for a live server publishes an urgent nudge on the
- * game's topic. @throws {UsageError} neither or both flags. @throws {ValidationError}
+ * game's topic. @throws {UsageError} neither given (or the retired --enable / --disable). @throws {ValidationError}
  * `push_not_configured` when enabling before `games set-platform` stored a universe and an API key.
  * @throws {NotFoundError} unknown game.
  */
@@ -195,13 +195,17 @@ const nudges: AdminCommand = {
   summary: 'Turn urgent nudges on or off for a game (needs its universe and cloud API key)',
   options: {
     game: { type: 'string', required: true, valueName: 'ID', description: 'game id' },
-    enable: { type: 'boolean', description: 'publish a nudge when a command is issued for a live server' },
-    disable: { type: 'boolean', description: 'servers wait for their next scheduled heartbeat' },
+    enabled: {
+      type: 'boolean',
+      negatable: true,
+      description: 'publish a nudge when a command is issued for a live server (--no-enabled: servers wait for their next heartbeat)',
+    },
   },
+  retiredOptions: { enable: 'was renamed: write --enabled', disable: 'was renamed: write --no-enabled' },
   async run(ctx) {
     const gameId = ctx.args.uuid('game');
-    const [on, off] = [ctx.args.flag('enable'), ctx.args.flag('disable')];
-    if (on === off) throw new UsageError('give exactly one of --enable or --disable');
+    const on = ctx.args.optionalFlag('enabled');
+    if (on === undefined) throw new UsageError('give --enabled or --no-enabled');
     const view = await setNudges(ctx.db(), gameId, on, ctx.actor);
     return {
       json: { ...view },

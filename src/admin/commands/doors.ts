@@ -81,6 +81,7 @@ const remove: AdminCommand = {
   group: 'doors',
   name: 'delete',
   summary: 'Delete a door and its policies',
+  destructive: 'deletes the door and its policies',
   options: { game, door },
   async run(ctx) {
     const r = await deleteDoor(services(ctx), ctx.args.uuid('game'), ctx.args.string('door'), ctx.actor);
@@ -181,14 +182,11 @@ function conditionsFrom(args: ArgReader): PolicyConditions {
     }
     if (!c || typeof c !== 'object' || Array.isArray(c)) throw new UsageError('--conditions must be a JSON object');
   }
-  const clocked = args.optionalString('clocked-in');
-  if (clocked !== undefined) {
-    if (clocked !== 'yes' && clocked !== 'no') throw new UsageError('--clocked-in takes yes or no');
-    c.clockedIn = clocked === 'yes';
-  }
+  const clocked = args.optionalFlag('clocked-in');
+  if (clocked !== undefined) c.clockedIn = clocked;
   const operation = args.optionalString('operation');
   if (operation !== undefined) c.operationType = operation;
-  const record = args.optionalString('no-active-record');
+  const record = args.optionalString('without-active-record');
   if (record !== undefined) c.noActiveRecordType = record;
   const tenure = args.optionalInt('min-tenure-days');
   if (tenure !== undefined) c.minTenureDays = tenure;
@@ -221,9 +219,9 @@ const addCommand: AdminCommand = {
     ids: { type: 'string', valueName: 'LIST', description: 'comma-separated position/unit/organization ids, or user externalIds' },
     'include-descendants': { type: 'boolean', description: 'units: also every unit below them' },
     priority: { type: 'string', valueName: 'N', description: 'integer, higher first (default 0)' },
-    'clocked-in': { type: 'string', valueName: 'yes|no', description: 'condition: clocked in (or not)' },
+    'clocked-in': { type: 'boolean', negatable: true, description: 'condition: clocked in (--no-clocked-in: not clocked in)' },
     operation: { type: 'string', valueName: 'TYPE', description: 'condition: during an operation of this type' },
-    'no-active-record': { type: 'string', valueName: 'TYPE', description: 'condition: no active record of this type' },
+    'without-active-record': { type: 'string', valueName: 'TYPE', description: 'condition: no active record of this type' },
     'min-tenure-days': { type: 'string', valueName: 'N', description: 'condition: at least N days since joining' },
     'window-from': { type: 'string', valueName: 'HH:MM', description: 'condition: time window opens (local time)' },
     'window-to': { type: 'string', valueName: 'HH:MM', description: 'time window closes (next day when earlier than from)' },
@@ -231,6 +229,8 @@ const addCommand: AdminCommand = {
     'window-tz': { type: 'string', valueName: 'ZONE', description: 'IANA time zone of the window (default UTC)' },
     conditions: { type: 'string', valueName: 'JSON', description: 'conditions as JSON (the options above override it)' },
   },
+  // `--no-x` means "x is false" across the CLI, so a value-taking option may not start with `no-`.
+  retiredOptions: { 'no-active-record': 'was renamed: write --without-active-record TYPE' },
   async run(ctx) {
     const ids = ctx.args.optionalString('ids');
     const p = await addPolicy(
@@ -286,6 +286,7 @@ const deleteCommand: AdminCommand = {
   group: 'policies',
   name: 'delete',
   summary: 'Delete a policy by id',
+  destructive: 'deletes the policy',
   options: { game, id: { type: 'string', required: true, valueName: 'ID', description: 'policy id' } },
   async run(ctx) {
     const r = await deletePolicy(services(ctx), ctx.args.uuid('game'), ctx.args.uuid('id'), ctx.actor);

@@ -1,25 +1,24 @@
 /**
  * `admin games set-platform`: a game's platform settings (src/games/platform-settings.ts), among them
  * whether the platform enforces bans itself (issue #6). Kept apart from games.ts so the bans concern can
- * change it alone. The cloud API key is never printed: output says only whether one is set.
+ * change it alone. The cloud API key is never printed (output says only whether one is set) and never
+ * taken from argv: it comes from stdin (`--cloud-api-key-stdin`) or `GIS_CLOUD_API_KEY`.
  */
 import { setPlatformSettings, type PlatformSettingsChange } from '../../games/platform-settings.js';
 import { KeyRecords } from '../../auth/key-records.js';
 import { UsageError, type AdminCommand } from '../command.js';
 import { formatFields } from '../format.js';
+import { readSecret, retiredSecretOption, secretOptions, type SecretSource } from '../secret-input.js';
 
-function parseBool(name: string, value: string | undefined): boolean | undefined {
-  if (value === undefined) return undefined;
-  if (value === 'true') return true;
-  if (value === 'false') return false;
-  throw new UsageError(`--${name} must be true or false`);
-}
+/** The platform cloud API key: piped to `--cloud-api-key-stdin` or in `GIS_CLOUD_API_KEY`. */
+export const CLOUD_API_KEY: SecretSource = { option: 'cloud-api-key', envVar: 'GIS_CLOUD_API_KEY', label: 'platform cloud API key' };
 
 /**
  * `games set-platform --game G [--platform P] [--universe U] [--cloud-api-base-url URL]
- * [--cloud-api-key K] [--native-bans true|false]` → `{ id, platform, universeId, cloudApiBaseUrl,
- * cloudApiKeySet, nativeBans }`. Options not given keep their value.
- * @throws {UsageError} no setting given, or --native-bans not true/false (exit 2).
+ * [--cloud-api-key-stdin] [--native-bans | --no-native-bans]` → `{ id, platform, universeId,
+ * cloudApiBaseUrl, cloudApiKeySet, nativeBans }`. Settings not given keep their value; the key is also
+ * changed when `GIS_CLOUD_API_KEY` is set.
+ * @throws {UsageError} no setting given, the retired `--cloud-api-key`, or an empty key (exit 2).
  * @throws {ValidationError} malformed URL, empty value, or native bans without universe, URL and key.
  * @throws {NotFoundError} unknown game.
  */
@@ -32,17 +31,18 @@ const setPlatform: AdminCommand = {
     platform: { type: 'string', valueName: 'NAME', description: 'platform name (free text, e.g. roblox)' },
     universe: { type: 'string', valueName: 'ID', description: 'the platform universe/experience id' },
     'cloud-api-base-url': { type: 'string', valueName: 'URL', description: 'origin of the platform cloud API, e.g. https://apis.example.com' },
-    'cloud-api-key': { type: 'string', valueName: 'KEY', description: 'platform cloud API key (stored; never printed)' },
-    'native-bans': { type: 'string', valueName: 'true|false', description: 'the platform enforces bans: ban changes are written to it' },
+    ...secretOptions(CLOUD_API_KEY),
+    'native-bans': { type: 'boolean', negatable: true, description: 'the platform enforces bans: ban changes are written to it (--no-native-bans: not)' },
   },
+  retiredOptions: retiredSecretOption(CLOUD_API_KEY),
   async run(ctx) {
     const gameId = ctx.args.uuid('game');
     const change: PlatformSettingsChange = {
       platform: ctx.args.optionalString('platform'),
       universeId: ctx.args.optionalString('universe'),
       cloudApiBaseUrl: ctx.args.optionalString('cloud-api-base-url'),
-      cloudApiKey: ctx.args.optionalString('cloud-api-key'),
-      nativeBans: parseBool('native-bans', ctx.args.optionalString('native-bans')),
+      cloudApiKey: await readSecret(ctx, CLOUD_API_KEY),
+      nativeBans: ctx.args.optionalFlag('native-bans'),
     };
     for (const k of Object.keys(change) as (keyof PlatformSettingsChange)[]) if (change[k] === undefined) delete change[k];
     if (!Object.keys(change).length) throw new UsageError('give at least one setting to change');

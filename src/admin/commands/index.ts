@@ -23,6 +23,9 @@ import { derivedDataCommands } from './derived-data.js';
 import { healthCommands } from './health.js';
 import { moderatorCommands } from './moderators.js';
 
+/** Groups merged into another: the old name is refused with the new one (`workspace` → `workspaces`). */
+export const RENAMED_GROUPS: Readonly<Record<string, string>> = { workspace: 'workspaces' };
+
 export const ADMIN_COMMANDS: readonly AdminCommand[] = [
   ...workspaceCommands,
   ...gameCommands,

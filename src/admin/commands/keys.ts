@@ -77,6 +77,7 @@ const revoke: AdminCommand = {
   group: 'keys',
   name: 'revoke',
   summary: 'Revoke a key by its prefix (takes effect on every API process at once)',
+  destructive: 'revokes the key on every API process',
   options: { prefix: { type: 'string', required: true, valueName: 'PREFIX', description: 'the public key prefix (never the full key)' } },
   async run(ctx) {
     let prefix = ctx.args.string('prefix').trim();

@@ -96,6 +96,7 @@ const disable: AdminCommand = {
   group: 'moderators',
   name: 'disable',
   summary: 'Disable a moderator (token and sessions refused at once, open live streams closed)',
+  destructive: "ends the moderator's token and sessions",
   options: idOption,
   async run(ctx) {
     return shown(await setModeratorDisabled(store(ctx), ctx.args.uuid('id'), true, ctx.actor));
@@ -129,6 +130,7 @@ const rotateToken: AdminCommand = {
   group: 'moderators',
   name: 'rotate-token',
   summary: "Replace a moderator's personal access token (the new one is shown once)",
+  destructive: "revokes the moderator's token and ends their sessions",
   options: idOption,
   async run(ctx) {
     return issued(ctx, await rotateModeratorToken(store(ctx), ctx.args.uuid('id'), ctx.actor));

@@ -1,5 +1,5 @@
 /**
- * `admin workspace import|export|settings`: load a whole org chart from one JSON file (all or nothing,
+ * `gis-admin workspaces import|export|settings`: load a whole org chart from one JSON file (all or nothing,
  * every problem listed), write it back out in the same format, and set the workspace's quota week
  * (src/workspace/workspace-import.ts, workspace-export.ts, workspace-settings.ts; format:
  * src/schemas/workspace-import.ts).
@@ -29,12 +29,12 @@ async function readJson(path: string): Promise<unknown> {
 }
 
 /**
- * `workspace import --workspace W --file F.json` → `{ workspaceId, organizations, units, positions, members,
+ * `workspaces import --workspace W --file F.json` → `{ workspaceId, organizations, units, positions, members,
  * assignments, operations, records, settingsUpdated }` (rows created). A refused file exits 1 with
  * `invalid_import` and every problem (one per line on stderr in readable mode); nothing is written.
  */
 const importCmd: AdminCommand = {
-  group: 'workspace',
+  group: 'workspaces',
   name: 'import',
   summary: 'Load an org chart (orgs, units, positions, members, operations, records) from a JSON file, all or nothing',
   options: {
@@ -67,9 +67,9 @@ const importCmd: AdminCommand = {
   },
 };
 
-/** `workspace export --workspace W` → the workspace file itself (one JSON object; pretty-printed without --json). */
+/** `workspaces export --workspace W` → the workspace file itself (one JSON object; pretty-printed without --json). */
 const exportCmd: AdminCommand = {
-  group: 'workspace',
+  group: 'workspaces',
   name: 'export',
   summary: 'Print the org chart of a workspace in the import format',
   options: { workspace: { type: 'string', required: true, valueName: 'ID', description: 'workspace id' } },
@@ -80,11 +80,11 @@ const exportCmd: AdminCommand = {
 };
 
 /**
- * `workspace settings --workspace W [--time-zone TZ] [--week-starts-on 1-7]` → `{ id, name, timeZone,
+ * `workspaces settings --workspace W [--time-zone TZ] [--week-starts-on 1-7]` → `{ id, name, timeZone,
  * weekStartsOn }`. @throws {ValidationError} `invalid_time_zone`, weekday outside 1–7, nothing given.
  */
 const settings: AdminCommand = {
-  group: 'workspace',
+  group: 'workspaces',
   name: 'settings',
   summary: 'Set the time zone and start day of the quota week',
   options: {

@@ -63,6 +63,7 @@ const remove: AdminCommand = {
   group: 'members',
   name: 'delete',
   summary: 'Delete a member with their assignments, records, shifts and payout entries',
+  destructive: 'deletes the member with their assignments, records, shifts and payout entries',
   options: { id: { type: 'string', required: true, valueName: 'ID', description: 'member id' } },
   async run(ctx) {
     const m = await deleteMember(ctx.db(), ctx.args.uuid('id'), doorInvalidation(ctx));
@@ -111,6 +112,7 @@ const unassign: AdminCommand = {
   group: 'assignments',
   name: 'delete',
   summary: 'Remove a member from a position',
+  destructive: 'removes the member from the position',
   options: memberAndPosition,
   async run(ctx) {
     const a = await unassignPosition(ctx.db(), ctx.args.uuid('member'), ctx.args.uuid('position'), doorInvalidation(ctx));

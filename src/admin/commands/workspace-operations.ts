@@ -62,6 +62,7 @@ const deleteOp: AdminCommand = {
   group: 'operations',
   name: 'delete',
   summary: 'Delete an operation',
+  destructive: 'deletes the operation',
   options: { id: { type: 'string', required: true, valueName: 'ID', description: 'operation id' } },
   async run(ctx) {
     const op = await deleteOperation(ctx.db(), ctx.args.uuid('id'), doorInvalidation(ctx));

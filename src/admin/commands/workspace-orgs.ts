@@ -36,6 +36,7 @@ const remove: AdminCommand = {
   group: 'orgs',
   name: 'delete',
   summary: 'Delete an organization (its units and operations stay, without it)',
+  destructive: 'deletes the organization',
   options: { id: { type: 'string', required: true, valueName: 'ID', description: 'organization id' } },
   async run(ctx) {
     const org = await deleteOrganization(ctx.db(), ctx.args.uuid('id'), doorInvalidation(ctx));

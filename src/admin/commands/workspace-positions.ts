@@ -108,6 +108,7 @@ const remove: AdminCommand = {
   group: 'positions',
   name: 'delete',
   summary: 'Delete a position and its assignments',
+  destructive: 'deletes the position and its assignments',
   options: { id: { type: 'string', required: true, valueName: 'ID', description: 'position id' } },
   async run(ctx) {
     const p = await deletePosition(ctx.db(), ctx.args.uuid('id'), doorInvalidation(ctx));

@@ -64,6 +64,7 @@ const revokeRec: AdminCommand = {
   group: 'records',
   name: 'revoke',
   summary: 'Revoke a record (kept as history, no longer active)',
+  destructive: 'revokes the record',
   options: { id: { type: 'string', required: true, valueName: 'ID', description: 'record id' } },
   async run(ctx) {
     const r = await revokeRecord(ctx.db(), ctx.args.uuid('id'), doorInvalidation(ctx));
@@ -76,6 +77,7 @@ const deleteRec: AdminCommand = {
   group: 'records',
   name: 'delete',
   summary: 'Delete a record outright (revoke keeps history)',
+  destructive: 'deletes the record and its history',
   options: { id: { type: 'string', required: true, valueName: 'ID', description: 'record id' } },
   async run(ctx) {
     const r = await deleteRecord(ctx.db(), ctx.args.uuid('id'), doorInvalidation(ctx));

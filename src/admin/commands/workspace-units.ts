@@ -54,6 +54,7 @@ const remove: AdminCommand = {
   group: 'units',
   name: 'delete',
   summary: 'Delete a unit (--recursive: with every unit, position and assignment below it)',
+  destructive: 'deletes the unit (with --recursive, everything below it)',
   options: {
     id: { type: 'string', required: true, valueName: 'ID', description: 'unit id' },
     recursive: { type: 'boolean', description: 'also delete child units, positions and their assignments' },

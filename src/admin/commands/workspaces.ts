@@ -1,6 +1,6 @@
 /**
- * `admin workspaces create|list`: the tenants games belong to (spec: "a workspace that holds its org
- * chart, rules, schedule and records").
+ * `gis-admin workspaces create|list`: the tenants games belong to (spec: "a workspace that holds its org
+ * chart, rules, schedule and records"). The same group's import|export|settings live in workspace-file.ts.
  */
 import { createWorkspace } from '../../games/game-service.js';
 import type { AdminCommand } from '../command.js';
