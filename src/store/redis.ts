@@ -149,6 +149,11 @@ export function createRedis(url: string, opts: { forWorker?: boolean; name?: str
     connectionName: opts.name,
     maxRetriesPerRequest: opts.forWorker ? null : 1,
     ...(opts.forWorker ? {} : { commandTimeout: opts.commandTimeoutMs ?? COMMAND_TIMEOUT_MS }),
+    // A Redis still loading its data is asked again every 100 ms, not after its loading ETA (1 s at least,
+    // ioredis's default): a command waiting for that connection (a Cluster node's, whose offline queue
+    // ioredis keeps; a heartbeat script exempt from commandTimeout) is sent as soon as the load ends. A
+    // cluster restarted under load held heartbeats 2.0 s this way (test/faults/cluster-outage.fault.ts).
+    ...(opts.forWorker ? {} : { maxLoadingRetryTime: 100 }),
     // Reconnect quickly (ioredis's default backs off to 2 s): recovery is prompt once Redis returns.
     retryStrategy: (attempt: number) => Math.min(attempt * 100, RECONNECT_MAX_DELAY_MS),
     enableAutoPipelining: opts.autoPipelining ?? false,
