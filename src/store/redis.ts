@@ -83,6 +83,14 @@ function loadedScripts(): Map<ScriptName, LoadedScript> {
  * (issue #29: a request that sends several commands in turn used to wait for each; console pages waited
  * up to 0.95 s, heartbeats under load over 2 s). The offline queue stays for the first connection, so
  * boot code may send commands before Redis is ready.
+ *
+ * On a Cluster the same holds for the Cluster client's own offline queue: while it has no ready node map
+ * (every node unreachable, or reconnecting after that) a command fails at once with "Cluster isn't
+ * ready" instead of waiting, without any timeout, for the cluster to return (a 5 s outage held requests
+ * for 9 s; test/faults/cluster-outage.fault.ts). A command sent to a node that then turns out dead is
+ * retried by ioredis (redirections, failover delays) but its `commandTimeout` runs from its first send,
+ * so it too gives up within {@link COMMAND_TIMEOUT_MS}. The node connections keep their offline queue
+ * (ioredis forces it: a node's first commands are sent while it connects).
  */
 export const RECONNECT_MAX_DELAY_MS = 500;
 export const COMMAND_TIMEOUT_MS = 800;
@@ -141,14 +149,19 @@ export function createRedis(url: string, opts: { forWorker?: boolean; name?: str
     connectionName: opts.name,
     maxRetriesPerRequest: opts.forWorker ? null : 1,
     ...(opts.forWorker ? {} : { commandTimeout: opts.commandTimeoutMs ?? COMMAND_TIMEOUT_MS }),
+    // A Redis still loading its data is asked again every 100 ms, not after its loading ETA (1 s at least,
+    // ioredis's default): a command waiting for that connection (a Cluster node's, whose offline queue
+    // ioredis keeps; a heartbeat script exempt from commandTimeout) is sent as soon as the load ends. A
+    // cluster restarted under load held heartbeats 2.0 s this way (test/faults/cluster-outage.fault.ts).
+    ...(opts.forWorker ? {} : { maxLoadingRetryTime: 100 }),
     // Reconnect quickly (ioredis's default backs off to 2 s): recovery is prompt once Redis returns.
     retryStrategy: (attempt: number) => Math.min(attempt * 100, RECONNECT_MAX_DELAY_MS),
     enableAutoPipelining: opts.autoPipelining ?? false,
     lazyConnect: false,
   };
   const client = target.kind === 'cluster' ? createCluster(target, options, { forWorker: opts.forWorker ?? false }) : new Redis(url, options);
-  // Not on a Cluster: its client stays ready while one node fails over, and node clients are ioredis's own.
-  if (!opts.forWorker && client instanceof Redis) client.once('ready', () => (client.options.enableOfflineQueue = false));
+  // After the first connection a command sent while disconnected fails at once (RECONNECT_MAX_DELAY_MS's doc).
+  if (!opts.forWorker) client.once('ready', () => (client.options.enableOfflineQueue = false));
   watchConnection(client, { name: opts.name ?? 'redis' });
   return withScripts(client);
 }
@@ -230,6 +243,13 @@ function createCluster(target: Extract<RedisTarget, { kind: 'cluster' }>, option
     // connect() resolves once the slot map is read, and commands sent before the promotion get
     // CLUSTERDOWN, which ioredis and BullMQ retry.
     enableReadyCheck: !opts.forWorker,
+    // The API's clients do not retry a command whose node connection closed or that a node answered
+    // CLUSTERDOWN (ioredis waits 100 ms and retries, up to `maxRedirections` times): each retry spent up to
+    // the command's whole `commandTimeout`, and a request that sends two commands in turn took 1.6 s while
+    // the nodes went down (test/faults/cluster-outage.fault.ts). The request answers 503 at once instead and
+    // its client retries; a failover is not shortened by retrying, since a replica is promoted only after
+    // the cluster's node timeout (seconds). BullMQ's connections keep ioredis's retries.
+    ...(opts.forWorker ? {} : { retryDelayOnFailover: 0, retryDelayOnClusterDown: 0 }),
     redisOptions: {
       ...nodeOptions,
       ...(target.username ? { username: target.username } : {}),

@@ -8,6 +8,8 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { expect } from 'chai';
 import { Registry } from 'prom-client';
+import calculateSlot from 'cluster-key-slot';
+import { Cluster } from 'ioredis';
 import { Harness, heartbeatBody, type TestGame } from '../support/harness.js';
 import { openSse, type SseEvent, type SseStream } from '../support/sse.js';
 import { createConsoleApp } from '../../src/console/console-app.js';
@@ -120,6 +122,36 @@ describe('console live feed (Server-Sent Events from the Redis streams)', functi
     const after = hub.stats();
     expect(after.builds.commands - before.builds.commands, 'commands view built once for the change').to.equal(1);
     expect(readers, 'one reader connection per process').to.equal(1);
+  });
+
+  it('two games in different Cluster slots watched at once: both receive pushed updates', async () => {
+    // Each game's streams carry its hash tag, so on a Cluster two games are (almost always) two slots, and
+    // one XREAD over both was refused (CROSSSLOT): neither console got a push, only the refresh (off here).
+    const slotOf = (gameId: string) => calculateSlot(h.keySpace.game(gameId).sessionStream());
+    let other = await h.game();
+    while (slotOf(other.gameId) === slotOf(g.gameId)) other = await h.game();
+    const a = await open();
+    const b = await openSse(`${base}/console/api/games/${other.gameId}/live/stream`, { Authorization: `Bearer ${TOKEN}` });
+    streams.push(b);
+    await a.waitFor((e) => e.event === 'servers', 'first servers view of the first game');
+    await b.waitFor((e) => e.event === 'servers', 'first servers view of the second game');
+    const hasServer = (sid: string) => (e: SseEvent) => e.event === 'servers' && (e.data as { servers: { externalServerId: string }[] }).servers.some((x) => x.externalServerId === sid);
+    for (const round of [1, 2]) {
+      await beat(`slot-a-${round}`, ['p1']);
+      const res = await h.heartbeat(other, heartbeatBody(['p2'], { externalServerId: `slot-b-${round}` }));
+      expect(res.status).to.equal(200);
+      await a.waitFor(hasServer(`slot-a-${round}`), `slot-a-${round} pushed to the first game's console`, 5_000);
+      await b.waitFor(hasServer(`slot-b-${round}`), `slot-b-${round} pushed to the second game's console`, 5_000);
+    }
+    // On a Cluster each watched game has a reader of its own, stopped when its last console closes.
+    const clustered = h.redis instanceof Cluster;
+    expect(hub.stats().readers).to.equal(clustered ? 2 : 1);
+    b.close();
+    const until = Date.now() + 5_000;
+    while (hub.stats().games > 1 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+    expect(hub.stats()).to.include({ games: 1, readers: 1 });
+    await beat('slot-a-3', ['p1']);
+    await a.waitFor(hasServer('slot-a-3'), 'the first game still pushed after the second closed', 5_000);
   });
 
   it('closing the hub ends every stream (graceful shutdown)', async () => {

@@ -73,3 +73,17 @@ export async function eventually(check: () => Promise<boolean>, timeoutMs: numbe
     await new Promise((r) => setTimeout(r, 250));
   }
 }
+
+/** GET `url` on a fresh connection: status (or 'refused'/'reset') and elapsed ms. */
+export function timedGet(url: string, headers: Record<string, string> = {}): Promise<{ status: number | 'refused' | 'reset'; ms: number; body: string }> {
+  const started = performance.now();
+  return new Promise((resolve) => {
+    const req = http.get(url, { agent: false, headers }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - started, body }));
+    });
+    req.on('error', (err: NodeJS.ErrnoException) => resolve({ status: err.code === 'ECONNREFUSED' ? 'refused' : 'reset', ms: performance.now() - started, body: '' }));
+  });
+}

@@ -13,13 +13,12 @@
  *   and falling to 0 once it is back, and counts the flush jobs completed and failed.
  */
 import { expect } from 'chai';
-import http from 'node:http';
 import { Harness } from '../support/harness.js';
 import { PrivateRedis } from '../support/private-redis.js';
 import { Stack } from '../support/stack.js';
 import { TcpProxy } from '../../scripts/support/tcp-proxy.js';
 import { revokeKey } from '../../src/auth/key-service.js';
-import { acceptedEventIds, eventually, sendHeartbeat, type Sent } from './fault-load.js';
+import { acceptedEventIds, eventually, sendHeartbeat, timedGet, type Sent } from './fault-load.js';
 
 async function expectAllStored(h: Harness, gameId: string, sent: Sent[]): Promise<void> {
   const accepted = acceptedEventIds(sent);
@@ -32,20 +31,6 @@ async function expectAllStored(h: Harness, gameId: string, sent: Sent[]): Promis
   const rows = await h.db.playerEvent.findMany({ where: { gameId }, select: { eventId: true } });
   expect(rows.filter((r) => !sentIds.has(r.eventId))).to.deep.equal([]);
   expect(rows.length).to.equal(new Set(rows.map((r) => r.eventId)).size);
-}
-
-/** GET `url` on a fresh connection: status (or 'refused'/'reset') and elapsed ms. */
-function timedGet(url: string, headers: Record<string, string> = {}): Promise<{ status: number | 'refused' | 'reset'; ms: number; body: string }> {
-  const started = performance.now();
-  return new Promise((resolve) => {
-    const req = http.get(url, { agent: false, headers }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - started, body }));
-    });
-    req.on('error', (err: NodeJS.ErrnoException) => resolve({ status: err.code === 'ECONNREFUSED' ? 'refused' : 'reset', ms: performance.now() - started, body: '' }));
-  });
 }
 
 /** The value of the sample `name{labels}` in a Prometheus text exposition (labels as written, e.g. `stream="events"`), or undefined. */

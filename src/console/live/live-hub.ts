@@ -13,7 +13,12 @@
  *
  * Cost: one blocking `XREAD` loop per process over the two streams of every watched game (without a
  * consumer group, so the flushers' groups are untouched), woken at once by `CLIENT UNBLOCK` when the
- * set of watched games changes. Each change rebuilds each affected view **once** (the same reads a
+ * set of watched games changes. On a Redis Cluster one loop per watched game instead, each on a reader
+ * connection of its own: an XREAD may only name keys of one slot (CROSSSLOT otherwise, and each game's
+ * hash tag is its own slot), and a `CLIENT UNBLOCK` must reach the node the read blocks on, which a
+ * keyless command on a Cluster client does not (it goes to a random node). A game's loop never changes
+ * its set of streams, so it needs no interrupt: it starts when the game's first console opens and stops
+ * (its reader disconnected) when the last one closes. Each change rebuilds each affected view **once** (the same reads a
  * single `GET /live` makes) and writes the same serialized event to every subscriber: N open consoles
  * cost the Redis and Postgres reads of one. A view that did not change is not sent again.
  *
@@ -22,7 +27,7 @@
  * after they are written; the reader is blocked on the stream again within a millisecond of each batch,
  * so it sees them first, and the periodic refresh covers the rare entry it could miss.
  */
-import type { Redis } from 'ioredis';
+import { Cluster, type Redis } from 'ioredis';
 import type { Db } from '../../store/prisma.js';
 import type { AppRedis } from '../../store/redis.js';
 import { log } from '../../log.js';
@@ -59,6 +64,8 @@ export interface LiveSubscriber {
 export interface LiveHubStats {
   subscribers: number;
   games: number;
+  /** Read loops running, each on a blocking connection of its own: one on a single Redis, one per watched game on a Cluster. */
+  readers: number;
   /** XREAD calls made (all games together). */
   reads: number;
   /** Views rebuilt, by kind (each is one set of Redis/Postgres reads). */
@@ -93,14 +100,39 @@ export interface LiveHubDeps {
   /** The process's Redis client for the views' reads (and CLIENT UNBLOCK). */
   redis: AppRedis;
   keySpace: KeySpace;
-  /** Makes the hub's own blocking connection (no command timeout), once, on the first subscription. */
+  /**
+   * Makes a blocking connection of the hub's (no command timeout): once, on the first subscription, on a
+   * single Redis; once per watched game on a Cluster (see the module doc).
+   */
   createReader: () => Redis;
   refreshMs?: number;
   blockMs?: number;
 }
 
-/** What a read-loop wait resolves to once the hub is closed. */
+/** What a read-loop wait resolves to once its loop is stopped (the hub closed, or its games unwatched). */
 const CLOSED = Symbol('closed');
+
+/** Group of every game on a single Redis: one XREAD reads them all. */
+const ALL = '*';
+
+/**
+ * One blocking read loop: its reader connection and the games it reads (all of them on a single Redis,
+ * one game on a Cluster).
+ */
+interface ReadLoop {
+  /** {@link ALL}, or the game's id on a Cluster. */
+  group: string;
+  reader: Redis | null;
+  /** CLIENT ID of the reader (single Redis only: the interrupt's target). */
+  readerId: number | null;
+  /** Resolves the idle wait when a game joins. */
+  wake: (() => void) | null;
+  /** Set once the loop must end; `stopped` resolves then. */
+  done: boolean;
+  stop: () => void;
+  stopped: Promise<typeof CLOSED>;
+  running: Promise<void> | null;
+}
 
 type XReadReply = [key: string, entries: [id: string, fields: string[]][]][] | null;
 
@@ -116,29 +148,26 @@ function inner(value: object): string {
 
 export class LiveHub {
   private readonly games = new Map<string, GameState>();
-  private readonly stats_: LiveHubStats = { subscribers: 0, games: 0, reads: 0, builds: { servers: 0, commands: 0, roster: 0, health: 0 }, sent: 0 };
-  private reader: Redis | null = null;
-  private readerId: number | null = null;
-  private loop: Promise<void> | null = null;
-  private wake: (() => void) | null = null;
+  private readonly stats_: LiveHubStats = { subscribers: 0, games: 0, readers: 0, reads: 0, builds: { servers: 0, commands: 0, roster: 0, health: 0 }, sent: 0 };
+  /** Read loops by group ({@link ReadLoop.group}). */
+  private readonly loops = new Map<string, ReadLoop>();
   private refresh: NodeJS.Timeout | null = null;
   private seq = 0;
   private closed = false;
-  /** Resolves when {@link close} is called: the read loop stops waiting on its reader then. */
-  private readonly closing: Promise<typeof CLOSED>;
-  private signalClosed: () => void = () => undefined;
   private readonly refreshMs: number;
   private readonly blockMs: number;
+  /** On a Cluster each game is read by a loop of its own (module doc). */
+  private readonly perGame: boolean;
 
   constructor(private readonly deps: LiveHubDeps) {
     this.refreshMs = deps.refreshMs ?? LIVE_REFRESH_MS;
     this.blockMs = deps.blockMs ?? LIVE_BLOCK_MS;
-    this.closing = new Promise((resolve) => (this.signalClosed = () => resolve(CLOSED)));
+    this.perGame = deps.redis instanceof Cluster;
   }
 
   /** Counters so far (a copy). */
   stats(): LiveHubStats {
-    return { ...this.stats_, builds: { ...this.stats_.builds }, subscribers: [...this.games.values()].reduce((n, g) => n + g.subscribers.size, 0), games: this.games.size };
+    return { ...this.stats_, builds: { ...this.stats_.builds }, subscribers: [...this.games.values()].reduce((n, g) => n + g.subscribers.size, 0), games: this.games.size, readers: this.loops.size };
   }
 
   /**
@@ -177,8 +206,8 @@ export class LiveHub {
       else state.dirty.rosters.add(subscriber.server);
     }
     void this.build(state);
-    this.start();
-    if (isNew) this.interrupt();
+    this.startRefresh();
+    if (isNew) this.watch(gameId);
     return () => this.unsubscribe(gameId, subscriber);
   }
 
@@ -188,26 +217,62 @@ export class LiveHub {
     if (subscriber.server && ![...state.subscribers].some((s) => s.server === subscriber.server)) state.rosters.delete(subscriber.server);
     if (!state.subscribers.size) {
       this.games.delete(gameId);
-      this.interrupt();
+      this.unwatch(gameId);
     }
   }
 
-  /** Ends every subscriber's stream, stops the reader and the refresh. */
+  /** Ends every subscriber's stream, stops the read loops and the refresh. */
   async close(): Promise<void> {
     this.closed = true;
-    this.signalClosed();
     if (this.refresh) clearInterval(this.refresh);
     for (const state of this.games.values()) for (const s of state.subscribers) s.close();
     this.games.clear();
-    this.wake?.();
-    this.interrupt();
-    const reader = this.reader;
-    reader?.disconnect();
-    await this.loop?.catch(() => undefined);
+    const loops = [...this.loops.values()];
+    for (const loop of loops) this.stopLoop(loop);
+    await Promise.all(loops.flatMap((loop) => (loop.running ? [loop.running] : []))); // they log their own errors
   }
 
-  private start(): void {
-    if (this.loop || this.closed) return;
+  /** The read group of `gameId`: the game itself on a Cluster, else {@link ALL}. */
+  private groupOf(gameId: string): string {
+    return this.perGame ? gameId : ALL;
+  }
+
+  /** Has a newly watched game read: starts its group's loop, or wakes the running one to add its streams. */
+  private watch(gameId: string): void {
+    if (this.closed) return;
+    const group = this.groupOf(gameId);
+    const existing = this.loops.get(group);
+    if (existing) {
+      this.interrupt(existing);
+      return;
+    }
+    let stop: () => void = () => undefined;
+    const stopped = new Promise<typeof CLOSED>((resolve) => (stop = () => resolve(CLOSED)));
+    const loop: ReadLoop = { group, reader: null, readerId: null, wake: null, done: false, stop, stopped, running: null };
+    this.loops.set(group, loop);
+    loop.running = this.read(loop).catch((err: unknown) => {
+      log.error('console live reader stopped', { err: String(err) });
+    });
+  }
+
+  /** A game no longer watched: its loop stops when no game of its group is left, else drops its streams. */
+  private unwatch(gameId: string): void {
+    const loop = this.loops.get(this.groupOf(gameId));
+    if (!loop) return;
+    if ([...this.games.keys()].some((id) => this.groupOf(id) === loop.group)) this.interrupt(loop);
+    else this.stopLoop(loop);
+  }
+
+  private stopLoop(loop: ReadLoop): void {
+    loop.done = true;
+    loop.stop();
+    loop.wake?.();
+    if (this.loops.get(loop.group) === loop) this.loops.delete(loop.group);
+    loop.reader?.disconnect();
+  }
+
+  private startRefresh(): void {
+    if (this.refresh || this.closed) return;
     this.refresh = setInterval(() => {
       for (const state of this.games.values()) {
         state.dirty.servers = state.dirty.commands = state.dirty.health = true;
@@ -216,27 +281,29 @@ export class LiveHub {
       }
     }, this.refreshMs);
     this.refresh.unref();
-    this.loop = this.read().catch((err: unknown) => {
-      log.error('console live reader stopped', { err: String(err) });
-    });
   }
 
-  /** Wakes the blocked XREAD so it picks up a changed set of games. */
-  private interrupt(): void {
-    this.wake?.();
-    if (this.readerId !== null) {
-      this.deps.redis.client('UNBLOCK', this.readerId).catch(() => undefined);
+  /**
+   * Wakes `loop`'s blocked XREAD so it picks up a changed set of games. Only a single Redis's loop has
+   * more than one game, and there the API's client reaches the server the reader blocks on.
+   */
+  private interrupt(loop: ReadLoop): void {
+    loop.wake?.();
+    if (loop.readerId !== null) {
+      this.deps.redis.client('UNBLOCK', loop.readerId).catch(() => undefined);
     }
   }
 
-  private async read(): Promise<void> {
-    this.reader = this.deps.createReader();
+  private async read(loop: ReadLoop): Promise<void> {
+    const reader = this.deps.createReader();
+    loop.reader = reader;
+    if (loop.done) reader.disconnect(); // stopped before it started
     let failing = false;
-    while (!this.closed) {
-      const states = [...this.games.values()];
+    while (!loop.done) {
+      const states = [...this.games.values()].filter((s) => this.groupOf(s.gameId) === loop.group);
       if (!states.length) {
-        await new Promise<void>((resolve) => (this.wake = resolve));
-        this.wake = null;
+        await new Promise<void>((resolve) => (loop.wake = resolve));
+        loop.wake = null;
         continue;
       }
       const keys: string[] = [];
@@ -248,23 +315,23 @@ export class LiveHub {
       }
       let reply: XReadReply;
       try {
-        if (this.readerId === null) {
-          const id = await this.unlessClosed(this.reader.client('ID'));
+        if (!this.perGame && loop.readerId === null) {
+          const id = await this.unlessStopped(loop, reader.client('ID'));
           if (id === CLOSED) return;
-          this.readerId = Number(id);
+          loop.readerId = Number(id);
         }
         this.stats_.reads += 1;
-        const read = await this.unlessClosed(this.reader.xread('COUNT', 500, 'BLOCK', this.blockMs, 'STREAMS', ...keys, ...ids));
+        const read = await this.unlessStopped(loop, reader.xread('COUNT', 500, 'BLOCK', this.blockMs, 'STREAMS', ...keys, ...ids));
         if (read === CLOSED) return;
         reply = read;
         if (failing) log.info('console live reader reading again');
         failing = false;
       } catch (err) {
-        if (this.closed) return;
+        if (loop.done) return;
         if (!failing) log.warn('console live reader failing; views refresh on their period meanwhile', { err: String(err).split('\n')[0] });
         failing = true;
-        this.readerId = null;
-        await new Promise((r) => setTimeout(r, RETRY_MS));
+        loop.readerId = null;
+        await Promise.race([new Promise((r) => setTimeout(r, RETRY_MS)), loop.stopped]);
         continue;
       }
       for (const [key, entries] of reply ?? []) this.absorb(key, entries);
@@ -272,14 +339,14 @@ export class LiveHub {
   }
 
   /**
-   * `command`'s reply, or {@link CLOSED} once the hub is closed, whichever comes first. The disconnect in
-   * {@link close} settles a pending command on a single Redis, but not always on a Cluster client: one
+   * `command`'s reply, or {@link CLOSED} once `loop` is stopped, whichever comes first. The disconnect in
+   * {@link stopLoop} settles a pending command on a single Redis, but not always on a Cluster client: one
    * disconnected while it was still connecting keeps its queued commands pending for good, and `close`
    * (the console's graceful shutdown) waited on them forever.
    */
-  private unlessClosed<T>(command: Promise<T>): Promise<T | typeof CLOSED> {
-    command.catch(() => undefined); // settles after close, if ever: nobody waits for it then
-    return Promise.race([command, this.closing]);
+  private unlessStopped<T>(loop: ReadLoop, command: Promise<T>): Promise<T | typeof CLOSED> {
+    command.catch(() => undefined); // settles after the stop, if ever: nobody waits for it then
+    return Promise.race([command, loop.stopped]);
   }
 
   /** Marks the views a batch of stream entries changed, and rebuilds them. */
