@@ -134,16 +134,20 @@ describe('admission control (overload)', function () {
   });
 
   describe('a fleet shutting down at once (issue #32 item 5)', () => {
-    const proxy = new TcpProxy('127.0.0.1', Number(new URL(REDIS_URL).port || 6379));
+    // A stall of one Redis through a proxy, so single Redis only, as above.
+    const single = parseRedisUrl(REDIS_URL).kind === 'single';
+    const proxy = new TcpProxy('127.0.0.1', single ? Number(new URL(REDIS_URL).port || 6379) : 0);
     let h: Harness;
     let g: TestGame;
 
-    before(async () => {
+    before(async function () {
+      if (!single) this.skip();
       await proxy.up();
       h = new Harness({ REDIS_URL: proxy.url(REDIS_URL) });
       g = await h.game();
     });
     after(async () => {
+      if (!single) return;
       proxy.resume();
       await h.close();
       await proxy.down();

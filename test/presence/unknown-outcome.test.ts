@@ -12,7 +12,7 @@
 import { expect } from 'chai';
 import { Harness, heartbeatBody, type TestGame } from '../support/harness.js';
 import { TcpProxy } from '../../scripts/support/tcp-proxy.js';
-import { COMMAND_TIMEOUT_MS } from '../../src/store/redis.js';
+import { COMMAND_TIMEOUT_MS, parseRedisUrl } from '../../src/store/redis.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -26,16 +26,22 @@ async function until(cond: () => boolean, what: string, timeoutMs = 5000): Promi
 
 describe('a heartbeat whose script reply is late', function () {
   this.timeout(30_000);
-  const proxy = new TcpProxy('127.0.0.1', Number(new URL(REDIS_URL).port || 6379));
+  // The late reply is one Redis held behind a proxy. A Cluster client follows the node addresses the
+  // cluster announces, not the proxy's, so this runs on a single Redis only (as the Redis halves of
+  // test/http/admission.test.ts and test/faults/dependency-outage.test.ts).
+  const single = parseRedisUrl(REDIS_URL).kind === 'single';
+  const proxy = new TcpProxy('127.0.0.1', single ? Number(new URL(REDIS_URL).port || 6379) : 0);
   let h: Harness;
   let g: TestGame;
 
-  before(async () => {
+  before(async function () {
+    if (!single) this.skip();
     await proxy.up();
     h = new Harness({ REDIS_URL: proxy.url(REDIS_URL) });
     g = await h.game();
   });
   after(async () => {
+    if (!single) return;
     proxy.resume();
     await h.close();
     await proxy.down();
