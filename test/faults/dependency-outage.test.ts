@@ -10,9 +10,9 @@
 import { expect } from 'chai';
 import request from 'supertest';
 import { Harness, heartbeatBody, event, type TestGame } from '../support/harness.js';
+import { singleRedisProxy } from '../support/redis-proxy.js';
 import { TcpProxy } from '../../scripts/support/tcp-proxy.js';
 import { revokeKey } from '../../src/auth/key-service.js';
-import { parseRedisUrl } from '../../src/store/redis.js';
 
 const HB = '/api/v1/game/heartbeat';
 
@@ -43,8 +43,7 @@ describe('dependency outages (fault)', () => {
     // One proxy stands for one Redis. A Cluster client follows the node addresses the cluster announces
     // (CLUSTER SLOTS), not the proxy's, so this half runs on a single Redis only; a Cluster's outage is
     // test/faults/cluster-failover.fault.ts (a master killed on a private cluster).
-    const single = parseRedisUrl(redisUrl).kind === 'single';
-    const proxy = new TcpProxy('127.0.0.1', single ? Number(new URL(redisUrl).port || 6379) : 0);
+    const { single, proxy } = singleRedisProxy(redisUrl);
     let h: Harness;
     let g: TestGame;
 

@@ -13,12 +13,11 @@ import { expect } from 'chai';
 import request from 'supertest';
 import type { Express } from 'express';
 import { Harness, heartbeatBody, event, type TestGame } from '../support/harness.js';
-import { TcpProxy } from '../../scripts/support/tcp-proxy.js';
+import { singleRedisProxy } from '../support/redis-proxy.js';
 import { createApp } from '../../src/app.js';
 import { AdmissionController, type RequestClass } from '../../src/limits/admission.js';
 import { sign } from '../../src/auth/signature.js';
 import { ApiMetrics } from '../../src/metrics/api-metrics.js';
-import { parseRedisUrl } from '../../src/store/redis.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const BANS = '/api/v1/game/bans/check';
@@ -58,8 +57,7 @@ describe('admission control (overload)', function () {
     // The stall is a proxy in front of one Redis. A Cluster client follows the node addresses the
     // cluster announces, not the proxy's, so this half runs on a single Redis only (the admission
     // signal it tests, the client's command queue, is summed over the nodes on a Cluster: src/store/redis.ts).
-    const single = parseRedisUrl(REDIS_URL).kind === 'single';
-    const proxy = new TcpProxy('127.0.0.1', single ? Number(new URL(REDIS_URL).port || 6379) : 0);
+    const { single, proxy } = singleRedisProxy(REDIS_URL);
     let h: Harness;
     let g: TestGame;
     let admission: AdmissionController;
@@ -135,8 +133,7 @@ describe('admission control (overload)', function () {
 
   describe('a fleet shutting down at once (issue #32 item 5)', () => {
     // A stall of one Redis through a proxy, so single Redis only, as above.
-    const single = parseRedisUrl(REDIS_URL).kind === 'single';
-    const proxy = new TcpProxy('127.0.0.1', single ? Number(new URL(REDIS_URL).port || 6379) : 0);
+    const { single, proxy } = singleRedisProxy(REDIS_URL);
     let h: Harness;
     let g: TestGame;
 

@@ -11,8 +11,8 @@
  */
 import { expect } from 'chai';
 import { Harness, heartbeatBody, type TestGame } from '../support/harness.js';
-import { TcpProxy } from '../../scripts/support/tcp-proxy.js';
-import { COMMAND_TIMEOUT_MS, parseRedisUrl } from '../../src/store/redis.js';
+import { singleRedisProxy } from '../support/redis-proxy.js';
+import { COMMAND_TIMEOUT_MS } from '../../src/store/redis.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -29,8 +29,7 @@ describe('a heartbeat whose script reply is late', function () {
   // The late reply is one Redis held behind a proxy. A Cluster client follows the node addresses the
   // cluster announces, not the proxy's, so this runs on a single Redis only (as the Redis halves of
   // test/http/admission.test.ts and test/faults/dependency-outage.test.ts).
-  const single = parseRedisUrl(REDIS_URL).kind === 'single';
-  const proxy = new TcpProxy('127.0.0.1', single ? Number(new URL(REDIS_URL).port || 6379) : 0);
+  const { single, proxy } = singleRedisProxy(REDIS_URL);
   let h: Harness;
   let g: TestGame;
 

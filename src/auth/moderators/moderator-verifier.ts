@@ -44,6 +44,11 @@ export interface TokenCheckCounts {
   refused: number;
 }
 
+/**
+ * One per API process (console listener), owned by src/console/console-auth.ts: verifies moderator
+ * personal access tokens as the module comment describes. `verify` resolves to the account id or throws
+ * {@link AuthError} (`malformed_token`, `unknown_token`, `bad_token`, `token_throttled`).
+ */
 export class ModeratorTokenVerifier {
   private readonly verified = new LRUCache<string, { moderatorId: string; digest: Buffer }>({ max: MAX_ENTRIES, ttl: VERIFIED_TTL_MS });
   private readonly prefixes = new LRUCache<string, PrefixState>({ max: MAX_ENTRIES, ttl: ROW_TTL_MS });
