@@ -161,7 +161,9 @@ export function createRedis(url: string, opts: { forWorker?: boolean; name?: str
   };
   const client = target.kind === 'cluster' ? createCluster(target, options, { forWorker: opts.forWorker ?? false }) : new Redis(url, options);
   // After the first connection a command sent while disconnected fails at once (RECONNECT_MAX_DELAY_MS's doc).
-  if (!opts.forWorker) client.once('ready', () => (client.options.enableOfflineQueue = false));
+  // The offline queue is not switched off after the first connection: with it off, the API stopped
+  // answering 200 after repeated Redis restarts (test/faults/redis-durability.fault.ts, 8 of 8 loss runs);
+  // the 800 ms commandTimeout bounds the wait instead. Cause not yet found (closing note, stop 29).
   watchConnection(client, { name: opts.name ?? 'redis' });
   return withScripts(client);
 }
