@@ -164,6 +164,8 @@ export function createRedis(url: string, opts: { forWorker?: boolean; name?: str
   // The offline queue is not switched off after the first connection: with it off, the API stopped
   // answering 200 after repeated Redis restarts (test/faults/redis-durability.fault.ts, 8 of 8 loss runs);
   // the 800 ms commandTimeout bounds the wait instead. Cause not yet found (closing note, stop 29).
+  // A Cluster client refuses commands at once while it has no ready node map (its offline queue has no timeout).
+  if (!opts.forWorker && !(client instanceof Redis)) client.once('ready', () => (client.options.enableOfflineQueue = false));
   watchConnection(client, { name: opts.name ?? 'redis' });
   return withScripts(client);
 }
