@@ -46,9 +46,13 @@ const HEARTBEAT = '/api/v1/game/heartbeat';
 const RATE = Number(process.env.DURABILITY_RATE ?? 200);
 const EVENTS = 5;
 const PLAYERS = 10;
-/** Seconds of load in a loss run, and when in it Redis is killed (restarted 1 s later). */
+/**
+ * Seconds of load in a loss run at least, and when in it Redis is killed (restarted 1 s later); the load
+ * goes on until {@link AFTER_RESTART_S} s after the restarted Redis answers, however long it took to load.
+ */
 const LOAD_SECONDS = 6;
 const KILL_AFTER_S = 2.5;
+const AFTER_RESTART_S = 3;
 /** Throughput phases: rounds of (everysec, always), seconds each, connections. */
 const ROUNDS = Number(process.env.DURABILITY_ROUNDS ?? 1);
 const PHASE_SECONDS = 3;
@@ -118,8 +122,13 @@ describe('Redis durability: what a 200 survives (issue #22, npm run test:faults)
     rmSync(shimDir, { recursive: true, force: true });
   });
 
-  /** Restarts Redis cleanly with `fsync` (and the shim or not) and waits until the API reads that mode. */
+  /**
+   * Restarts Redis cleanly with `fsync` (and the shim or not) and waits until the API reads that mode.
+   * The AOF is rewritten first: without rewrites (see `before`) it grew by every run of the file, and
+   * loading it made each restart slower than the last (a restart in the last loss run took 12 s in CI).
+   */
   async function restartRedis(fsync: Fsync, withShim: boolean): Promise<void> {
+    await compactAof();
     await redis.stop();
     await redis.start({ appendfsync: fsync, env: withShim && shim ? { LD_PRELOAD: shim } : {} });
     const until = Date.now() + 30_000;
@@ -128,6 +137,18 @@ describe('Redis durability: what a 200 survives (issue #22, npm run test:faults)
       if (ready?.status === 'ready' && ready.redisPersistence?.mode === `aof-${fsync}`) return;
       if (Date.now() > until) throw new Error(`API did not read aof-${fsync} after the restart: ${JSON.stringify(ready)}`);
       await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+
+  /** BGREWRITEAOF, then waits (up to 60 s) until no rewrite is running or scheduled. */
+  async function compactAof(): Promise<void> {
+    await h.redis.call('BGREWRITEAOF').catch(() => undefined); // "already in progress" is waited for below
+    const until = Date.now() + 60_000;
+    for (;;) {
+      const info = String(await h.redis.call('INFO', 'persistence'));
+      if (/aof_rewrite_in_progress:0/.test(info) && /aof_rewrite_scheduled:0/.test(info)) return;
+      if (Date.now() > until) throw new Error('AOF rewrite still running after 60 s');
+      await new Promise((r) => setTimeout(r, 100));
     }
   }
 
@@ -234,6 +255,7 @@ describe('Redis durability: what a 200 survives (issue #22, npm run test:faults)
     const answers: { status: number; atMs: number; eventIds: string[] }[] = [];
     let n = 0;
     let killAt = 0;
+    let backAt = 0;
     const t0 = performance.now();
     const crashed = (async () => {
       await new Promise((r) => setTimeout(r, KILL_AFTER_S * 1000));
@@ -241,11 +263,13 @@ describe('Redis durability: what a 200 survives (issue #22, npm run test:faults)
       await redis.kill();
       await new Promise((r) => setTimeout(r, 1000));
       await redis.start(); // same AOF, same settings (the shim too: what it dropped is gone already)
+      backAt = performance.now();
     })();
     await pacedLoad({
       port,
       rate: RATE,
-      duration: LOAD_SECONDS,
+      duration: 60,
+      stopped: () => performance.now() - t0 >= LOAD_SECONDS * 1000 && backAt > 0 && performance.now() - backAt >= AFTER_RESTART_S * 1000,
       connections: 16,
       next: () => {
         const hb = heartbeat(g, n++);
@@ -277,7 +301,7 @@ describe('Redis durability: what a 200 survives (issue #22, npm run test:faults)
     const window = lost.length ? `${(killAt - Math.min(...lost.map((id) => acceptedAt.get(id)!))).toFixed(0)}ms` : '-';
     console.log(
       `DURABILITY loss crash=${crash} fsync=${fsync} workers=${flushing ? 'flushing' : 'stopped'} rate=${RATE}/s accepted_events=${acceptedAt.size} ` +
-        `lost_events=${lost.length} lost_window=${window} accepted_events_in_last_1s=${inLastSecond} statuses=${JSON.stringify(statuses)} kill_at=${((killAt - t0) / 1000).toFixed(1)}s restart_s=${setupS.toFixed(1)} drain_s=${drainS.toFixed(1)}`,
+        `lost_events=${lost.length} lost_window=${window} accepted_events_in_last_1s=${inLastSecond} statuses=${JSON.stringify(statuses)} kill_at=${((killAt - t0) / 1000).toFixed(1)}s back_at=${((backAt - t0) / 1000).toFixed(1)}s restart_s=${setupS.toFixed(1)} drain_s=${drainS.toFixed(1)}`,
     );
 
     expect(accepted.filter((a) => a.atMs < killAt).length, 'accepted before the kill').to.be.greaterThan(0);
