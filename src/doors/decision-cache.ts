@@ -57,6 +57,8 @@ export interface LookupInput {
   gameId: string;
   keyId: string;
   signature: string;
+  /** The request's signed timestamp, s: how long its replay claim is kept (src/auth/replay-tags.ts; absent: as long as any). */
+  signedAtSeconds?: number;
   mode: 'one' | 'all' | 'version';
   externalId?: string;
   doorKey?: string;
@@ -147,7 +149,7 @@ export class DecisionCache {
   async lookup(input: LookupInput): Promise<Lookup> {
     const keys = this.keySpace.game(input.gameId);
     const q = doorQuota(input.mode, { keyId: input.keyId, externalId: input.externalId, doorKey: input.doorKey, doorCacheTtlSeconds: this.doorCacheTtlSeconds });
-    const replay = replayClaim(keys, input.keyId, input.signature, input.nowMs);
+    const replay = replayClaim(keys, input.keyId, input.signature, input.nowMs, input.signedAtSeconds);
     const quota = quotaScriptArgs(keys, input.keyId, q, input.nowMs);
     const out = (await this.redis.runScript('doorLookup', [keys.doorsVersion(), keys.doorSubjects(), keys.servers(), keys.accessStream(), ...quota.keys, ...replay.keys], {
       b: keys.base,

@@ -27,7 +27,7 @@ export class BanCheckClaim {
    */
   async claim(signed: SignedRequest, externalId: string, nowMs: number): Promise<void> {
     const keys = this.keySpace.game(signed.key.gameId);
-    const replay = replayClaim(keys, signed.key.keyId, signed.signature, nowMs);
+    const replay = replayClaim(keys, signed.key.keyId, signed.signature, nowMs, signed.timestampSeconds);
     const quota = quotaScriptArgs(keys, signed.key.keyId, { kind: 'ban_check', tag: KIND_TAGS.ban_check, field: externalId, quota: BAN_CHECK_QUOTA, perServer: 0, windowSeconds: MINUTE_WINDOW_SECONDS, who: externalId }, nowMs);
     const [outcome, retryAfter] = (await this.redis.runScript('banCheckClaim', [...quota.keys, ...replay.keys], { ...replay.args, ...quota.args })) as [string, string?];
     if (outcome === 'replay') throw new ReplayError('replayed_signature', 'this signature was already used; re-sign with a fresh timestamp');

@@ -29,6 +29,8 @@ export interface HeartbeatInput {
   gameId: string;
   keyId: string;
   signature: string;
+  /** The request's signed timestamp, s: how long its replay claim is kept (src/auth/replay-tags.ts; absent: as long as any). */
+  signedAtSeconds?: number;
   heartbeatIntervalSeconds: number;
   /** Whether the key has the `commands` scope: without it no command is delivered (spec: Endpoints). */
   deliverCommands: boolean;
@@ -89,7 +91,7 @@ export class HeartbeatService {
     }
     const roster = JSON.stringify(rows);
     const sid = body.externalServerId;
-    const replay = replayClaim(keys, input.keyId, input.signature, input.nowMs);
+    const replay = replayClaim(keys, input.keyId, input.signature, input.nowMs, input.signedAtSeconds);
     const quota = quotaScriptArgs(keys, input.keyId, { kind: 'heartbeat', tag: KIND_TAGS.heartbeat, field: sid, quota: heartbeatQuota(input.heartbeatIntervalSeconds), perServer: 0, windowSeconds: MINUTE_WINDOW_SECONDS, who: sid }, input.nowMs);
     const scriptKeys = [
       keys.server(sid),

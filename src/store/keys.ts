@@ -10,7 +10,11 @@
  */
 import { GAME_SUFFIXES as S } from './keyspace/suffixes.js';
 
-/** Seconds a replay-cache entry lives at least: twice the ±300 s acceptance window (spec: Authentication, rule 3). */
+/**
+ * Seconds of server time a replay claim must be found in: twice the ±300 s acceptance window (spec:
+ * Authentication, rule 3), the longest a signature can stay acceptable after its first use. A bucket is
+ * kept until its claims' own windows close (src/auth/replay-tags.ts), at most this long after its end.
+ */
 export const REPLAY_TTL_SECONDS = 600;
 /**
  * Seconds of server time one replay bucket hash covers (src/auth/replay-tags.ts): a claim checks the
@@ -61,8 +65,9 @@ export class GameKeys {
   }
 
   /**
-   * hash shard → concatenated replay tags (8 base64 characters each), PEXPIRE {@link REPLAY_TTL_SECONDS} s after the bucket's
-   * end: the signatures claimed in one {@link REPLAY_BUCKET_SECONDS}-s bucket of server time
+   * hash shard → concatenated replay tags (8 base64 characters each), kept until the latest of its claims' timestamps
+   * + 300 s (+ margin; at most {@link REPLAY_TTL_SECONDS} s after the bucket's end): the signatures claimed in one
+   * {@link REPLAY_BUCKET_SECONDS}-s bucket of server time
    * (`bucket` = floor(ms / 120 000); src/auth/replay-tags.ts).
    */
   replayBucket(bucket: number): string {
