@@ -14,6 +14,7 @@ import type { AppRedis } from '../store/redis.js';
 import type { Db } from '../store/prisma.js';
 import { log } from '../log.js';
 import type { KeySpace } from '../store/keyspace/key-space.js';
+import { raiseDoorsVersion } from '../store/doors-version-copy.js';
 
 /** Increments `Game.doorsVersion` inside the caller's transaction; returns the new version. */
 export async function incrementDoorsVersion(tx: Prisma.TransactionClient, gameId: string): Promise<number> {
@@ -21,11 +22,9 @@ export async function incrementDoorsVersion(tx: Prisma.TransactionClient, gameId
   return game.doorsVersion;
 }
 
-/** Raises the Redis copy to `version` (no-op when it is already there or above); returns the stored version. */
-export async function raiseDoorsVersion(redis: AppRedis, keySpace: KeySpace, gameId: string, version: number): Promise<number> {
-  const key = keySpace.game(gameId).doorsVersion();
-  return Number(await redis.runScript('raiseDoorsVersion', [key], { v: version }));
-}
+// The raise itself is a store operation (the key-record reconcile in src/auth needs it too); the doors
+// services keep importing it from here, with the rest of the version's life.
+export { raiseDoorsVersion };
 
 /**
  * The doors version for the heartbeat `config` (issue #5: "config carries the current manifest version").
