@@ -162,9 +162,34 @@ export function createRedis(url: string, opts: { forWorker?: boolean; name?: str
   const client = target.kind === 'cluster' ? createCluster(target, options, { forWorker: opts.forWorker ?? false }) : new Redis(url, options);
   // After the first connection a command sent while disconnected fails at once (RECONNECT_MAX_DELAY_MS's
   // doc); a Cluster client likewise while it has no ready node map (its offline queue has no timeout).
-  if (!opts.forWorker) client.once('ready', () => (client.options.enableOfflineQueue = false));
+  if (!opts.forWorker) {
+    if (client instanceof Redis) client.once('ready', () => (client.options.enableOfflineQueue = false));
+    else failFastOnceConnected(client);
+  }
   watchConnection(client, { name: opts.name ?? 'redis' });
   return withScripts(client);
+}
+
+/** How long a Cluster client waits for its masters' connections before it fails fast anyway, ms. */
+const CLUSTER_WARM_UP_MS = 5_000;
+
+/**
+ * Switches a Cluster client's offline queue off once it is ready and its masters' connections are open.
+ * The Cluster turns ready when one node has answered CLUSTER INFO, while the connections to the others
+ * may still be opening, and with its offline queue off ioredis refuses a command whose node connection
+ * is not ready ("Connection is closed."): on a busy machine the second command of a new client failed
+ * that way (test/store/redis.test.ts on the cluster, in CI). So commands fail fast only once every master
+ * is ready, or after {@link CLUSTER_WARM_UP_MS} (a master down at boot does not keep the queue on).
+ */
+function failFastOnceConnected(cluster: Cluster): void {
+  cluster.once('ready', () => {
+    const opening = cluster
+      .nodes('master')
+      .filter((node) => node.status !== 'ready')
+      .map((node) => new Promise<void>((resolve) => node.once('ready', resolve)));
+    const warmUp = new Promise<void>((resolve) => setTimeout(resolve, CLUSTER_WARM_UP_MS).unref());
+    void Promise.race([Promise.all(opening), warmUp]).then(() => (cluster.options.enableOfflineQueue = false));
+  });
 }
 
 /**
