@@ -1,10 +1,11 @@
 /**
- * Import-direction rules (`npm run lint`): adapters (http, console, admin CLI, workers, scripts) →
+ * Import-direction rules (`npm run lint`): adapters (src/adapters/: http, console, admin CLI, metrics,
+ * openapi; the entry points, workers, scripts and the simulator) →
  * domain services → ports (store) and the shared base (config, log, errors, schemas). Nothing imports
  * upward, and no file takes part in an import cycle.
  */
-const DOMAIN = '^src/(auth|presence|commands|doors|bans|workspace|derived|events|games|limits|ops)/';
-const ADAPTERS = '^(src/(http|console|admin|metrics|openapi)/|src/(app|server)\\.ts$|workers/|scripts/)';
+const DOMAIN = '^src/(auth|presence|commands|doors|bans|workspace|derived|events|games|limits|queues|runtime)/';
+const ADAPTERS = '^(src/adapters/|src/(app|server)\\.ts$|workers/|scripts/|packages/simulator/)';
 
 module.exports = {
   forbidden: [

@@ -20,10 +20,10 @@ import { KeySpace } from '../src/store/keyspace/key-space.js';
 import { createDb } from '../src/store/prisma.js';
 import { createGame, createWorkspace } from '../src/games/game-service.js';
 import { issueCommand } from '../src/commands/command-service.js';
-import { createConsoleApp } from '../src/console/console-app.js';
-import { createConsoleServices } from '../src/console/console-services.js';
-import { LiveHub } from '../src/console/live/live-hub.js';
-import { buildOpenApiDocument } from '../src/openapi/openapi-document.js';
+import { createConsoleApp } from '../src/adapters/console/console-app.js';
+import { createConsoleServices } from '../src/adapters/console/console-services.js';
+import { LiveHub } from '../src/adapters/console/live/live-hub.js';
+import { buildOpenApiDocument } from '../src/adapters/openapi/openapi-document.js';
 import { deleteByPattern } from './fixtures.js';
 import { parseCli } from './support/cli-args.js';
 

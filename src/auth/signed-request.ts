@@ -1,6 +1,6 @@
 /**
  * A request whose key, signature and timestamp have been checked (spec: Authentication rules 1–6), as
- * src/http/authenticate.ts hands it to the endpoint and the endpoint hands it to the domain (the replay
+ * src/adapters/http/authenticate.ts hands it to the endpoint and the endpoint hands it to the domain (the replay
  * claim of rule 3 is keyed on `signature`). Transport-free so the domain can take it without importing
  * the HTTP layer.
  */

@@ -1,7 +1,7 @@
 /**
  * The three door endpoints' work (spec: Endpoints › doors/check, doors/bulk, doors/manifest; issue #5),
  * answered as values ({@link DoorCheckAnswer}, {@link DoorBulkAnswer}, {@link DoorManifestAnswer}) that
- * src/http/door-responses.ts serialises. A decision travels as its ready-made JSON plus its outcome, so a
+ * src/adapters/http/door-responses.ts serialises. A decision travels as its ready-made JSON plus its outcome, so a
  * cache hit never parses or re-serialises it.
  *
  * - check: one round trip to Redis (replay claim + versions + the cached decision, logged by the script

@@ -281,7 +281,7 @@ export class GlobalKeys {
   }
   /**
    * string (JSON), TTL 10 min, read once (GETDEL): what an OpenID Connect sign-in started with (PKCE
-   * verifier, nonce, invitation code), by its `state` (src/console/console-oidc.ts).
+   * verifier, nonce, invitation code), by its `state` (src/adapters/console/console-oidc.ts).
    */
   oidcLogin(state: string): string {
     return `${this.prefix}:oidc-login:${state}`;
