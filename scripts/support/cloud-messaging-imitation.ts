@@ -1,6 +1,6 @@
 /**
  * A local imitation of the main game platform's cloud messaging API (node:http on 127.0.0.1, ephemeral
- * port), for the command tests, the simulator and scripts/bench-commands.ts. Not part of the service.
+ * port), for the command tests, the simulator and scripts/bench/commands.ts. Not part of the service.
  *
  * `POST /messaging-service/v1/universes/<universeId>/topics/<topic>` with `x-api-key` and a JSON body
  * `{"message": "<string>"}`:

@@ -1,5 +1,5 @@
 /**
- * Moderation load for the simulator and scripts/bench-commands.ts: issues random commands to a simulated
+ * Moderation load for the simulator and scripts/bench/commands.ts: issues random commands to a simulated
  * fleet through the real service (src/commands/command-service.ts) and measures where they ended up and
  * how long issue → ack took, from the command hashes in Redis (issuedAt `iat` and the ack's `doneAt`,
  * both server time in ms). Also wires a game to the local cloud messaging imitation so the fleet

@@ -21,7 +21,7 @@ export interface RoleSpec {
 export const ROLES = {
   // Four times a second: at ~2,000 heartbeats/s a once-a-second flush is a 10,000-row burst on a shared
   // machine; four smaller ones took the API's median latency at that load from ~9 ms to 3–6 ms and the
-  // flush lag's maximum from ~1 s to under 0.5 s (scripts/bench-heartbeat.ts).
+  // flush lag's maximum from ~1 s to under 0.5 s (scripts/bench/heartbeat.ts).
   'flush-events': { queue: '{flush-events}', everyMs: 250, schedulerId: 'flush-events:v1' },
   'flush-sessions': { queue: '{flush-sessions}', everyMs: 1000, schedulerId: 'flush-sessions:v1' },
   'flush-command-log': { queue: '{flush-command-log}', everyMs: 1000, schedulerId: 'flush-command-log:v1' },

@@ -1,5 +1,5 @@
 /**
- * scripts/bench-commands.ts — issue→ack latency of moderation commands, with and without urgent nudges
+ * scripts/bench/commands.ts — issue→ack latency of moderation commands, with and without urgent nudges
  * (issue #3; not a test).
  *
  * Usage:  npm run bench:commands -- [--servers 50] [--players 10] [--duration 90] [--rate 1]
@@ -28,21 +28,21 @@
  * Everything is removed afterwards, also on failure or Ctrl-C: children stopped, the workspace, its
  * commands and every key under `<prefix>:*` deleted — which is why the prefix must be a dedicated one.
  */
-import { loadConfig } from '../src/config.js';
-import { createRedis, type AppRedis } from '../src/store/redis.js';
-import { KeySpace } from '../src/store/keyspace/key-space.js';
-import { createDb, type Db } from '../src/store/prisma.js';
-import { createGame, createWorkspace } from '../src/games/game-service.js';
-import { createKey } from '../src/auth/key-service.js';
-import { SCOPES } from '../src/auth/scopes.js';
+import { loadConfig } from '../../src/config.js';
+import { createRedis, type AppRedis } from '../../src/store/redis.js';
+import { KeySpace } from '../../src/store/keyspace/key-space.js';
+import { createDb, type Db } from '../../src/store/prisma.js';
+import { createGame, createWorkspace } from '../../src/games/game-service.js';
+import { createKey } from '../../src/auth/key-service.js';
+import { SCOPES } from '../../src/auth/scopes.js';
 import { GameClient } from '@gis/client';
-import { NudgeQueue } from '../src/commands/nudge-queue.js';
-import { CloudMessagingImitation } from './support/cloud-messaging-imitation.js';
-import { attachNudgeImitation, CommandLoad, type CommandLoadSummary } from './support/command-load.js';
-import { deleteByPattern } from './fixtures.js';
-import { freePort } from './support/free-port.js';
-import { startNodeScript, type ManagedChild } from './support/child-process.js';
-import { parseCli } from './support/cli-args.js';
+import { NudgeQueue } from '../../src/commands/nudge-queue.js';
+import { CloudMessagingImitation } from '../support/cloud-messaging-imitation.js';
+import { attachNudgeImitation, CommandLoad, type CommandLoadSummary } from '../support/command-load.js';
+import { deleteByPattern } from '../fixtures.js';
+import { freePort } from '../support/free-port.js';
+import { startNodeScript, type ManagedChild } from '../support/child-process.js';
+import { parseCli } from '../support/cli-args.js';
 
 const INTERVAL_SECONDS = 15;
 

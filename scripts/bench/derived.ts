@@ -1,7 +1,7 @@
 /**
- * scripts/bench-derived.ts — throughput of the derived data of issue #4 (not a test).
+ * scripts/bench/derived.ts — throughput of the derived data of issue #4 (not a test).
  *
- * Usage:  node_modules/.bin/tsx scripts/bench-derived.ts [--members 500] [--sessions-per-member 50]
+ * Usage:  node_modules/.bin/tsx scripts/bench/derived.ts [--members 500] [--sessions-per-member 50]
  *
  * Seeds, in the database of DATABASE_URL (default: the dev database `gis`) and under a random Redis
  * prefix: one workspace with one game, `--members` members holding one auto-clock-in, paid, quota
@@ -15,21 +15,21 @@
  * afterwards, also on failure. Run it on a quiet machine: other load weighs on every figure.
  */
 import { randomBytes } from 'node:crypto';
-import { loadConfig } from '../src/config.js';
-import { createDb } from '../src/store/prisma.js';
-import { createRedis } from '../src/store/redis.js';
-import { KeySpace } from '../src/store/keyspace/key-space.js';
-import { ShiftDeriver } from '../src/derived/shift-deriver.js';
-import { LiveDerivation } from '../src/derived/live-derivation.js';
-import { rebuildDerived } from '../src/derived/rebuild.js';
-import { gameAnalytics } from '../src/derived/analytics.js';
-import { quotaProgress } from '../src/derived/quota-progress.js';
-import { weekContaining } from '../src/workspace/calendar.js';
-import { parseCli } from './support/cli-args.js';
-import { deleteByPattern } from './fixtures.js';
+import { loadConfig } from '../../src/config.js';
+import { createDb } from '../../src/store/prisma.js';
+import { createRedis } from '../../src/store/redis.js';
+import { KeySpace } from '../../src/store/keyspace/key-space.js';
+import { ShiftDeriver } from '../../src/derived/shift-deriver.js';
+import { LiveDerivation } from '../../src/derived/live-derivation.js';
+import { rebuildDerived } from '../../src/derived/rebuild.js';
+import { gameAnalytics } from '../../src/derived/analytics.js';
+import { quotaProgress } from '../../src/derived/quota-progress.js';
+import { weekContaining } from '../../src/workspace/calendar.js';
+import { parseCli } from '../support/cli-args.js';
+import { deleteByPattern } from '../fixtures.js';
 
 const DAY_MS = 86_400_000;
-const cli = parseCli('usage: tsx scripts/bench-derived.ts [--members 500] [--sessions-per-member 50]', { options: { members: { type: 'string' }, 'sessions-per-member': { type: 'string' } } });
+const cli = parseCli('usage: tsx scripts/bench/derived.ts [--members 500] [--sessions-per-member 50]', { options: { members: { type: 'string' }, 'sessions-per-member': { type: 'string' } } });
 const MEMBERS = cli.number('members', 500, 1, 1_000_000, { integer: true });
 const PER_MEMBER = cli.number('sessions-per-member', 50, 1, 100_000, { integer: true });
 const config = loadConfig();

@@ -21,12 +21,12 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { clusterMasters, createRedis, type AppRedis } from '../src/store/redis.js';
-import { KeySpace } from '../src/store/keyspace/key-space.js';
-import { HeartbeatService } from '../src/presence/heartbeat-service.js';
-import { DecisionCache } from '../src/doors/decision-cache.js';
-import { BanCheckClaim } from '../src/limits/ban-check-claim.js';
-import type { SignedRequest } from '../src/auth/signed-request.js';
+import { clusterMasters, createRedis, type AppRedis } from '../../src/store/redis.js';
+import { KeySpace } from '../../src/store/keyspace/key-space.js';
+import { HeartbeatService } from '../../src/presence/heartbeat-service.js';
+import { DecisionCache } from '../../src/doors/decision-cache.js';
+import { BanCheckClaim } from '../../src/limits/ban-check-claim.js';
+import type { SignedRequest } from '../../src/auth/signed-request.js';
 
 /** Options of one measurement; times in seconds. */
 export interface FleetShape {

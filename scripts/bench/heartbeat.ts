@@ -1,5 +1,5 @@
 /**
- * scripts/bench-heartbeat.ts — load benchmark of the heartbeat path (not a test).
+ * scripts/bench/heartbeat.ts — load benchmark of the heartbeat path (not a test).
  *
  * Usage:  npm run bench:heartbeat -- [--duration 10] [--connections 150] [--rounds 3] [--servers 2000]
  *                                    [--games 1] [--rate-duration 20] [--rate-fraction 0.8]
@@ -58,22 +58,22 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cleanFixtures, deleteByPattern, initialRoster, MAX_PLAYERS, playerOf, seedFixtures, DEFAULT_BENCH_PREFIX, type Fixtures, type SeededGame } from './fixtures.js';
-import { loadConfig } from '../src/config.js';
-import { createRedis, type AppRedis } from '../src/store/redis.js';
-import { createDb, type Db } from '../src/store/prisma.js';
-import { formatTop, topFunctions } from './bench/cpu-profile-top.js';
-import { parseCli } from './support/cli-args.js';
-import { KeySpace } from '../src/store/keyspace/key-space.js';
-import { sign } from '../src/auth/signature.js';
-import type { PlayerEntry } from '../src/schemas/heartbeat.js';
-import { freePort } from './support/free-port.js';
-import { nodeBinary, startNodeScript, type ManagedChild } from './support/child-process.js';
-import { autocannon, type AcInstance } from './support/autocannon.js';
-import { pacedLoad } from './support/paced-load.js';
+import { cleanFixtures, deleteByPattern, initialRoster, MAX_PLAYERS, playerOf, seedFixtures, DEFAULT_BENCH_PREFIX, type Fixtures, type SeededGame } from '../fixtures.js';
+import { loadConfig } from '../../src/config.js';
+import { createRedis, type AppRedis } from '../../src/store/redis.js';
+import { createDb, type Db } from '../../src/store/prisma.js';
+import { formatTop, topFunctions } from './cpu-profile-top.js';
+import { parseCli } from '../support/cli-args.js';
+import { KeySpace } from '../../src/store/keyspace/key-space.js';
+import { sign } from '../../src/auth/signature.js';
+import type { PlayerEntry } from '../../src/schemas/heartbeat.js';
+import { freePort } from '../support/free-port.js';
+import { nodeBinary, startNodeScript, type ManagedChild } from '../support/child-process.js';
+import { autocannon, type AcInstance } from '../support/autocannon.js';
+import { pacedLoad } from '../support/paced-load.js';
 import { percentile } from '@gis/client';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const HEARTBEAT_PATH = '/api/v1/game/heartbeat';
 const EVENTS_PER_HEARTBEAT = 5;
 const MARKER_EVERY = 10;

@@ -1,5 +1,5 @@
 /**
- * scripts/bench-flush.ts — flush throughput from a pre-filled stream, no API running (issue #20; not a test).
+ * scripts/bench/flush.ts — flush throughput from a pre-filled stream, no API running (issue #20; not a test).
  *
  * Usage:  npm run bench:flush -- [--heartbeats 4000] [--servers 500] [--players 30] [--events 5]
  *                                [--batches 100,500,2000] [--prefix gisbenchflush] [--json]
@@ -25,17 +25,17 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
-import { cleanFixtures, deleteByPattern, playerOf, seedBody, seedFixtures, type SeededGame } from './fixtures.js';
-import { loadConfig } from '../src/config.js';
-import { createRedis, type AppRedis } from '../src/store/redis.js';
-import { createDb, type Db } from '../src/store/prisma.js';
-import { KeySpace } from '../src/store/keyspace/key-space.js';
-import { StreamConsumer } from '../src/store/streams.js';
-import { HeartbeatService } from '../src/presence/heartbeat-service.js';
-import { flushEvents } from '../src/events/event-flusher.js';
-import { flushSessions } from '../src/presence/session-flusher.js';
-import { flushAccessLog } from '../src/doors/access-log-flusher.js';
-import type { EventEntry } from '../src/schemas/heartbeat.js';
+import { cleanFixtures, deleteByPattern, playerOf, seedBody, seedFixtures, type SeededGame } from '../fixtures.js';
+import { loadConfig } from '../../src/config.js';
+import { createRedis, type AppRedis } from '../../src/store/redis.js';
+import { createDb, type Db } from '../../src/store/prisma.js';
+import { KeySpace } from '../../src/store/keyspace/key-space.js';
+import { StreamConsumer } from '../../src/store/streams.js';
+import { HeartbeatService } from '../../src/presence/heartbeat-service.js';
+import { flushEvents } from '../../src/events/event-flusher.js';
+import { flushSessions } from '../../src/presence/session-flusher.js';
+import { flushAccessLog } from '../../src/doors/access-log-flusher.js';
+import type { EventEntry } from '../../src/schemas/heartbeat.js';
 
 const { values: args } = parseArgs({
   options: {

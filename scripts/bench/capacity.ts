@@ -1,5 +1,5 @@
 /**
- * scripts/bench-capacity.ts — what one Redis shard and one API process carry (issue #17 "Capacity model",
+ * scripts/bench/capacity.ts — what one Redis shard and one API process carry (issue #17 "Capacity model",
  * docs/scaling.md; not a test).
  *
  * Usage:  npm run bench:capacity -- [--heartbeats 20000] [--door-checks 10000] [--ban-checks 10000]
@@ -49,17 +49,17 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
-import { cleanFixtures, initialRoster, MAX_PLAYERS, seedFixtures, type Fixtures, type SeededGame } from './fixtures.js';
-import { loadConfig } from '../src/config.js';
-import { createRedis } from '../src/store/redis.js';
-import { createDb } from '../src/store/prisma.js';
-import { sign } from '../src/auth/signature.js';
-import { createDoor } from '../src/doors/door-admin-service.js';
-import { REPLAY_TTL_SECONDS } from '../src/store/keys.js';
-import { KeySpace } from '../src/store/keyspace/key-space.js';
-import { autocannon, type AcRequest, type AcResult } from './support/autocannon.js';
+import { cleanFixtures, initialRoster, MAX_PLAYERS, seedFixtures, type Fixtures, type SeededGame } from '../fixtures.js';
+import { loadConfig } from '../../src/config.js';
+import { createRedis } from '../../src/store/redis.js';
+import { createDb } from '../../src/store/prisma.js';
+import { sign } from '../../src/auth/signature.js';
+import { createDoor } from '../../src/doors/door-admin-service.js';
+import { REPLAY_TTL_SECONDS } from '../../src/store/keys.js';
+import { KeySpace } from '../../src/store/keyspace/key-space.js';
+import { autocannon, type AcRequest, type AcResult } from '../support/autocannon.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const NODE = fs.existsSync(path.join(ROOT, 'node_modules/.bin/node')) ? path.join(ROOT, 'node_modules/.bin/node') : process.execPath;
 /** The heartbeat interval the capacity model is stated for (issue #17), seconds. */
 const INTERVAL_SECONDS = 20;

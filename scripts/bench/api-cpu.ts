@@ -1,5 +1,5 @@
 /**
- * scripts/bench-api-cpu.ts — the API process's CPU time per request of each hot request kind, at a fixed
+ * scripts/bench/api-cpu.ts — the API process's CPU time per request of each hot request kind, at a fixed
  * modest rate (issue #20 "Cheaper hot path"; not a test). On a shared machine throughput is noise; CPU
  * time per request, and the shares of a CPU profile, are what can be compared across builds.
  *
@@ -50,20 +50,20 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { percentile } from '@gis/client';
-import { cleanFixtures, deleteByPattern, initialRoster, MAX_PLAYERS, seedFixtures, type Fixtures, type SeededGame } from './fixtures.js';
-import { loadConfig } from '../src/config.js';
-import { createRedis } from '../src/store/redis.js';
-import { KeySpace } from '../src/store/keyspace/key-space.js';
-import { createDb } from '../src/store/prisma.js';
-import { sign } from '../src/auth/signature.js';
-import { heartbeatQuota } from '../src/limits/quotas.js';
-import { seedSimulatedDoors } from './support/door-play.js';
-import { freePort } from './support/free-port.js';
-import { nodeBinary, ROOT, startChild, waitUntil, type ManagedChild } from './support/child-process.js';
-import { parseCli } from './support/cli-args.js';
-import { pacedLoad, type PacedRequest } from './support/paced-load.js';
-import { formatTop, topFunctions, type ProfileRow } from './bench/cpu-profile-top.js';
-import { InspectorProfiler, inspectorUrl } from './bench/inspector-profiler.js';
+import { cleanFixtures, deleteByPattern, initialRoster, MAX_PLAYERS, seedFixtures, type Fixtures, type SeededGame } from '../fixtures.js';
+import { loadConfig } from '../../src/config.js';
+import { createRedis } from '../../src/store/redis.js';
+import { KeySpace } from '../../src/store/keyspace/key-space.js';
+import { createDb } from '../../src/store/prisma.js';
+import { sign } from '../../src/auth/signature.js';
+import { heartbeatQuota } from '../../src/limits/quotas.js';
+import { seedSimulatedDoors } from '../support/door-play.js';
+import { freePort } from '../support/free-port.js';
+import { nodeBinary, ROOT, startChild, waitUntil, type ManagedChild } from '../support/child-process.js';
+import { parseCli } from '../support/cli-args.js';
+import { pacedLoad, type PacedRequest } from '../support/paced-load.js';
+import { formatTop, topFunctions, type ProfileRow } from './cpu-profile-top.js';
+import { InspectorProfiler, inspectorUrl } from './inspector-profiler.js';
 
 const KINDS = ['heartbeat', 'bans', 'bulk', 'cached'] as const;
 type Kind = (typeof KINDS)[number];

@@ -1,5 +1,5 @@
 /**
- * scripts/bench-fleet.ts — fleet capacity in players per service core, valid by construction on a
+ * scripts/bench/fleet.ts — fleet capacity in players per service core, valid by construction on a
  * two-core machine (issue #32 item 1; docs/benchmarks.md; not a test).
  *
  * Usage:  npm run bench:fleet -- [--steps 1000,2000,3000,5000] [--players 30] [--duration 120]
@@ -37,13 +37,13 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parseCli } from './support/cli-args.js';
-import { nodeBinary, ROOT, runCommand, startNodeScript, type ManagedChild } from './support/child-process.js';
-import { freePort } from './support/free-port.js';
-import { descendants, processTreeCpuSeconds } from './support/proc-stat.js';
-import type { LatencySummary } from './simulate/histogram.js';
-import { startLocalRedis, stopLocalRedis } from './services/redis.js';
-import { ensureDatabase, migrateDeploy, startLocalPostgres, stopLocalPostgres } from './services/postgres.js';
+import { parseCli } from '../support/cli-args.js';
+import { nodeBinary, ROOT, runCommand, startNodeScript, type ManagedChild } from '../support/child-process.js';
+import { freePort } from '../support/free-port.js';
+import { descendants, processTreeCpuSeconds } from '../support/proc-stat.js';
+import type { LatencySummary } from '../simulate/histogram.js';
+import { startLocalRedis, stopLocalRedis } from '../services/redis.js';
+import { ensureDatabase, migrateDeploy, startLocalPostgres, stopLocalPostgres } from '../services/postgres.js';
 
 const USAGE = `usage: npm run bench:fleet -- [--steps 1000,2000,3000,5000] [--players 30] [--duration 120] [--interval 15]
   [--ramp 10] [--probe-rate 5] [--wait 60] [--service-cpu 0] [--sim-cpu 1] [--max-probe-p99-ms 100]

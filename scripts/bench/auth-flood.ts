@@ -1,5 +1,5 @@
 /**
- * scripts/bench-auth-flood.ts — the right key's latency while wrong secrets flood its public prefix (issue
+ * scripts/bench/auth-flood.ts — the right key's latency while wrong secrets flood its public prefix (issue
  * #16; not a test).
  *
  * Usage:  npm run bench:auth-flood -- [--duration 20] [--rate 50] [--flood 200] [--rounds 3] [--warmup 3] [--prefix gisbench-auth]
@@ -24,21 +24,20 @@
  * flooded p99 to that round's baseline p99; and the median of those ratios (the issue's target: ≤ 2).
  * Removes what it created afterwards.
  */
-import os from 'node:os';
-import { loadConfig } from '../src/config.js';
-import { createRedis } from '../src/store/redis.js';
-import { KeySpace } from '../src/store/keyspace/key-space.js';
-import { createDb } from '../src/store/prisma.js';
-import { createGame, createWorkspace } from '../src/games/game-service.js';
-import { createKey } from '../src/auth/key-service.js';
-import { VerifiedDigests } from '../src/auth/verified-digests.js';
-import { sign } from '../src/auth/signature.js';
-import { percentile } from '@gis/client';
-import { deleteByPattern } from './fixtures.js';
-import { freePort } from './support/free-port.js';
-import { nodeBinary, startChild, startNodeScript, type ManagedChild } from './support/child-process.js';
-import { parseCli } from './support/cli-args.js';
-import { pacedLoad, type PacedRequest, type PacedResult } from './support/paced-load.js';
+import { loadConfig } from '../../src/config.js';
+import { createRedis } from '../../src/store/redis.js';
+import { KeySpace } from '../../src/store/keyspace/key-space.js';
+import { createDb } from '../../src/store/prisma.js';
+import { createGame, createWorkspace } from '../../src/games/game-service.js';
+import { createKey } from '../../src/auth/key-service.js';
+import { VerifiedDigests } from '../../src/auth/verified-digests.js';
+import { sign } from '../../src/auth/signature.js';
+import { deleteByPattern } from '../fixtures.js';
+import { freePort } from '../support/free-port.js';
+import { startNodeScript, type ManagedChild } from '../support/child-process.js';
+import { parseCli } from '../support/cli-args.js';
+import { pacedLoad, type PacedRequest } from '../support/paced-load.js';
+import { median, runFloodRounds, showRatios, startFlood, stopFlood } from './flood.js';
 
 const HB = '/api/v1/game/heartbeat';
 
@@ -87,11 +86,6 @@ function heartbeat(key: string, secret: string, n: number): PacedRequest {
   return { method: 'POST', path: HB, body, headers: { authorization: `Bearer ${key}`, 'x-service-timestamp': ts, 'x-service-signature': sign(secret, ts, body), 'content-type': 'application/json' } };
 }
 
-function summary(r: PacedResult): { statuses: Record<string, number>; p50: number; p99: number; max: number } {
-  const l = r.latenciesMs;
-  return { statuses: r.statuses, p50: percentile(l, 50), p99: percentile(l, 99), max: l[l.length - 1] ?? 0 };
-}
-
 try {
   const game = await createGame(db, { workspaceId: ws.id, name: 'bench game' });
   const key = await createKey(db, game.id, ['heartbeat'], 'bench-auth-flood', new VerifiedDigests(redis, keySpace));
@@ -104,52 +98,25 @@ try {
   const warm = async () => {
     if (warmup > 0) await pacedLoad({ port, rate, duration: warmup, connections: 4, next: () => heartbeat(warmKey.key, warmSecret, ++n) });
   };
-  /** Starts the flood sender at nice 19 and waits until it sends. */
-  const startFlood = async (): Promise<ManagedChild> => {
-    const args = ['--import', 'tsx', 'scripts/bench/auth-flood-sender.ts', '--port', String(port), '--key-prefix', key.prefix, '--rate', String(floodRate)];
-    const sender = startChild({ name: 'flood', command: nodeBinary(), args, echo: 'none' });
-    os.setPriority(sender.proc.pid!, 19);
-    await sender.waitForLine(/^FLOOD START$/);
-    return sender;
-  };
-  /** Stops the sender and returns the statuses its wrong secrets got. */
-  const stopFlood = async (sender: ManagedChild): Promise<Record<string, number>> => {
-    await sender.stop();
-    const line = /^FLOOD (\{.*\})$/m.exec(sender.output());
-    if (!line) throw new Error(`flood sender failed: ${sender.output().slice(-500)}`);
-    return JSON.parse(line[1]!) as Record<string, number>;
-  };
-
-  const phases = ['baseline', 'flood', 'flood-restart'] as const;
-  const p99s: Record<(typeof phases)[number], number[]> = { baseline: [], flood: [], 'flood-restart': [] };
-  const ratios: Record<'flood' | 'flood-restart', number[]> = { flood: [], 'flood-restart': [] };
-  for (let round = 1; round <= rounds; round++) {
-    for (const phase of phases) {
+  const floodArgs = ['--port', String(port), '--key-prefix', key.prefix, '--rate', String(floodRate)];
+  const { p99s, ratios } = await runFloodRounds({
+    rounds,
+    phases: ['baseline', 'flood', 'flood-restart'] as const,
+    measuredName: 'right key',
+    floodName: 'wrong secrets',
+    run: async (phase) => {
       let sender: ManagedChild | null = null;
-      if (phase === 'flood') {
-        await stopApi();
-        await startApi();
-        sender = await startFlood();
-      } else if (phase === 'flood-restart') {
-        sender = await startFlood();
-        await stopApi();
-        await startApi();
-      } else {
-        await stopApi();
-        await startApi();
-      }
+      if (phase === 'flood-restart') sender = await startFlood('scripts/bench/auth-flood-sender.ts', floodArgs);
+      await stopApi();
+      await startApi();
+      if (phase === 'flood') sender = await startFlood('scripts/bench/auth-flood-sender.ts', floodArgs);
       await warm();
-      const result = summary(await good());
-      const wrong = sender ? await stopFlood(sender) : null;
-      p99s[phase].push(result.p99);
-      if (phase !== 'baseline') ratios[phase].push(result.p99 / (p99s.baseline[round - 1] || 1));
-      console.log(`round ${round} ${phase}: right key ${JSON.stringify(result)}${wrong ? `; wrong secrets ${JSON.stringify(wrong)}` : ''}`);
-    }
-  }
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
-  const show = (xs: number[]) => xs.map((x) => x.toFixed(2)).join(', ');
-  console.log(`p99 ratio flooded/baseline, median of ${rounds} rounds: flood ${median(ratios.flood).toFixed(2)} (rounds ${show(ratios.flood)}), ` +
-    `flood-restart ${median(ratios['flood-restart']).toFixed(2)} (rounds ${show(ratios['flood-restart'])}) (target ≤ 2)`);
+      const measured = await good();
+      return { measured, flood: sender ? await stopFlood(sender) : null };
+    },
+  });
+  console.log(`p99 ratio flooded/baseline, median of ${rounds} rounds: flood ${median(ratios.flood).toFixed(2)} (rounds ${showRatios(ratios.flood)}), ` +
+    `flood-restart ${median(ratios['flood-restart']).toFixed(2)} (rounds ${showRatios(ratios['flood-restart'])}) (target ≤ 2)`);
   console.log(`BENCH auth_flood base_p99_ms=${median(p99s.baseline).toFixed(1)} flood_p99_ratio=${median(ratios.flood).toFixed(2)} restart_p99_ratio=${median(ratios['flood-restart']).toFixed(2)} rounds=${rounds}`);
 } finally {
   await stopApi();

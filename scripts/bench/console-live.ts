@@ -1,5 +1,5 @@
 /**
- * scripts/bench-console-live.ts — how fast the console's live feed shows a change, and what it costs per
+ * scripts/bench/console-live.ts — how fast the console's live feed shows a change, and what it costs per
  * open console (not a test).
  *
  * Usage:  npm run bench:console-live -- [--consoles 20] [--changes 50] [--prefix gisbench-live]
@@ -14,18 +14,18 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Registry } from 'prom-client';
-import { loadConfig } from '../src/config.js';
-import { createRedis } from '../src/store/redis.js';
-import { KeySpace } from '../src/store/keyspace/key-space.js';
-import { createDb } from '../src/store/prisma.js';
-import { createGame, createWorkspace } from '../src/games/game-service.js';
-import { issueCommand } from '../src/commands/command-service.js';
-import { createConsoleApp } from '../src/adapters/console/console-app.js';
-import { createConsoleServices } from '../src/adapters/console/console-services.js';
-import { LiveHub } from '../src/adapters/console/live/live-hub.js';
-import { buildOpenApiDocument } from '../src/adapters/openapi/openapi-document.js';
-import { deleteByPattern } from './fixtures.js';
-import { parseCli } from './support/cli-args.js';
+import { loadConfig } from '../../src/config.js';
+import { createRedis } from '../../src/store/redis.js';
+import { KeySpace } from '../../src/store/keyspace/key-space.js';
+import { createDb } from '../../src/store/prisma.js';
+import { createGame, createWorkspace } from '../../src/games/game-service.js';
+import { issueCommand } from '../../src/commands/command-service.js';
+import { createConsoleApp } from '../../src/adapters/console/console-app.js';
+import { createConsoleServices } from '../../src/adapters/console/console-services.js';
+import { LiveHub } from '../../src/adapters/console/live/live-hub.js';
+import { buildOpenApiDocument } from '../../src/adapters/openapi/openapi-document.js';
+import { deleteByPattern } from '../fixtures.js';
+import { parseCli } from '../support/cli-args.js';
 
 const cli = parseCli('usage: npm run bench:console-live -- [--consoles 20] [--changes 50] [--prefix gisbench-live]', { options: { consoles: { type: 'string' }, changes: { type: 'string' }, prefix: { type: 'string', default: 'gisbench-live' } } });
 const consoles = cli.number('consoles', 20, 1, 10_000, { integer: true });

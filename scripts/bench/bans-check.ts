@@ -1,5 +1,5 @@
 /**
- * scripts/bench-bans-check.ts — load benchmark of POST /api/v1/game/bans/check (not a test).
+ * scripts/bench/bans-check.ts — load benchmark of POST /api/v1/game/bans/check (not a test).
  *
  * Usage:  npm run bench:bans -- [--duration 10] [--connections 50] [--users 10000] [--banned 1000] [--prefix gisbench-bans]
  *                               [--ratio] [--ratio-rounds 2] [--json]
@@ -18,21 +18,21 @@
  */
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../src/config.js';
-import { createRedis } from '../src/store/redis.js';
-import { KeySpace } from '../src/store/keyspace/key-space.js';
-import { createDb } from '../src/store/prisma.js';
-import { createGame, createWorkspace } from '../src/games/game-service.js';
-import { createKey } from '../src/auth/key-service.js';
-import { sign } from '../src/auth/signature.js';
-import { BanService } from '../src/bans/ban-service.js';
-import { Blocklist } from '../src/bans/blocklist.js';
-import { deleteByPattern } from './fixtures.js';
-import { freePort } from './support/free-port.js';
-import { startNodeScript, type ManagedChild } from './support/child-process.js';
-import { autocannon, type AcRequest } from './support/autocannon.js';
-import type { PacedRequest } from './support/paced-load.js';
-import { measureTailRatios } from './bench/tail-ratio.js';
+import { loadConfig } from '../../src/config.js';
+import { createRedis } from '../../src/store/redis.js';
+import { KeySpace } from '../../src/store/keyspace/key-space.js';
+import { createDb } from '../../src/store/prisma.js';
+import { createGame, createWorkspace } from '../../src/games/game-service.js';
+import { createKey } from '../../src/auth/key-service.js';
+import { sign } from '../../src/auth/signature.js';
+import { BanService } from '../../src/bans/ban-service.js';
+import { Blocklist } from '../../src/bans/blocklist.js';
+import { deleteByPattern } from '../fixtures.js';
+import { freePort } from '../support/free-port.js';
+import { startNodeScript, type ManagedChild } from '../support/child-process.js';
+import { autocannon, type AcRequest } from '../support/autocannon.js';
+import type { PacedRequest } from '../support/paced-load.js';
+import { measureTailRatios } from './tail-ratio.js';
 
 const PATH = '/api/v1/game/bans/check';
 

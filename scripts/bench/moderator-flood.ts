@@ -1,5 +1,5 @@
 /**
- * scripts/bench-moderator-flood.ts — the real moderator's latency while wrong tokens and failed sign-ins
+ * scripts/bench/moderator-flood.ts — the real moderator's latency while wrong tokens and failed sign-ins
  * flood their token's public prefix (issue #31, item 6: "200 wrong tokens/s or failed sign-ins against
  * one account from elsewhere never stop the real moderator (p99 within 2× of quiet, as measured for
  * server keys)"; not a test). The moderator counterpart of `npm run bench:auth-flood`, same method.
@@ -16,25 +16,24 @@
  *   2. wrong-tokens: while `--flood`/s requests on the same route carry wrong secrets on its prefix;
  *   3. failed-sign-ins: while `--flood`/s `POST /console/api/session` carry wrong secrets on its prefix.
  * The flood comes from scripts/bench/moderator-flood-sender.ts, a process of its own at nice 19 (see
- * bench-auth-flood.ts for why). Prints, per phase and round, the real token's statuses and p50/p99/max,
+ * scripts/bench/flood.ts for why). Prints, per phase and round, the real token's statuses and p50/p99/max,
  * the statuses the flood got; per round the ratio of each flooded p99 to that round's quiet p99; and the
  * median of those ratios (target ≤ 2). Removes what it created afterwards.
  */
-import os from 'node:os';
-import { loadConfig } from '../src/config.js';
-import { createRedis } from '../src/store/redis.js';
-import { KeySpace } from '../src/store/keyspace/key-space.js';
-import { createDb } from '../src/store/prisma.js';
-import { createGame, createWorkspace } from '../src/games/game-service.js';
-import { VerifiedDigests } from '../src/auth/verified-digests.js';
-import { addModerator } from '../src/auth/moderators/moderator-accounts.js';
-import { parseModeratorToken } from '../src/auth/moderators/moderator-token.js';
-import { percentile } from '@gis/client';
-import { deleteByPattern } from './fixtures.js';
-import { freePort } from './support/free-port.js';
-import { nodeBinary, startChild, startNodeScript, type ManagedChild } from './support/child-process.js';
-import { parseCli } from './support/cli-args.js';
-import { pacedLoad, type PacedResult } from './support/paced-load.js';
+import { loadConfig } from '../../src/config.js';
+import { createRedis } from '../../src/store/redis.js';
+import { KeySpace } from '../../src/store/keyspace/key-space.js';
+import { createDb } from '../../src/store/prisma.js';
+import { createGame, createWorkspace } from '../../src/games/game-service.js';
+import { VerifiedDigests } from '../../src/auth/verified-digests.js';
+import { addModerator } from '../../src/auth/moderators/moderator-accounts.js';
+import { parseModeratorToken } from '../../src/auth/moderators/moderator-token.js';
+import { deleteByPattern } from '../fixtures.js';
+import { freePort } from '../support/free-port.js';
+import { startNodeScript, type ManagedChild } from '../support/child-process.js';
+import { parseCli } from '../support/cli-args.js';
+import { pacedLoad } from '../support/paced-load.js';
+import { median, runFloodRounds, showRatios, startFlood, stopFlood } from './flood.js';
 
 const cli = parseCli('usage: npm run bench:moderator-flood -- [--duration 20] [--rate 50] [--flood 200] [--rounds 3] [--warmup 3] [--prefix gisbench-modflood]', {
   options: {
@@ -74,11 +73,6 @@ async function stopApi(): Promise<void> {
   await api?.stop();
 }
 
-function summary(r: PacedResult): { statuses: Record<string, number>; p50: number; p99: number; max: number } {
-  const l = r.latenciesMs;
-  return { statuses: r.statuses, p50: percentile(l, 50), p99: percentile(l, 99), max: l[l.length - 1] ?? 0 };
-}
-
 try {
   const game = await createGame(db, { workspaceId: ws.id, name: 'bench game' });
   const store = { db, redis, keySpace, digests: new VerifiedDigests(redis, keySpace) };
@@ -89,40 +83,23 @@ try {
   const calls = (token: string, seconds: number) =>
     pacedLoad({ port: consolePort, rate, duration: seconds, connections: 4, next: () => ({ method: 'GET', path, headers: { authorization: `Bearer ${token}` } }) });
 
-  const startFlood = async (mode: 'bearer' | 'signin'): Promise<ManagedChild> => {
-    const args = ['--import', 'tsx', 'scripts/bench/moderator-flood-sender.ts', '--port', String(consolePort), '--token-prefix', tokenPrefix, '--rate', String(floodRate), '--mode', mode, '--path', path];
-    const sender = startChild({ name: 'flood', command: nodeBinary(), args, echo: 'none' });
-    os.setPriority(sender.proc.pid!, 19);
-    await sender.waitForLine(/^FLOOD START$/);
-    return sender;
-  };
-  const stopFlood = async (sender: ManagedChild): Promise<Record<string, number>> => {
-    await sender.stop();
-    const line = /^FLOOD (\{.*\})$/m.exec(sender.output());
-    if (!line) throw new Error(`flood sender failed: ${sender.output().slice(-500)}`);
-    return JSON.parse(line[1]!) as Record<string, number>;
-  };
-
-  const phases = ['quiet', 'wrong-tokens', 'failed-sign-ins'] as const;
-  const p99s: Record<(typeof phases)[number], number[]> = { quiet: [], 'wrong-tokens': [], 'failed-sign-ins': [] };
-  const ratios: Record<'wrong-tokens' | 'failed-sign-ins', number[]> = { 'wrong-tokens': [], 'failed-sign-ins': [] };
-  for (let round = 1; round <= rounds; round++) {
-    for (const phase of phases) {
+  const floodArgs = (mode: 'bearer' | 'signin') => ['--port', String(consolePort), '--token-prefix', tokenPrefix, '--rate', String(floodRate), '--mode', mode, '--path', path];
+  const { p99s, ratios } = await runFloodRounds({
+    rounds,
+    phases: ['quiet', 'wrong-tokens', 'failed-sign-ins'] as const,
+    measuredName: 'real token',
+    floodName: 'wrong tokens',
+    run: async (phase) => {
       await stopApi();
       await startApi();
-      const sender = phase === 'quiet' ? null : await startFlood(phase === 'wrong-tokens' ? 'bearer' : 'signin');
+      const sender = phase === 'quiet' ? null : await startFlood('scripts/bench/moderator-flood-sender.ts', floodArgs(phase === 'wrong-tokens' ? 'bearer' : 'signin'));
       if (warmup > 0) await calls(warmAccount.token, warmup);
-      const result = summary(await calls(real.token, duration));
-      const wrong = sender ? await stopFlood(sender) : null;
-      p99s[phase].push(result.p99);
-      if (phase !== 'quiet') ratios[phase].push(result.p99 / (p99s.quiet[round - 1] || 1));
-      console.log(`round ${round} ${phase}: real token ${JSON.stringify(result)}${wrong ? `; wrong tokens ${JSON.stringify(wrong)}` : ''}`);
-    }
-  }
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
-  const show = (xs: number[]) => xs.map((x) => x.toFixed(2)).join(', ');
-  console.log(`p99 ratio flooded/quiet, median of ${rounds} rounds: wrong tokens ${median(ratios['wrong-tokens']).toFixed(2)} (rounds ${show(ratios['wrong-tokens'])}), ` +
-    `failed sign-ins ${median(ratios['failed-sign-ins']).toFixed(2)} (rounds ${show(ratios['failed-sign-ins'])}) (target ≤ 2)`);
+      const measured = await calls(real.token, duration);
+      return { measured, flood: sender ? await stopFlood(sender) : null };
+    },
+  });
+  console.log(`p99 ratio flooded/quiet, median of ${rounds} rounds: wrong tokens ${median(ratios['wrong-tokens']).toFixed(2)} (rounds ${showRatios(ratios['wrong-tokens'])}), ` +
+    `failed sign-ins ${median(ratios['failed-sign-ins']).toFixed(2)} (rounds ${showRatios(ratios['failed-sign-ins'])}) (target ≤ 2)`);
   console.log(`BENCH moderator_flood quiet_p99_ms=${median(p99s.quiet).toFixed(1)} wrong_tokens_p99_ratio=${median(ratios['wrong-tokens']).toFixed(2)} failed_sign_ins_p99_ratio=${median(ratios['failed-sign-ins']).toFixed(2)} rounds=${rounds}`);
 } finally {
   await stopApi();

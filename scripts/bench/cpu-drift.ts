@@ -1,7 +1,7 @@
 /**
- * scripts/bench-cpu-drift.ts — how steady this machine's CPU speed is (not a test; no service needed).
+ * scripts/bench/cpu-drift.ts — how steady this machine's CPU speed is (not a test; no service needed).
  *
- * Usage:  node_modules/.bin/tsx scripts/bench-cpu-drift.ts [seconds, default 60]
+ * Usage:  node_modules/.bin/tsx scripts/bench/cpu-drift.ts [seconds, default 60]
  *
  * Repeats one fixed piece of single-threaded work (20,000 chained SHA-256 hashes, ~30 ms on the
  * 2-core machine of 2026-11-22) for the given time and prints its duration in ms: min, p10, p50, p90,
@@ -12,12 +12,12 @@
  */
 import { createHash } from 'node:crypto';
 import { percentile } from '@gis/client';
-import { parseCli } from './support/cli-args.js';
+import { parseCli } from '../support/cli-args.js';
 
 const HASHES = 20_000;
 
 function main(): void {
-  const cli = parseCli('usage: tsx scripts/bench-cpu-drift.ts [seconds, default 60]', { allowPositionals: true, options: {} });
+  const cli = parseCli('usage: tsx scripts/bench/cpu-drift.ts [seconds, default 60]', { allowPositionals: true, options: {} });
   const seconds = Number(cli.positionals[0] ?? 60);
   if (cli.positionals.length > 1 || !(seconds >= 1 && seconds <= 3600)) cli.fail('seconds must be one number from 1 to 3600');
   const samples: number[] = [];

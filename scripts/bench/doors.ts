@@ -1,7 +1,7 @@
 /**
- * scripts/bench-doors.ts — load benchmark of the door endpoints (issue #5; not a test).
+ * scripts/bench/doors.ts — load benchmark of the door endpoints (issue #5; not a test).
  *
- * Usage:  node_modules/.bin/tsx scripts/bench-doors.ts [--duration 8] [--connections 50] [--warmup 2]
+ * Usage:  node_modules/.bin/tsx scripts/bench/doors.ts [--duration 8] [--connections 50] [--warmup 2]
  *             [--rounds 3] [--rate-fractions 0.5,0.8] [--light-rate 200] [--only cached,cold,bulk]
  *             [--prefix gisbenchdoors] [--cpu-prof] [--json]
  *
@@ -10,7 +10,7 @@
  *      with an org tree (3 organizations, 12 units up to 4 deep, 24 positions), ~104,000 members with
  *      positions, open shifts, records and tenure, a running operation; one game with an all-scope key and
  *      50 doors of 50 policies each (every subject type, every condition, denies and allows).
- *   2. Starts, the way scripts/bench-heartbeat.ts does, the API (src/server.ts) and the heartbeat ceiling
+ *   2. Starts, the way scripts/bench/heartbeat.ts does, the API (src/server.ts) and the heartbeat ceiling
  *      of the core benchmark (scripts/bench/baseline-server.ts: raw body + HMAC + JSON.parse of a 3.9 KB
  *      heartbeat, nothing else).
  *   3. Drives them with autocannon and freshly signed requests:
@@ -40,25 +40,25 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Prisma } from '@prisma/client';
-import { cleanFixtures, deleteByPattern, initialRoster, MAX_PLAYERS, seedFixtures, type SeededGame } from './fixtures.js';
-import { loadConfig } from '../src/config.js';
-import { createRedis } from '../src/store/redis.js';
-import { KeySpace } from '../src/store/keyspace/key-space.js';
-import { createDb, type Db } from '../src/store/prisma.js';
-import { sign } from '../src/auth/signature.js';
-import { createDoor } from '../src/doors/door-admin-service.js';
-import { createKey } from '../src/auth/key-service.js';
-import { incrementDoorsVersion, raiseDoorsVersion } from '../src/doors/doors-version.js';
-import { parseConditions } from '../src/doors/policy-conditions.js';
-import type { AppRedis } from '../src/store/redis.js';
-import { freePort } from './support/free-port.js';
-import { startNodeScript, type ManagedChild } from './support/child-process.js';
-import { parseCli } from './support/cli-args.js';
-import { autocannon, type AcInstance } from './support/autocannon.js';
-import { pacedLoad } from './support/paced-load.js';
+import { cleanFixtures, deleteByPattern, initialRoster, MAX_PLAYERS, seedFixtures, type SeededGame } from '../fixtures.js';
+import { loadConfig } from '../../src/config.js';
+import { createRedis } from '../../src/store/redis.js';
+import { KeySpace } from '../../src/store/keyspace/key-space.js';
+import { createDb, type Db } from '../../src/store/prisma.js';
+import { sign } from '../../src/auth/signature.js';
+import { createDoor } from '../../src/doors/door-admin-service.js';
+import { createKey } from '../../src/auth/key-service.js';
+import { incrementDoorsVersion, raiseDoorsVersion } from '../../src/doors/doors-version.js';
+import { parseConditions } from '../../src/doors/policy-conditions.js';
+import type { AppRedis } from '../../src/store/redis.js';
+import { freePort } from '../support/free-port.js';
+import { startNodeScript, type ManagedChild } from '../support/child-process.js';
+import { parseCli } from '../support/cli-args.js';
+import { autocannon, type AcInstance } from '../support/autocannon.js';
+import { pacedLoad } from '../support/paced-load.js';
 import { percentile } from '@gis/client';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const DOORS = 50;
 const POLICIES_PER_DOOR = 50;
 const CACHED_USERS = 400;
