@@ -73,9 +73,16 @@ module.exports = {
       to: { path: '^packages/', dependencyTypesNot: ['aliased-tsconfig-paths'] },
     },
     {
+      name: 'simulator-not-to-tools-or-tests',
+      severity: 'error',
+      comment: 'The simulator (packages/simulator, @gis/simulator) is what the benches and tests play a fleet with: it uses the service (src/, to set its game up) and the reference client, never the benches, scripts or tests.',
+      from: { path: '^packages/simulator/' },
+      to: { path: '^(workers|scripts|test)/' },
+    },
+    {
       name: 'service-not-to-client',
       severity: 'error',
-      comment: 'The service speaks HTTP to clients; it never runs the reference client (scripts and tests may, by its package name).',
+      comment: 'The service speaks HTTP to clients; it never runs the reference client or the simulator (scripts and tests may, by their package names).',
       from: { path: '^(src|workers)/' },
       to: { path: '^packages/' },
     },

@@ -14,7 +14,7 @@
  *              read from Postgres, the decisions cached and access-logged);
  *   cached     POST doors/check of a (user, door) pair decided by a bulk check just before the phase
  *              (the decision cache answers; the share of `cached: true` answers is printed).
- * The game has the simulator's four doors with their policies (scripts/support/door-play.ts).
+ * The game has the simulator's four doors with their policies (packages/simulator/src/door-play.ts).
  *
  * The API runs as `npm start` runs it, from the build (`dist/src/server.js`: run `npm run build` first,
  * also in a `--baseline-dir`); `--from src` runs `src/server.ts` under tsx instead, whose esbuild
@@ -57,7 +57,7 @@ import { KeySpace } from '../../src/store/keyspace/key-space.js';
 import { createDb } from '../../src/store/prisma.js';
 import { sign } from '../../src/auth/signature.js';
 import { heartbeatQuota } from '../../src/limits/quotas.js';
-import { seedSimulatedDoors } from '../support/door-play.js';
+import { seedSimulatedDoors } from '@gis/simulator';
 import { freePort } from '../support/free-port.js';
 import { nodeBinary, ROOT, startChild, waitUntil, type ManagedChild } from '../support/child-process.js';
 import { parseCli } from '../support/cli-args.js';

@@ -8,7 +8,7 @@
  * One run (about 2 × (--duration + 30) s):
  *   1. Creates, in the database of DATABASE_URL (default: the dev database `gis`), a workspace, a game with
  *      the shortest heartbeat interval (15 s) and an all-scope key; its platform settings point at a local
- *      imitation of the cloud messaging API (scripts/support/cloud-messaging-imitation.ts).
+ *      imitation of the cloud messaging API (packages/simulator/src/cloud-messaging-imitation.ts).
  *   2. Starts the API (src/server.ts) and the workers (workers/index.ts, roles publish-nudges and
  *      expire-commands) as children under the dedicated Redis prefix.
  *   3. Starts a fleet of --servers reference clients (@gis/client), each with --players players, booting
@@ -37,8 +37,7 @@ import { createKey } from '../../src/auth/key-service.js';
 import { SCOPES } from '../../src/auth/scopes.js';
 import { GameClient } from '@gis/client';
 import { NudgeQueue } from '../../src/commands/nudge-queue.js';
-import { CloudMessagingImitation } from '../support/cloud-messaging-imitation.js';
-import { attachNudgeImitation, CommandLoad, type CommandLoadSummary } from '../support/command-load.js';
+import { CloudMessagingImitation, attachNudgeImitation, CommandLoad, type CommandLoadSummary } from '@gis/simulator';
 import { deleteByPattern } from '../fixtures.js';
 import { freePort } from '../support/free-port.js';
 import { startNodeScript, type ManagedChild } from '../support/child-process.js';

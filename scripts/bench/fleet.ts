@@ -21,7 +21,7 @@
  *      server), and stops at the first step over the knee: the probe's steady p99 over --max-probe-p99-ms,
  *      refusals (429/503) over --max-refusal-pct of all requests, or any request timed out.
  *   5. Per step: the service's CPU over the measured window, every process with its descendants (the
- *      postmaster's backends included, also those that exited: scripts/support/proc-stat.ts), per request
+ *      postmaster's backends included, also those that exited: packages/simulator/src/proc-stat.ts), per request
  *      and per live player; the service core's share used; what one fully used core would hold at that
  *      cost above idle (players × (1 − idle share) ÷ (step share − idle share)); the simulator's void rule (any simulator process's loop-delay p99 over 50 ms voids the step's
  *      latencies, and a void step ends the run: its figures measure the simulator).
@@ -40,8 +40,7 @@ import path from 'node:path';
 import { parseCli } from '../support/cli-args.js';
 import { nodeBinary, ROOT, runCommand, startNodeScript, type ManagedChild } from '../support/child-process.js';
 import { freePort } from '../support/free-port.js';
-import { descendants, processTreeCpuSeconds } from '../support/proc-stat.js';
-import type { LatencySummary } from '../simulate/histogram.js';
+import { descendants, processTreeCpuSeconds, type LatencySummary } from '@gis/simulator';
 import { startLocalRedis, stopLocalRedis } from '../services/redis.js';
 import { ensureDatabase, migrateDeploy, startLocalPostgres, stopLocalPostgres } from '../services/postgres.js';
 
@@ -119,7 +118,7 @@ interface Step {
   over: string | null;
 }
 
-/** The parts of `simulate --json`'s summary (scripts/simulate.ts) this benchmark reads. */
+/** The parts of `simulate --json`'s summary (packages/simulator/src/simulate.ts) this benchmark reads. */
 interface SimSummary {
   durationSeconds: number;
   void: string | null;
@@ -143,7 +142,7 @@ async function pin(pid: number, cpu: number): Promise<void> {
 /** Runs one `simulate` step pinned to the simulator's core; resolves to its JSON summary. */
 function simulate(env: Record<string, string>, apiUrl: string, servers: number, watch: number[]): Promise<SimSummary> {
   const simArgs = [
-    '-c', String(args.simCpu), nodeBinary(), '--import', 'tsx', 'scripts/simulate.ts',
+    '-c', String(args.simCpu), nodeBinary(), '--import', 'tsx', 'packages/simulator/src/simulate.ts',
     '--servers', String(servers), '--players', String(args.players), '--duration', String(args.duration),
     '--interval', String(args.interval), '--ramp', String(args.ramp), '--probe-rate', String(args.probeRate),
     '--wait', String(args.wait), '--url', apiUrl, '--watch-pids', watch.join(','), '--json',

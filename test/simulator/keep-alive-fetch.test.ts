@@ -1,5 +1,5 @@
 /**
- * The simulator's HTTP/1.1 client (scripts/simulate/keep-alive-fetch.ts, issue #15 item 4) against real
+ * The simulator's HTTP/1.1 client (packages/simulator/src/keep-alive-fetch.ts, issue #15 item 4) against real
  * servers on loopback: node:http for what the API does (Content-Length, chunked, keep-alive, closing idle
  * connections) and raw TCP servers for what it must survive (a body up to the close, an answer spread
  * over many reads, a malformed answer, a connection dropped mid-answer), and the reference client's
@@ -11,7 +11,7 @@ import { once } from 'node:events';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { SignedTransport, GAME_PATHS } from '@gis/client';
-import { keepAliveFetch } from '../../scripts/simulate/keep-alive-fetch.js';
+import { keepAliveFetch } from '@gis/simulator';
 import { StubServer, TEST_KEY } from '../support/stub-server.js';
 
 interface Seen {

@@ -1,5 +1,5 @@
 /**
- * scripts/support/proc-stat.ts — CPU figures of the machine and of other processes from Linux's /proc,
+ * packages/simulator/src/proc-stat.ts — CPU figures of the machine and of other processes from Linux's /proc,
  * for the simulator and the benchmarks (a process measures itself with `process.cpuUsage()`). Every
  * reader returns null where /proc is missing (not Linux) or the process is gone.
  */

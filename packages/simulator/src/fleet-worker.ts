@@ -7,7 +7,7 @@
  * sessions. Not part of the service.
  */
 import type { ProblemInfo } from '@gis/client';
-import { emptyDoorSummary } from '../support/door-play.js';
+import { emptyDoorSummary } from './door-play.js';
 import { keepAliveFetch } from './keep-alive-fetch.js';
 import { ProcessMeter, RequestStats } from './sim-stats.js';
 import { SimServer } from './sim-server.js';

@@ -5,15 +5,15 @@
  * both server time in ms). Also wires a game to the local cloud messaging imitation so the fleet
  * receives urgent nudges. Not part of the service.
  */
-import type { Db } from '../../src/store/prisma.js';
-import type { AppRedis } from '../../src/store/redis.js';
-import { DomainError } from '../../src/errors.js';
-import { issueCommand } from '../../src/commands/command-service.js';
-import type { NudgeRequester } from '../../src/commands/nudge-queue.js';
-import { NUDGE_TOPIC } from '../../src/commands/nudge-publisher.js';
+import type { Db } from '../../../src/store/prisma.js';
+import type { AppRedis } from '../../../src/store/redis.js';
+import { DomainError } from '../../../src/errors.js';
+import { issueCommand } from '../../../src/commands/command-service.js';
+import type { NudgeRequester } from '../../../src/commands/nudge-queue.js';
+import { NUDGE_TOPIC } from '../../../src/commands/nudge-publisher.js';
 import { percentile } from '@gis/client';
 import { CloudMessagingImitation } from './cloud-messaging-imitation.js';
-import type { KeySpace } from '../../src/store/keyspace/key-space.js';
+import type { KeySpace } from '../../../src/store/keyspace/key-space.js';
 
 /** A server of the fleet as the load sees it: its id and who is on it now. */
 export interface FleetServer {

@@ -4,7 +4,7 @@
  * serialization). Times are epoch ms. Not part of the service.
  */
 import type { RequestStatsData, ProcessReport, Timeline } from './sim-stats.js';
-import type { DoorPlaySummary } from '../support/door-play.js';
+import type { DoorPlaySummary } from './door-play.js';
 import type { SetupErrorInfo } from '@gis/client';
 
 /** What a fleet worker runs: servers `indices` of the run. */

@@ -18,7 +18,7 @@
  * Not part of the service.
  */
 import { GameClient, type CommandEntry, type CommandOutcome, type HeartbeatRequest, type HeartbeatSuccess, type ProblemInfo, type SetupErrorInfo, type AttemptInfo, type FetchLike } from '@gis/client';
-import { DoorPlay, type DoorPlaySummary } from '../support/door-play.js';
+import { DoorPlay, type DoorPlaySummary } from './door-play.js';
 import type { TimerWheel } from './timer-wheel.js';
 
 export const SDK_VERSION = 'gis-simulator/0.2.0';

@@ -4,13 +4,13 @@
  * [--timeout S] [--watch-pids PIDS] [--no-memory-scan] [--cpu-prof DIR] [--json]`.
  *
  * A fleet of N simulated game servers, each a reference client (@gis/client) against a running API,
- * spread over P fleet worker processes (scripts/simulate/fleet-worker.ts), plus one **probe** process
- * (scripts/simulate/probe.ts: one server of the same game at a fixed low rate, open loop) whose latency is
+ * spread over P fleet worker processes (packages/simulator/src/fleet-worker.ts), plus one **probe** process
+ * (packages/simulator/src/probe.ts: one server of the same game at a fixed low rate, open loop) whose latency is
  * the service's latency as a lone client sees it (issue #15 item 4). This process coordinates: unless
  * `--key` is given it creates a workspace, a game (interval `--interval`, default 15 s) with four doors and
  * a key with every scope; it boots server i at a random time of the first `--ramp` seconds (default 10:
  * a game update restarts every server at once); each server's players arrive over `--fill` seconds
- * (default 30) and then come and go (scripts/simulate/sim-server.ts); it issues `--commands` moderation
+ * (default 30) and then come and go (packages/simulator/src/sim-server.ts); it issues `--commands` moderation
  * commands a minute to players the workers report; with `--nudges` the game's urgent nudges reach every
  * server through a local cloud messaging imitation.
  *
@@ -43,21 +43,21 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { realSleep } from '@gis/client';
-import { loadConfig, ConfigError, type Config } from '../src/config.js';
-import { createDb, type Db } from '../src/store/prisma.js';
-import { createGame, createWorkspace, checkInterval } from '../src/games/game-service.js';
-import { createKey } from '../src/auth/key-service.js';
-import { parseServerKey } from '../src/auth/server-key.js';
-import { SCOPES } from '../src/auth/scopes.js';
-import { createRedis, type AppRedis } from '../src/store/redis.js';
-import { KeySpace } from '../src/store/keyspace/key-space.js';
-import { NudgeQueue } from '../src/commands/nudge-queue.js';
-import { attachNudgeImitation, CommandLoad, type CommandLoadSummary } from './support/command-load.js';
-import { emptyDoorSummary, mergeDoorSummary, seedSimulatedDoors, type DoorPlaySummary } from './support/door-play.js';
-import { addCounts, ENDPOINTS, ProcessMeter, RequestStats, type Endpoint, type ProcessReport, type Timeline } from './simulate/sim-stats.js';
-import { Histogram, type LatencySummary } from './simulate/histogram.js';
-import { machineJiffies, processTreeCpuSeconds } from './support/proc-stat.js';
-import type { FleetFinal, FleetProgress, FleetStart, FromChild, ProbeFinal, ProbeStart, TargetSample, ToChild } from './simulate/protocol.js';
+import { loadConfig, ConfigError, type Config } from '../../../src/config.js';
+import { createDb, type Db } from '../../../src/store/prisma.js';
+import { createGame, createWorkspace, checkInterval } from '../../../src/games/game-service.js';
+import { createKey } from '../../../src/auth/key-service.js';
+import { parseServerKey } from '../../../src/auth/server-key.js';
+import { SCOPES } from '../../../src/auth/scopes.js';
+import { createRedis, type AppRedis } from '../../../src/store/redis.js';
+import { KeySpace } from '../../../src/store/keyspace/key-space.js';
+import { NudgeQueue } from '../../../src/commands/nudge-queue.js';
+import { attachNudgeImitation, CommandLoad, type CommandLoadSummary } from './command-load.js';
+import { emptyDoorSummary, mergeDoorSummary, seedSimulatedDoors, type DoorPlaySummary } from './door-play.js';
+import { addCounts, ENDPOINTS, ProcessMeter, RequestStats, type Endpoint, type ProcessReport, type Timeline } from './sim-stats.js';
+import { Histogram, type LatencySummary } from './histogram.js';
+import { machineJiffies, processTreeCpuSeconds } from './proc-stat.js';
+import type { FleetFinal, FleetProgress, FleetStart, FromChild, ProbeFinal, ProbeStart, TargetSample, ToChild } from './protocol.js';
 
 const USAGE = `usage: npm run simulate -- --servers N --players M --duration S [options]
   --servers     simulated game servers (default 5)
@@ -222,7 +222,7 @@ interface Child {
 }
 
 function forkChild(role: 'fleet' | 'probe', cpuProfDir?: string): Child {
-  const file = new URL(`./simulate/${role === 'fleet' ? 'fleet-worker' : 'probe'}.ts`, import.meta.url).pathname;
+  const file = new URL(`./${role === 'fleet' ? 'fleet-worker' : 'probe'}.ts`, import.meta.url).pathname;
   const execArgv = ['--import', 'tsx', ...(cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : [])];
   const proc = fork(file, [], { execArgv, serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const child = { role, proc } as Child;

@@ -4,11 +4,11 @@
  * {@link DoorAccess} (manifest on boot, bulk check on join, cached decisions, single checks for uncached
  * doors, failMode when unreachable, door_set_state applied). Not part of the service.
  */
-import type { Db } from '../../src/store/prisma.js';
-import type { AppRedis } from '../../src/store/redis.js';
-import { addPolicy, createDoor } from '../../src/doors/door-admin-service.js';
+import type { Db } from '../../../src/store/prisma.js';
+import type { AppRedis } from '../../../src/store/redis.js';
+import { addPolicy, createDoor } from '../../../src/doors/door-admin-service.js';
 import { DoorAccess, type DoorAccessOptions, type DoorAnswer, type TransportResponse, type ProblemInfo } from '@gis/client';
-import type { KeySpace } from '../../src/store/keyspace/key-space.js';
+import type { KeySpace } from '../../../src/store/keyspace/key-space.js';
 
 /** What the fleet's door use came to: answers by outcome, by where they came from, and the reasons. */
 export interface DoorPlaySummary {

@@ -1,11 +1,11 @@
 /**
- * The simulator's one timer per fleet process (scripts/simulate/timer-wheel.ts, issue #15 item 4): what
+ * The simulator's one timer per fleet process (packages/simulator/src/timer-wheel.ts, issue #15 item 4): what
  * its callers rely on. A callback never runs before its time (a client's Retry-After wait must not end
  * early) and callbacks run in time order; a sleep honours its abort signal as the client's Clock
  * contract says; a throwing callback stops no other. No assertion on how late anything runs.
  */
 import { expect } from 'chai';
-import { TimerWheel } from '../../scripts/simulate/timer-wheel.js';
+import { TimerWheel } from '@gis/simulator';
 
 /** Resolves once `done()` holds (polling; a loaded machine may run timers late, which is not a failure). */
 async function until(done: () => boolean): Promise<void> {
