@@ -1,5 +1,5 @@
 /**
- * A fleet worker process of the simulator (forked by scripts/simulate.ts): runs the servers it is given,
+ * A fleet worker process of the simulator (forked by packages/simulator/src/simulate.ts): runs the servers it is given,
  * each booting at its own time of the ramp, against the API, and reports to the coordinator over IPC:
  * running totals every 2 s (every 6 s with a sample of servers and players for the moderation load), and on
  * `stop` (after every server let its players go and flushed) one final report with its request

@@ -1,5 +1,5 @@
 /**
- * The simulator's probe process (forked by scripts/simulate.ts): one game server of the same game, on the
+ * The simulator's probe process (forked by packages/simulator/src/simulate.ts): one game server of the same game, on the
  * same key, sending signed requests at a fixed low rate (default 5 a second: each fifth a heartbeat of a
  * 5-player roster, the others ban checks of rotating users), open loop: a request is sent when it is due,
  * whatever the previous one is doing. Its own process and event loop carry nothing else, so its latency

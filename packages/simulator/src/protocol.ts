@@ -1,5 +1,5 @@
 /**
- * Messages between the simulator's coordinator (scripts/simulate.ts) and its child processes, the fleet
+ * Messages between the simulator's coordinator (packages/simulator/src/simulate.ts) and its child processes, the fleet
  * workers (fleet-worker.ts) and the probe (probe.ts), over Node's IPC channel (`fork`, advanced
  * serialization). Times are epoch ms. Not part of the service.
  */
