@@ -8,7 +8,11 @@
  *    ids come from a sequence, read through the primary key), at most `batch` per tick. Their members are
  *    recomputed from the session's open time. The cursor moves only after those recomputes committed, so a
  *    worker killed mid-tick repeats the batch next time, and repeating is a no-op (the recompute is
- *    idempotent).
+ *    idempotent). Ids are taken when a row is inserted but become visible when its transaction commits:
+ *    with two flushers at once a lower id can commit after the cursor passed it. So the ids the cursor
+ *    passed without a row are kept as gaps ({@link GlobalKeys.derivedSessionGaps}) and looked up again each
+ *    tick for {@link SESSION_GAP_WAIT_MS}; most never fill (an `ON CONFLICT DO NOTHING` insert or a
+ *    rolled-back transaction spends ids without a row).
  * 2. Closes: a close updates an existing Session row, so it is found through the members that hold an
  *    open shift ({@link GlobalKeys.openShifts}): one whose shift has no open, clock-in session left is
  *    recomputed, which closes the shift at its last heartbeat.
@@ -37,6 +41,14 @@ export const DEFAULT_BATCH = 500;
 export const DEFAULT_ACCRUAL_REFRESH_MS = 60_000;
 /** How often each process re-adds every open shift in Postgres to the open set, ms. */
 export const OPEN_SET_RECONCILE_MS = 10 * 60_000;
+/**
+ * How long an id the cursor passed without a row is looked up again, ms: far longer than a flush
+ * transaction lasts (a batch's statements take well under a second; Prisma's interactive transactions
+ * give up after 5 s).
+ */
+export const SESSION_GAP_WAIT_MS = 10 * 60_000;
+/** Gap ranges kept at most; past it the oldest are dropped (a gap is a range however many ids it spans). */
+export const MAX_SESSION_GAPS = 1_000;
 
 /** What one tick did. */
 export interface LiveTickResult {
@@ -50,6 +62,48 @@ export interface LiveTickResult {
 
 /** workspaceId → memberId → earliest instant (ms) that may have changed. */
 type Touched = Map<string, Map<string, number>>;
+
+/** A Session row as the live derivation reads it. */
+interface SessionRow {
+  id: bigint;
+  gameId: string;
+  externalId: string;
+  openedAt: Date;
+}
+
+/** Session ids `from`..`to` (inclusive) the cursor passed without a row, first seen at `sinceMs`. */
+interface IdGap {
+  from: bigint;
+  to: bigint;
+  sinceMs: number;
+}
+
+const SESSION_SELECT = { id: true, gameId: true, externalId: true, openedAt: true } as const;
+
+/** The gaps between `cursor` and the ascending ids of `rows` (none after the last row). */
+function gapsBefore(cursor: bigint, rows: SessionRow[], sinceMs: number): IdGap[] {
+  const gaps: IdGap[] = [];
+  let expected = cursor + 1n;
+  for (const { id } of rows) {
+    if (id > expected) gaps.push({ from: expected, to: id - 1n, sinceMs });
+    expected = id + 1n;
+  }
+  return gaps;
+}
+
+/** What is left of `gap` once the ids of `found` are taken out of it. */
+function splitGap(gap: IdGap, found: bigint[]): IdGap[] {
+  const rest: IdGap[] = [];
+  let from = gap.from;
+  for (const id of found.filter((x) => x >= gap.from && x <= gap.to).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))) {
+    if (id > from) rest.push({ from, to: id - 1n, sinceMs: gap.sinceMs });
+    from = id + 1n;
+  }
+  if (from <= gap.to) rest.push({ from, to: gap.to, sinceMs: gap.sinceMs });
+  return rest;
+}
+
+const gapMember = (g: IdGap): string => `${g.from}-${g.to}`;
 
 function touch(touched: Touched, workspaceId: string, memberId: string, fromMs: number): void {
   const members = touched.get(workspaceId) ?? new Map<string, number>();
@@ -85,7 +139,11 @@ export class LiveDerivation {
     if (nowMs - this.lastReconcileMs >= OPEN_SET_RECONCILE_MS) await this.reconcileOpenSet(nowMs);
     const touched: Touched = new Map();
     const batch = this.opts.batch ?? DEFAULT_BATCH;
-    const { read, lastId } = await this.touchNewSessions(touched, batch);
+    const gaps = await this.openGaps(nowMs);
+    const late = gaps.length ? await this.db.session.findMany({ where: { OR: gaps.map((g) => ({ id: { gte: g.from, lte: g.to } })) }, select: SESSION_SELECT }) : [];
+    const cursor = BigInt((await this.redis.get(this.keys.derivedSessionCursor())) ?? '0');
+    const fresh = await this.db.session.findMany({ where: { id: { gt: cursor } }, orderBy: { id: 'asc' }, take: batch, select: SESSION_SELECT });
+    await this.touchSessions(touched, [...late, ...fresh]);
     const refresh = nowMs - this.lastAccrualRefreshMs >= (this.opts.accrualRefreshMs ?? DEFAULT_ACCRUAL_REFRESH_MS);
     await this.touchOpenShifts(touched, refresh, nowMs);
 
@@ -97,21 +155,48 @@ export class LiveDerivation {
         recomputed++;
       }
     }
-    if (lastId !== null) await this.redis.set(this.keys.derivedSessionCursor(), lastId.toString());
+    // Gaps first, then the cursor: killed in between, the next tick reads the same rows and gaps again.
+    await this.saveGaps(gaps, late, gapsBefore(cursor, fresh, nowMs), nowMs);
+    if (fresh.length) await this.redis.set(this.keys.derivedSessionCursor(), fresh.at(-1)!.id.toString());
     if (refresh) this.lastAccrualRefreshMs = nowMs;
-    return { sessionsRead: read, membersRecomputed: recomputed, caughtUp: read < batch };
+    return { sessionsRead: fresh.length + late.length, membersRecomputed: recomputed, caughtUp: fresh.length < batch };
   }
 
-  /** Reads up to `batch` sessions past the cursor and touches their members. */
-  private async touchNewSessions(touched: Touched, batch: number): Promise<{ read: number; lastId: bigint | null }> {
-    const cursor = BigInt((await this.redis.get(this.keys.derivedSessionCursor())) ?? '0');
-    const rows = await this.db.session.findMany({
-      where: { id: { gt: cursor } },
-      orderBy: { id: 'asc' },
-      take: batch,
-      select: { id: true, gameId: true, externalId: true, openedAt: true },
-    });
-    if (!rows.length) return { read: 0, lastId: null };
+  /** The gaps still looked up at `nowMs`, oldest first. */
+  private async openGaps(nowMs: number): Promise<IdGap[]> {
+    const entries = await this.redis.zrangebyscore(this.keys.derivedSessionGaps(), nowMs - SESSION_GAP_WAIT_MS, '+inf', 'WITHSCORES');
+    const gaps: IdGap[] = [];
+    for (let i = 0; i < entries.length; i += 2) {
+      const [from, to] = entries[i]!.split('-');
+      gaps.push({ from: BigInt(from!), to: BigInt(to!), sinceMs: Number(entries[i + 1]) });
+    }
+    return gaps;
+  }
+
+  /**
+   * Replaces the gaps `late` rows were found in by what is left of them, adds `fresh` gaps (keeping an
+   * existing member's first-seen time), and drops gaps past {@link SESSION_GAP_WAIT_MS} or beyond
+   * {@link MAX_SESSION_GAPS}. One key, one MULTI (also on a Cluster).
+   */
+  private async saveGaps(gaps: IdGap[], late: SessionRow[], fresh: IdGap[], nowMs: number): Promise<void> {
+    const key = this.keys.derivedSessionGaps();
+    const tx = this.redis.multi();
+    if (late.length) {
+      const found = late.map((r) => r.id);
+      for (const gap of gaps.filter((g) => found.some((id) => id >= g.from && id <= g.to))) {
+        tx.zrem(key, gapMember(gap));
+        for (const rest of splitGap(gap, found)) tx.zadd(key, 'NX', rest.sinceMs, gapMember(rest));
+      }
+    }
+    for (const gap of fresh) tx.zadd(key, 'NX', gap.sinceMs, gapMember(gap));
+    tx.zremrangebyscore(key, '-inf', `(${nowMs - SESSION_GAP_WAIT_MS}`);
+    tx.zremrangebyrank(key, 0, -(MAX_SESSION_GAPS + 1));
+    await tx.exec();
+  }
+
+  /** Touches the members of `rows`' sessions from each session's open time. */
+  private async touchSessions(touched: Touched, rows: SessionRow[]): Promise<void> {
+    if (!rows.length) return;
     const games = await this.db.game.findMany({ where: { id: { in: [...new Set(rows.map((r) => r.gameId))] } }, select: { id: true, workspaceId: true } });
     const workspaceOf = new Map(games.map((g) => [g.id, g.workspaceId]));
     const byWorkspace = new Map<string, Set<string>>();
@@ -131,7 +216,6 @@ export class LiveDerivation {
       const memberId = ws && memberOf.get(`${ws}\n${r.externalId}`);
       if (ws && memberId) touch(touched, ws, memberId, r.openedAt.getTime());
     }
-    return { read: rows.length, lastId: rows.at(-1)!.id };
   }
 
   /**

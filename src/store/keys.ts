@@ -301,6 +301,15 @@ export class GlobalKeys {
     return `${this.prefix}:derived:session-cursor`;
   }
   /**
+   * zset, no TTL: ranges of Session ids below {@link derivedSessionCursor} that no committed row held when
+   * the cursor passed them, as members `<from>-<to>` (inclusive) scored by when they were first seen (ms).
+   * A flusher's transaction may commit after one with higher ids; the live derivation looks for such rows
+   * in these ranges until they are old enough to be ids that will never commit (src/derived/live-derivation.ts).
+   */
+  derivedSessionGaps(): string {
+    return `${this.prefix}:derived:session-gaps`;
+  }
+  /**
    * set `<workspaceId>:<memberId>`, no TTL: members holding an open shift, so the live derivation finds
    * shifts to close or accrue without scanning the Shift table (src/derived/shift-deriver.ts; a superset
    * is harmless, the derivation repairs it). Also this Redis's record of who is clocked in: a member

@@ -160,12 +160,9 @@ export function createRedis(url: string, opts: { forWorker?: boolean; name?: str
     lazyConnect: false,
   };
   const client = target.kind === 'cluster' ? createCluster(target, options, { forWorker: opts.forWorker ?? false }) : new Redis(url, options);
-  // After the first connection a command sent while disconnected fails at once (RECONNECT_MAX_DELAY_MS's doc).
-  // The offline queue is not switched off after the first connection: with it off, the API stopped
-  // answering 200 after repeated Redis restarts (test/faults/redis-durability.fault.ts, 8 of 8 loss runs);
-  // the 800 ms commandTimeout bounds the wait instead. Cause not yet found (closing note, stop 29).
-  // A Cluster client refuses commands at once while it has no ready node map (its offline queue has no timeout).
-  if (!opts.forWorker && !(client instanceof Redis)) client.once('ready', () => (client.options.enableOfflineQueue = false));
+  // After the first connection a command sent while disconnected fails at once (RECONNECT_MAX_DELAY_MS's
+  // doc); a Cluster client likewise while it has no ready node map (its offline queue has no timeout).
+  if (!opts.forWorker) client.once('ready', () => (client.options.enableOfflineQueue = false));
   watchConnection(client, { name: opts.name ?? 'redis' });
   return withScripts(client);
 }

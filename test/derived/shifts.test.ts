@@ -9,7 +9,7 @@ import { createGame } from '../../src/games/game-service.js';
 import { sweepGame } from '../../src/presence/liveness-sweep.js';
 import { isClockedIn } from '../../src/derived/clock-state.js';
 import { FAR_FUTURE_MS } from '../../src/derived/shift-deriver.js';
-import { RecordingChanges, heartbeatAt, liveDerivation, memberWithPosition, shiftsOf } from './fixtures.js';
+import { RecordingChanges, heartbeatAt, insertSession, liveDerivation, memberWithPosition, shiftsOf } from './fixtures.js';
 
 describe('auto clock-in shifts from rosters', () => {
   const h = new Harness();
@@ -103,6 +103,44 @@ describe('auto clock-in shifts from rosters', () => {
     expect(await shiftsOf(h, scoped.id)).to.deep.equal([[inHq, null]]);
     expect(await shiftsOf(h, secondGameOnly.id)).to.deep.equal([[inGame2, null]]);
     expect(await shiftsOf(h, manual.id)).to.deep.equal([]);
+  });
+
+  it('derives a session whose insert commits after one with a higher id (two flushers at once)', async () => {
+    const g = await h.game();
+    const { member: slow } = await memberWithPosition(h, g.workspaceId, 'slow', { autoClockIn: true });
+    const { member: quick } = await memberWithPosition(h, g.workspaceId, 'quick', { autoClockIn: true });
+    const live = liveDerivation(h);
+    await live.run(); // the cursor passes every session stored so far
+    const openedAt = Date.now() - 60_000;
+    let commit!: () => void;
+    const committed = new Promise<void>((r) => (commit = r));
+    let inserted!: (id: bigint) => void;
+    const insertedSlow = new Promise<bigint>((r) => (inserted = r));
+    // One flusher's transaction takes the next id and stays open while another's, with a higher id, commits.
+    const slowFlush = h.db.$transaction(
+      async (tx) => {
+        const row = await tx.session.create({ data: { gameId: g.gameId, externalServerId: 'srv-slow', externalScopeId: 'place-1', externalId: 'slow', openedAt: new Date(openedAt) } });
+        inserted(row.id);
+        await committed;
+      },
+      { timeout: 30_000 },
+    );
+    const slowId = await insertedSlow;
+    const gapsCovering = async (id: bigint) =>
+      (await h.redis.zrange(h.keySpace.global.derivedSessionGaps(), 0, -1)).filter((m) => {
+        const [from, to] = m.split('-').map(BigInt);
+        return from! <= id && id <= to!;
+      });
+    await insertSession(h, g.gameId, { externalId: 'quick', server: 'srv-quick', openedAt: openedAt + 1000 });
+    await live.run();
+    expect(await shiftsOf(h, quick.id)).to.deep.equal([[openedAt + 1000, null]]);
+    expect(await shiftsOf(h, slow.id)).to.deep.equal([]);
+    expect(await gapsCovering(slowId), 'the uncommitted id is kept as a gap').to.have.length(1);
+    commit();
+    await slowFlush;
+    await live.run();
+    expect(await shiftsOf(h, slow.id)).to.deep.equal([[openedAt, null]]);
+    expect(await gapsCovering(slowId), 'a found id leaves its gap').to.deep.equal([]);
   });
 
   it('derives the same shifts when ticks run twice or a tick is repeated after a crash (idempotent)', async () => {
