@@ -31,6 +31,13 @@ module.exports = {
       to: { path: `${DOMAIN}|${ADAPTERS}` },
     },
     {
+      name: 'script-calls-through-builders',
+      severity: 'error',
+      comment: 'A Lua script\'s KEYS and arguments are built by its typed builder beside it (src/store/lua/<name>.ts); the parts several scripts share (replay claim, quota count: src/store/lua/lib/) are used by the builders only, so no service assembles positional keys of its own.',
+      from: { path: '^(src|workers|scripts|packages)/', pathNot: '^src/store/lua/' },
+      to: { path: '^src/store/lua/lib/', dependencyTypesNot: ['type-only'] },
+    },
+    {
       name: 'base-not-upward',
       severity: 'error',
       comment: 'config, log, errors and schemas are the ground floor: they import only each other and libraries.',

@@ -23,7 +23,7 @@ import { log } from '../log.js';
 import type { Decision, DoorDef, Effect } from './door-types.js';
 import { DoorCatalog, type CatalogEntry } from './door-catalog.js';
 import { DecisionCache, type CachedDecision, type Lookup } from './decision-cache.js';
-import { raiseDoorsVersion } from './doors-version.js';
+import { raiseDoorsVersion } from '../store/lua/raise-doors-version.js';
 import { evaluateDoor } from './evaluate.js';
 import { buildSubjectContext, type SubjectContext } from './subject-context.js';
 import { contextKey, usersNamedBy } from './context-key.js';

@@ -6,7 +6,7 @@
  *
  * Order of a change: Postgres transaction (the change + the increment) commits first, then Redis is
  * raised. A reader that sees the new Redis version therefore loads definitions that include the change.
- * Redis is only ever raised (Lua compare-and-set), so concurrent changes finishing out of order cannot
+ * Redis is only ever raised (Lua compare-and-set: src/store/lua/raise-doors-version.ts), so concurrent changes finishing out of order cannot
  * bring an older version back.
  */
 import type { Prisma } from '@prisma/client';
@@ -14,17 +14,12 @@ import type { AppRedis } from '../store/redis.js';
 import type { Db } from '../store/prisma.js';
 import { log } from '../log.js';
 import type { KeySpace } from '../store/keyspace/key-space.js';
+import { raiseDoorsVersion } from '../store/lua/raise-doors-version.js';
 
 /** Increments `Game.doorsVersion` inside the caller's transaction; returns the new version. */
 export async function incrementDoorsVersion(tx: Prisma.TransactionClient, gameId: string): Promise<number> {
   const game = await tx.game.update({ where: { id: gameId }, data: { doorsVersion: { increment: 1 } }, select: { doorsVersion: true } });
   return game.doorsVersion;
-}
-
-/** Raises the Redis copy to `version` (no-op when it is already there or above); returns the stored version. */
-export async function raiseDoorsVersion(redis: AppRedis, keySpace: KeySpace, gameId: string, version: number): Promise<number> {
-  const key = keySpace.game(gameId).doorsVersion();
-  return Number(await redis.runScript('raiseDoorsVersion', [key], { v: version }));
 }
 
 /**

@@ -13,7 +13,7 @@ import { GAME_SUFFIXES as S } from './keyspace/suffixes.js';
 /** Seconds a replay-cache entry lives at least: twice the ±300 s acceptance window (spec: Authentication, rule 3). */
 export const REPLAY_TTL_SECONDS = 600;
 /**
- * Seconds of server time one replay bucket hash covers (src/auth/replay-tags.ts): a claim checks the
+ * Seconds of server time one replay bucket hash covers (src/store/lua/lib/replay-claim.ts): a claim checks the
  * {@link REPLAY_BUCKETS_CHECKED} newest buckets, which cover the last {@link REPLAY_TTL_SECONDS} s.
  */
 export const REPLAY_BUCKET_SECONDS = 120;
@@ -63,7 +63,7 @@ export class GameKeys {
   /**
    * hash shard → concatenated replay tags (8 base64 characters each), PEXPIRE {@link REPLAY_TTL_SECONDS} s after the bucket's
    * end: the signatures claimed in one {@link REPLAY_BUCKET_SECONDS}-s bucket of server time
-   * (`bucket` = floor(ms / 120 000); src/auth/replay-tags.ts).
+   * (`bucket` = floor(ms / 120 000); src/store/lua/lib/replay-claim.ts).
    */
   replayBucket(bucket: number): string {
     return `${this.base}${S.replay}${bucket}`;

@@ -1,5 +1,5 @@
 /**
- * The compact replay cache keeps its promise (spec: Authentication rule 3; src/auth/replay-tags.ts): the
+ * The compact replay cache keeps its promise (spec: Authentication rule 3; src/store/lua/lib/replay-claim.ts): the
  * same key and signature are refused for at least 600 s of server time after their first use, whatever
  * the bucket boundaries, and other signatures are not. Server time is passed explicitly: no waiting.
  */

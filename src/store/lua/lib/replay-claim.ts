@@ -16,7 +16,7 @@
  * The scripts run the check (src/store/lua/lib/common.lua `claimReplay`).
  */
 import { hash } from 'node:crypto';
-import { REPLAY_BUCKET_SECONDS, REPLAY_BUCKETS_CHECKED, REPLAY_TTL_SECONDS, type GameKeys } from '../store/keys.js';
+import { REPLAY_BUCKET_SECONDS, REPLAY_BUCKETS_CHECKED, REPLAY_TTL_SECONDS, type GameKeys } from '../../keys.js';
 
 /** Fields per replay bucket hash. */
 export const REPLAY_SHARDS = 64;
