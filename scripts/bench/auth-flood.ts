@@ -24,60 +24,20 @@
  * flooded p99 to that round's baseline p99; and the median of those ratios (the issue's target: ≤ 2).
  * Removes what it created afterwards.
  */
-import { loadConfig } from '../../src/config.js';
-import { createRedis } from '../../src/store/redis.js';
-import { KeySpace } from '../../src/store/keyspace/key-space.js';
-import { createDb } from '../../src/store/prisma.js';
-import { createGame, createWorkspace } from '../../src/games/game-service.js';
+import { createGame } from '../../src/games/game-service.js';
 import { createKey } from '../../src/auth/key-service.js';
 import { VerifiedDigests } from '../../src/auth/verified-digests.js';
 import { sign } from '../../src/auth/signature.js';
-import { deleteByPattern } from '../fixtures.js';
 import { freePort } from '../support/free-port.js';
-import { startNodeScript, type ManagedChild } from '../support/child-process.js';
-import { parseCli } from '../support/cli-args.js';
+import type { ManagedChild } from '../support/child-process.js';
 import { pacedLoad, type PacedRequest } from '../support/paced-load.js';
-import { median, runFloodRounds, showRatios, startFlood, stopFlood } from './flood.js';
+import { median, openFloodBench, runFloodRounds, showRatios, startFlood, stopFlood } from './flood.js';
 
 const HB = '/api/v1/game/heartbeat';
 
-const cli = parseCli('usage: npm run bench:auth-flood -- [--duration 20] [--rate 50] [--flood 200] [--rounds 3] [--warmup 3] [--prefix gisbench-auth]', {
-  options: {
-    duration: { type: 'string' },
-    rate: { type: 'string' },
-    flood: { type: 'string' },
-    rounds: { type: 'string' },
-    warmup: { type: 'string' },
-    prefix: { type: 'string', default: 'gisbench-auth' },
-  },
-});
-const duration = cli.number('duration', 20, 1, 3600);
-const rate = cli.number('rate', 50, 0.1, 100_000);
-const floodRate = cli.number('flood', 200, 0.1, 100_000);
-const rounds = cli.number('rounds', 3, 1, 100);
-const warmup = cli.number('warmup', 3, 0, 600);
-const prefix = cli.values.prefix;
-if (prefix === 'gis') cli.fail('use a dedicated --prefix: its keys are deleted afterwards');
-
-const config = loadConfig({ ...process.env, REDIS_PREFIX: prefix });
-const keySpace = new KeySpace(config.redisPrefix);
-const redis = createRedis(config.redisUrl, { name: 'bench' });
-const db = createDb(config.databaseUrl, 2);
-const ws = await createWorkspace(db, `bench auth flood ${new Date().toISOString()}`);
 const port = await freePort();
-let api: ManagedChild | null = null;
-
-async function startApi(): Promise<void> {
-  api = startNodeScript('api', 'src/server.ts', {
-    env: { REDIS_PREFIX: prefix, PORT: String(port), HOST: '127.0.0.1', CONSOLE_PORT: String(await freePort()), LOG_LEVEL: 'warn' },
-    echo: 'all',
-  });
-  await api.waitForUrl(`http://127.0.0.1:${port}/healthz`);
-}
-
-async function stopApi(): Promise<void> {
-  await api?.stop();
-}
+const bench = await openFloodBench({ script: 'bench:auth-flood', defaultPrefix: 'gisbench-auth', healthPort: port, apiEnv: async () => ({ PORT: String(port), CONSOLE_PORT: String(await freePort()) }) });
+const { duration, rate, floodRate, rounds, warmup, db, redis, keySpace } = bench;
 
 /** A signed heartbeat with `key`/`secret`; `n` keeps every body distinct (no replay collisions). */
 function heartbeat(key: string, secret: string, n: number): PacedRequest {
@@ -87,7 +47,7 @@ function heartbeat(key: string, secret: string, n: number): PacedRequest {
 }
 
 try {
-  const game = await createGame(db, { workspaceId: ws.id, name: 'bench game' });
+  const game = await createGame(db, { workspaceId: bench.workspaceId, name: 'bench game' });
   const key = await createKey(db, game.id, ['heartbeat'], 'bench-auth-flood', new VerifiedDigests(redis, keySpace));
   const secret = key.key.split('.')[1]!;
   let n = 0;
@@ -107,8 +67,7 @@ try {
     run: async (phase) => {
       let sender: ManagedChild | null = null;
       if (phase === 'flood-restart') sender = await startFlood('scripts/bench/auth-flood-sender.ts', floodArgs);
-      await stopApi();
-      await startApi();
+      await bench.restartApi();
       if (phase === 'flood') sender = await startFlood('scripts/bench/auth-flood-sender.ts', floodArgs);
       await warm();
       const measured = await good();
@@ -119,9 +78,5 @@ try {
     `flood-restart ${median(ratios['flood-restart']).toFixed(2)} (rounds ${showRatios(ratios['flood-restart'])}) (target ≤ 2)`);
   console.log(`BENCH auth_flood base_p99_ms=${median(p99s.baseline).toFixed(1)} flood_p99_ratio=${median(ratios.flood).toFixed(2)} restart_p99_ratio=${median(ratios['flood-restart']).toFixed(2)} rounds=${rounds}`);
 } finally {
-  await stopApi();
-  await db.workspace.delete({ where: { id: ws.id } }).catch(() => undefined);
-  await deleteByPattern(redis, keySpace.scanPattern());
-  await redis.quit();
-  await db.$disconnect();
+  await bench.close();
 }

@@ -1,6 +1,6 @@
 /**
- * scripts/bench/flood.ts — what `npm run bench:auth-flood` and `npm run bench:moderator-flood` share: the
- * flood sender's loop (scripts/bench/auth-flood-sender.ts, scripts/bench/moderator-flood-sender.ts), the
+ * scripts/bench/flood.ts — what `npm run bench:auth-flood` and `npm run bench:moderator-flood` share: their
+ * flags and set-up (workspace, Redis prefix, API process), the flood sender's loop (scripts/bench/auth-flood-sender.ts, scripts/bench/moderator-flood-sender.ts), the
  * start and stop of a sender process, and the rounds of phases that hold each flooded phase's p99 against
  * the same round's quiet one. Not run directly.
  *
@@ -9,8 +9,87 @@
  */
 import os from 'node:os';
 import { percentile } from '@gis/client';
-import { nodeBinary, startChild, type ManagedChild } from '../support/child-process.js';
+import { loadConfig } from '../../src/config.js';
+import { createRedis, type AppRedis } from '../../src/store/redis.js';
+import { KeySpace } from '../../src/store/keyspace/key-space.js';
+import { createDb, type Db } from '../../src/store/prisma.js';
+import { createWorkspace } from '../../src/games/game-service.js';
+import { deleteByPattern } from '../fixtures.js';
+import { nodeBinary, startChild, startNodeScript, type ManagedChild } from '../support/child-process.js';
+import { parseCli } from '../support/cli-args.js';
 import { pacedLoad, type PacedRequest, type PacedResult } from '../support/paced-load.js';
+
+/** A flood bench's flags, its own workspace under its own Redis prefix, and its API process. */
+export interface FloodBench {
+  /** Seconds measured per phase, measured requests/s, flood requests/s, rounds, unmeasured warm-up seconds. */
+  duration: number;
+  rate: number;
+  floodRate: number;
+  rounds: number;
+  warmup: number;
+  keySpace: KeySpace;
+  redis: AppRedis;
+  db: Db;
+  /** The workspace the bench creates its game in (deleted by {@link FloodBench.close}). */
+  workspaceId: string;
+  /** Stops the API process if one runs and starts a fresh one (nothing of a key in its cache). */
+  restartApi(): Promise<void>;
+  /** Stops the API, deletes the workspace and every key under the prefix, closes the connections. */
+  close(): Promise<void>;
+}
+
+/**
+ * Parses the flags both flood benches take (`--duration 20 --rate 50 --flood 200 --rounds 3 --warmup 3
+ * --prefix <defaultPrefix>`; usage errors exit 2) and opens the bench: Postgres, Redis under the prefix,
+ * a workspace. `apiEnv` gives each API start its environment (ports and the like; REDIS_PREFIX, HOST and
+ * LOG_LEVEL are set here), `healthPort` the listener whose /healthz says it is up.
+ */
+export async function openFloodBench(opts: { script: string; defaultPrefix: string; apiEnv: () => Promise<Record<string, string>>; healthPort: number }): Promise<FloodBench> {
+  const cli = parseCli(`usage: npm run ${opts.script} -- [--duration 20] [--rate 50] [--flood 200] [--rounds 3] [--warmup 3] [--prefix ${opts.defaultPrefix}]`, {
+    options: {
+      duration: { type: 'string' },
+      rate: { type: 'string' },
+      flood: { type: 'string' },
+      rounds: { type: 'string' },
+      warmup: { type: 'string' },
+      prefix: { type: 'string', default: opts.defaultPrefix },
+    },
+  });
+  const flags = {
+    duration: cli.number('duration', 20, 1, 3600),
+    rate: cli.number('rate', 50, 0.1, 100_000),
+    floodRate: cli.number('flood', 200, 0.1, 100_000),
+    rounds: cli.number('rounds', 3, 1, 100),
+    warmup: cli.number('warmup', 3, 0, 600),
+  };
+  const prefix = cli.values.prefix;
+  if (prefix === 'gis') cli.fail('use a dedicated --prefix: its keys are deleted afterwards');
+  const config = loadConfig({ ...process.env, REDIS_PREFIX: prefix });
+  const keySpace = new KeySpace(config.redisPrefix);
+  const redis = createRedis(config.redisUrl, { name: 'bench' });
+  const db = createDb(config.databaseUrl, 2);
+  const ws = await createWorkspace(db, `${opts.script} ${new Date().toISOString()}`);
+  let api: ManagedChild | null = null;
+  return {
+    ...flags,
+    keySpace,
+    redis,
+    db,
+    workspaceId: ws.id,
+    async restartApi() {
+      await api?.stop();
+      api = startNodeScript('api', 'src/server.ts', { env: { ...(await opts.apiEnv()), REDIS_PREFIX: prefix, HOST: '127.0.0.1', LOG_LEVEL: 'warn' }, echo: 'all' });
+      await api.waitForUrl(`http://127.0.0.1:${opts.healthPort}/healthz`);
+    },
+    async close() {
+      await api?.stop();
+      await db.workspace.delete({ where: { id: ws.id } }).catch(() => undefined);
+      await deleteByPattern(redis, keySpace.scanPattern());
+      await redis.quit();
+      await db.$disconnect();
+    },
+  };
+}
 
 /**
  * The sender process's loop: sends `next()` requests at `rate`/s (open loop, 32 connections) to

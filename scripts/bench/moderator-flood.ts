@@ -20,64 +20,28 @@
  * the statuses the flood got; per round the ratio of each flooded p99 to that round's quiet p99; and the
  * median of those ratios (target ≤ 2). Removes what it created afterwards.
  */
-import { loadConfig } from '../../src/config.js';
-import { createRedis } from '../../src/store/redis.js';
-import { KeySpace } from '../../src/store/keyspace/key-space.js';
-import { createDb } from '../../src/store/prisma.js';
-import { createGame, createWorkspace } from '../../src/games/game-service.js';
+import { createGame } from '../../src/games/game-service.js';
 import { VerifiedDigests } from '../../src/auth/verified-digests.js';
 import { addModerator } from '../../src/auth/moderators/moderator-accounts.js';
 import { parseModeratorToken } from '../../src/auth/moderators/moderator-token.js';
-import { deleteByPattern } from '../fixtures.js';
 import { freePort } from '../support/free-port.js';
-import { startNodeScript, type ManagedChild } from '../support/child-process.js';
-import { parseCli } from '../support/cli-args.js';
 import { pacedLoad } from '../support/paced-load.js';
-import { median, runFloodRounds, showRatios, startFlood, stopFlood } from './flood.js';
+import { median, openFloodBench, runFloodRounds, showRatios, startFlood, stopFlood } from './flood.js';
 
-const cli = parseCli('usage: npm run bench:moderator-flood -- [--duration 20] [--rate 50] [--flood 200] [--rounds 3] [--warmup 3] [--prefix gisbench-modflood]', {
-  options: {
-    duration: { type: 'string' },
-    rate: { type: 'string' },
-    flood: { type: 'string' },
-    rounds: { type: 'string' },
-    warmup: { type: 'string' },
-    prefix: { type: 'string', default: 'gisbench-modflood' },
-  },
-});
-const duration = cli.number('duration', 20, 1, 3600);
-const rate = cli.number('rate', 50, 0.1, 100_000);
-const floodRate = cli.number('flood', 200, 0.1, 100_000);
-const rounds = cli.number('rounds', 3, 1, 100);
-const warmup = cli.number('warmup', 3, 0, 600);
-const prefix = cli.values.prefix;
-if (prefix === 'gis') cli.fail('use a dedicated --prefix: its keys are deleted afterwards');
-
-const config = loadConfig({ ...process.env, REDIS_PREFIX: prefix });
-const keySpace = new KeySpace(config.redisPrefix);
-const redis = createRedis(config.redisUrl, { name: 'bench' });
-const db = createDb(config.databaseUrl, 2);
-const ws = await createWorkspace(db, `bench moderator flood ${new Date().toISOString()}`);
 const consolePort = await freePort();
-let api: ManagedChild | null = null;
-
-async function startApi(): Promise<void> {
-  api = startNodeScript('api', 'src/server.ts', {
-    env: { REDIS_PREFIX: prefix, PORT: String(await freePort()), HOST: '127.0.0.1', CONSOLE_PORT: String(consolePort), CONSOLE_TOKEN: 'bench-moderator-flood-operator-0123456789', LOG_LEVEL: 'warn' },
-    echo: 'all',
-  });
-  await api.waitForUrl(`http://127.0.0.1:${consolePort}/healthz`);
-}
-
-async function stopApi(): Promise<void> {
-  await api?.stop();
-}
+const bench = await openFloodBench({
+  script: 'bench:moderator-flood',
+  defaultPrefix: 'gisbench-modflood',
+  healthPort: consolePort,
+  apiEnv: async () => ({ PORT: String(await freePort()), CONSOLE_PORT: String(consolePort), CONSOLE_TOKEN: 'bench-moderator-flood-operator-0123456789' }),
+});
+const { duration, rate, floodRate, rounds, warmup, db, redis, keySpace } = bench;
 
 try {
-  const game = await createGame(db, { workspaceId: ws.id, name: 'bench game' });
+  const game = await createGame(db, { workspaceId: bench.workspaceId, name: 'bench game' });
   const store = { db, redis, keySpace, digests: new VerifiedDigests(redis, keySpace) };
-  const real = await addModerator(store, { workspaceId: ws.id, name: 'real moderator', role: 'viewer' }, 'bench');
-  const warmAccount = await addModerator(store, { workspaceId: ws.id, name: 'warm-up', role: 'viewer' }, 'bench');
+  const real = await addModerator(store, { workspaceId: bench.workspaceId, name: 'real moderator', role: 'viewer' }, 'bench');
+  const warmAccount = await addModerator(store, { workspaceId: bench.workspaceId, name: 'warm-up', role: 'viewer' }, 'bench');
   const tokenPrefix = parseModeratorToken(real.token)!.prefix;
   const path = `/console/api/games/${game.id}/health`;
   const calls = (token: string, seconds: number) =>
@@ -90,8 +54,7 @@ try {
     measuredName: 'real token',
     floodName: 'wrong tokens',
     run: async (phase) => {
-      await stopApi();
-      await startApi();
+      await bench.restartApi();
       const sender = phase === 'quiet' ? null : await startFlood('scripts/bench/moderator-flood-sender.ts', floodArgs(phase === 'wrong-tokens' ? 'bearer' : 'signin'));
       if (warmup > 0) await calls(warmAccount.token, warmup);
       const measured = await calls(real.token, duration);
@@ -102,9 +65,5 @@ try {
     `failed sign-ins ${median(ratios['failed-sign-ins']).toFixed(2)} (rounds ${showRatios(ratios['failed-sign-ins'])}) (target ≤ 2)`);
   console.log(`BENCH moderator_flood quiet_p99_ms=${median(p99s.quiet).toFixed(1)} wrong_tokens_p99_ratio=${median(ratios['wrong-tokens']).toFixed(2)} failed_sign_ins_p99_ratio=${median(ratios['failed-sign-ins']).toFixed(2)} rounds=${rounds}`);
 } finally {
-  await stopApi();
-  await db.workspace.delete({ where: { id: ws.id } }).catch(() => undefined);
-  await deleteByPattern(redis, keySpace.scanPattern());
-  await redis.quit();
-  await db.$disconnect();
+  await bench.close();
 }

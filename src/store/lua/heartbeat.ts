@@ -19,8 +19,8 @@ export interface HeartbeatCall {
   /** The signing key's id and the request's signature (hex, as sent): the replay claim. */
   keyId: string;
   signature: string;
-  /** The server's meta: scope and region ('' when none), player counts, SDK, uptime, interval. */
-  meta: { sc: string; pc: number; mp: number; sdk: string; up: number; rg: string; iv: number };
+  /** The server's meta, as the heartbeat states it ('' for no scope or region) and the game's interval (s). */
+  meta: { scopeId: string; playerCount: number; maxPlayers: number; sdkVersion: string; uptimeSeconds: number; region: string; intervalSeconds: number };
   /** The roster as JSON `[[externalId, username, team], ...]`. */
   rosterJson: string;
   /** The roster's distinct externalIds, in roster order. */
@@ -37,7 +37,7 @@ export interface HeartbeatCall {
 
 /** KEYS and named arguments of `heartbeat.lua` for `call` in `keys`' game. */
 export function heartbeatCall(keys: GameKeys, call: HeartbeatCall): ScriptCall {
-  const { sid } = call;
+  const { sid, meta } = call;
   const replay = replayClaim(keys, call.keyId, call.signature, call.nowMs);
   const quota = quotaScriptArgs(keys, call.keyId, call.quota, call.nowMs);
   return {
@@ -60,7 +60,7 @@ export function heartbeatCall(keys: GameKeys, call: HeartbeatCall): ScriptCall {
       b: keys.base,
       sid,
       t: String(call.nowMs),
-      m: call.meta,
+      m: { sc: meta.scopeId, pc: meta.playerCount, mp: meta.maxPlayers, sdk: meta.sdkVersion, up: meta.uptimeSeconds, rg: meta.region, iv: meta.intervalSeconds },
       rj: call.rosterJson,
       // the server hash keeps this digest, not the roster bytes, to recognise an unchanged roster
       rd: hash('sha1', call.rosterJson, 'base64'),
