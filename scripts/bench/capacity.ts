@@ -14,7 +14,8 @@
  *      of 30 players (scripts/fixtures.ts), less the stream entries the seeding left (MEMORY USAGE; they
  *      leave once flushed); plus what a heartbeat leaves outside the streams (its replay-cache entry and
  *      quota counters: used_memory growth over the heartbeat phase less the streams' growth, per
- *      heartbeat) times the 600 s / 20 s = 30 heartbeats a server's replay entries span: bytes per live
+ *      heartbeat) times the (300 + 30) s / 20 s = 16.5 heartbeats a server's replay entries span (kept to
+ *      their timestamp + 300 s + margin, src/store/lua/lib/replay-claim.ts): bytes per live
  *      server at steady state, whatever the key layout.
  *   3. Starts two API processes (src/server.ts, Node 24 of node_modules/.bin, `--import tsx`) on
  *      --port-base and --port-base + 1 (console listeners on + 2 and + 3), LOG_LEVEL=warn, no workers.
@@ -55,7 +56,8 @@ import { createRedis } from '../../src/store/redis.js';
 import { createDb } from '../../src/store/prisma.js';
 import { sign } from '../../src/auth/signature.js';
 import { createDoor } from '../../src/doors/door-admin-service.js';
-import { REPLAY_TTL_SECONDS } from '../../src/store/keys.js';
+import { REPLAY_MARGIN_SECONDS } from '../../src/store/keys.js';
+import { SIGNATURE_WINDOW_SECONDS } from '../../src/auth/signature.js';
 import { KeySpace } from '../../src/store/keyspace/key-space.js';
 import { autocannon, type AcRequest, type AcResult } from '../support/autocannon.js';
 
@@ -63,6 +65,8 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const NODE = fs.existsSync(path.join(ROOT, 'node_modules/.bin/node')) ? path.join(ROOT, 'node_modules/.bin/node') : process.execPath;
 /** The heartbeat interval the capacity model is stated for (issue #17), seconds. */
 const INTERVAL_SECONDS = 20;
+/** Seconds a heartbeat's replay claim is kept after it (src/store/lua/lib/replay-claim.ts), for a well-clocked server. */
+const REPLAY_KEPT_SECONDS = SIGNATURE_WINDOW_SECONDS + REPLAY_MARGIN_SECONDS;
 const EVENTS_PER_HEARTBEAT = 5;
 const DOORS = 5;
 /** Cached checks per (user, door) pair after the warming bulk check: the door-check quota allows 10 per TTL. */
@@ -372,9 +376,9 @@ try {
   // quota counters), whatever the key layout stores them as.
   const replayBytes = Math.max(0, ((await readRedis(stats)).usedMemory - hbMemBefore - ((await streamBytes()) - hbStreamsBefore)) / phases.heartbeat!.ops);
   const perServerSeeded = (memAfter - memBefore - seededStreams) / args.servers - replayBytes;
-  const replayPerServer = (REPLAY_TTL_SECONDS / INTERVAL_SECONDS) * replayBytes;
+  const replayPerServer = (REPLAY_KEPT_SECONDS / INTERVAL_SECONDS) * replayBytes;
   const memory = { servers: args.servers, bytesPerServerState: Math.round(perServerSeeded), replayBytesPerHeartbeat: Math.round(replayBytes), bytesPerLiveServer: Math.round(perServerSeeded + replayPerServer) };
-  say(`memory: ${args.servers} live servers of 30 players took ${memAfter - memBefore} B (streams ${seededStreams} B left out): ${memory.bytesPerServerState} B of state per server + ${REPLAY_TTL_SECONDS / INTERVAL_SECONDS} heartbeats' replay entries × ${memory.replayBytesPerHeartbeat} B = ${memory.bytesPerLiveServer} B per live server at a ${INTERVAL_SECONDS} s interval`);
+  say(`memory: ${args.servers} live servers of 30 players took ${memAfter - memBefore} B (streams ${seededStreams} B left out): ${memory.bytesPerServerState} B of state per server + ${REPLAY_KEPT_SECONDS / INTERVAL_SECONDS} heartbeats' replay entries × ${memory.replayBytesPerHeartbeat} B = ${memory.bytesPerLiveServer} B per live server at a ${INTERVAL_SECONDS} s interval`);
   const eventsToFlush = (phases.heartbeat!.ops + 400) * EVENTS_PER_HEARTBEAT; // with the warm-up's
 
   const cachedUsers = Math.ceil(args.doorChecks / (DOORS * CACHED_CHECKS_PER_PAIR));
@@ -465,7 +469,7 @@ try {
     const f = (x: number) => x.toFixed(1);
     for (const [name, p] of Object.entries(phases)) say(`| ${name} | ${p.ops} | ${p.rps} | ${p.apiCpuUsPerOp} | ${f(p.cpuUsPerOp)} | ${f(p.cpuAllUsPerOp)} | ${f(p.commandsPerOp)} | ${Object.entries(p.byCommand).map(([c, n]) => `${c} ${n}`).join(', ')} |`);
     say('');
-    say(`memory per live server (30 players, ${INTERVAL_SECONDS} s interval): ${memory.bytesPerLiveServer} B (${memory.bytesPerServerState} B state + ${REPLAY_TTL_SECONDS / INTERVAL_SECONDS} × ${memory.replayBytesPerHeartbeat} B left per heartbeat outside the streams)`);
+    say(`memory per live server (30 players, ${INTERVAL_SECONDS} s interval): ${memory.bytesPerLiveServer} B (${memory.bytesPerServerState} B state + ${REPLAY_KEPT_SECONDS / INTERVAL_SECONDS} × ${memory.replayBytesPerHeartbeat} B left per heartbeat outside the streams)`);
     say(`events/s per flusher (one worker process, flush-events only): ${flush.eventsPerSecond} (${flush.events} events in ${flush.seconds.toFixed(1)} s), Redis CPU ${flush.redisCpuUsPerEvent} µs per event flushed`);
     if (ratio) say(`1→2 API processes (heartbeats, ${args.connections} connections, ${args.ratioDuration} s each): ${JSON.stringify(ratio)}`);
     say(`machine: ${os.cpus().length} CPUs, load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);

@@ -5,8 +5,9 @@
  * family, and the INFO used_memory delta. Streams (sessions, events, access log) are reported but not
  * counted: the issue excludes the streams backlog, which the flushers drain.
  *
- * State of one server, within one replay window (600 s): one heartbeat every `--interval` s (600 /
- * interval heartbeats); `--joined` of its players (a share, 0–1) joined recently enough that their
+ * State of one server: the heartbeats whose replay claims are still kept, one every `--interval` s for
+ * 300 s + margin (src/store/lua/lib/replay-claim.ts: a claim is kept until its timestamp + 300 s + margin; every
+ * request here is signed at server time, a well-clocked client); `--joined` of its players (a share, 0–1) joined recently enough that their
  * join-time ban check and bulk door check are still counted (the counters live up to two windows), and
  * every player made `--doors` door checks in the door-cache TTL, each decision cached (the door
  * endpoints' normal path). Every request carries its own signature, so each one leaves a replay entry,
@@ -27,6 +28,8 @@ import { HeartbeatService } from '../../src/presence/heartbeat-service.js';
 import { DecisionCache } from '../../src/doors/decision-cache.js';
 import { BanCheckClaim } from '../../src/limits/ban-check-claim.js';
 import type { SignedRequest } from '../../src/auth/signed-request.js';
+import { REPLAY_MARGIN_SECONDS } from '../../src/store/keys.js';
+import { SIGNATURE_WINDOW_SECONDS } from '../../src/auth/signature.js';
 
 /** Options of one measurement; times in seconds. */
 export interface FleetShape {
@@ -110,8 +113,8 @@ function signature(): string {
 }
 
 function signed(gameId: string, keyId: string): SignedRequest {
-  // Only what the replay claim reads: the key's ids and the signature.
-  return { key: { keyId, gameId }, signature: signature() } as unknown as SignedRequest;
+  // Only what the replay claim reads: the key's ids, the signature and its timestamp.
+  return { key: { keyId, gameId }, signature: signature(), timestampSeconds: Math.floor(Date.now() / 1000) } as unknown as SignedRequest;
 }
 
 /**
@@ -122,7 +125,7 @@ export async function buildFleet(redis: AppRedis, keySpace: KeySpace, shape: Fle
   const heartbeats = new HeartbeatService(redis, keySpace);
   const doors = new DecisionCache(redis, keySpace, DOOR_CACHE_TTL_SECONDS);
   const bans = new BanCheckClaim(redis, keySpace);
-  const beats = Math.max(1, Math.round(600 / shape.intervalSeconds));
+  const beats = Math.max(1, Math.round((SIGNATURE_WINDOW_SECONDS + REPLAY_MARGIN_SECONDS) / shape.intervalSeconds));
   const pending: Promise<unknown>[] = [];
   const run = async (p: Promise<unknown>) => {
     pending.push(p);
@@ -135,7 +138,7 @@ export async function buildFleet(redis: AppRedis, keySpace: KeySpace, shape: Fle
     const players = Array.from({ length: shape.players }, (_, i) => ({ externalId: String(1_000_000_000 + s * shape.players + i), username: `player_${s}_${i}`, team: null }));
     const body = { externalServerId, playerCount: players.length, maxPlayers: 40, sdkVersion: 'bench', uptimeSeconds: 600, region: 'eu', players, events: [], acks: [], failures: [] };
     for (let b = 0; b < beats; b++) {
-      await run(heartbeats.record({ gameId, keyId, signature: signature(), heartbeatIntervalSeconds: shape.intervalSeconds, deliverCommands: true, body, nowMs: Date.now() }));
+      await run(heartbeats.record({ gameId, keyId, signature: signature(), signedAtSeconds: Math.floor(Date.now() / 1000), heartbeatIntervalSeconds: shape.intervalSeconds, deliverCommands: true, body, nowMs: Date.now() }));
     }
     const joined = Math.round(players.length * shape.joinedShare);
     for (const [i, p] of players.entries()) {
@@ -154,7 +157,7 @@ export async function buildFleet(redis: AppRedis, keySpace: KeySpace, shape: Fle
 /** One door request as the door service makes it: the lookup, then the fresh decisions cached. */
 async function lookupAndStore(doors: DecisionCache, q: { gameId: string; keyId: string; mode: 'one' | 'all'; externalId: string; doorKey?: string; externalServerId: string }, doorKeys: string[]): Promise<void> {
   const nowMs = Date.now();
-  const found = await doors.lookup({ ...q, signature: signature(), nowMs });
+  const found = await doors.lookup({ ...q, signature: signature(), signedAtSeconds: Math.floor(nowMs / 1000), nowMs });
   // the public decision JSON as door-access-service.ts makes it: a door's default allow
   const json = (doorKey: string) => JSON.stringify({ doorKey, decision: 'allow', reason: 'default_allow', policyId: null, failMode: 'closed', forcedState: 'auto' });
   const fresh = doorKeys.map((doorKey) => ({ doorKey, decision: { expiresAtMs: nowMs + DOOR_CACHE_TTL_SECONDS * 1000, decision: 'allow' as const, json: json(doorKey) } }));

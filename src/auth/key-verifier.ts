@@ -4,16 +4,15 @@
  *
  * A correct secret is recognised, in this order, by:
  * 1. the process cache of verified keys: SHA-256 of the secret, one hash and one constant-time compare;
- * 2. the shared keyed digest in Redis (src/auth/verified-digests.ts), written when the key was created and
- *    by whichever process last verified it with argon2, so a restarted or new process needs no argon2 for
- *    a known key; it is keyed by the stored argon2 hash and a key has exactly one secret, so a secret that
- *    does not match it is wrong: refused with one HMAC, no argon2, no budget spent;
- * 3. only for a prefix with no shared digest (a key created without Redis, or a Redis that lost it):
- *    argon2id against the stored hash, inside {@link VerifyBudget}: counted before it starts,
- *    single-flight per (prefix, secret), bounded per prefix and per process.
- * Only secrets that reach step 3 can be throttled, so wrong secrets never refuse a right one that is known.
- * The Postgres row and the shared digest of a prefix are read once per {@link ROW_TTL_MS} and shared by all
- * requests on it (unknown prefixes too), in bounded LRU maps: a random-prefix flood costs bounded memory.
+ * 2. {@link SecretVerifier} (src/auth/secret-verifier.ts): the shared keyed digest in Redis
+ *    (src/auth/verified-digests.ts), written when the key was created and by whichever process last
+ *    verified it with argon2, so a restarted or new process needs no argon2 for a known key, and a secret
+ *    that does not match it is refused with one HMAC; only for a prefix with no shared digest (a key
+ *    created without Redis, or a Redis that lost it), argon2id inside the argon2 budget
+ *    (src/auth/verify-budget.ts).
+ * Only secrets that reach argon2 can be throttled, so wrong secrets never refuse a right one that is known.
+ * The Postgres row and the shared digest of a prefix are read once per RECORD_TTL_MS (5 s) and shared by
+ * all requests on it (unknown prefixes too), in bounded LRU maps: a random-prefix flood costs bounded memory.
  * Revocation: the Postgres row is checked before any digest; the operator CLI also publishes on a Redis
  * channel every API process listens to (effect in milliseconds), and cached keys are reloaded from
  * Postgres in the background every {@link REFRESH_MS}.
@@ -24,17 +23,16 @@
  * gets the Postgres error (503: it may be a key created moments ago), never a 401.
  */
 import { hash, timingSafeEqual } from 'node:crypto';
-import argon2 from 'argon2';
-import { LRUCache } from 'lru-cache';
 import type { Db } from '../store/prisma.js';
 import { AuthError } from '../errors.js';
 import { log } from '../log.js';
 import { parseServerKey } from './server-key.js';
 import type { Scope } from './scopes.js';
-import { keyedDigest, sameDigest, type VerifiedDigests } from './verified-digests.js';
+import type { VerifiedDigests } from './verified-digests.js';
 import type { KeyRecords, KeyRow } from './key-records.js';
 import { isDependencyUnavailable } from '../store/dependency-errors.js';
-import { BudgetExceeded, VerifyBudget, type BudgetRefusal } from './verify-budget.js';
+import type { BudgetRefusal } from './verify-budget.js';
+import { SecretVerifier } from './secret-verifier.js';
 
 export { MAX_FAILED_VERIFIES } from './verify-budget.js';
 
@@ -67,29 +65,14 @@ interface CacheEntry {
   loadedAt: number;
 }
 
-/** A prefix as Postgres and Redis know it: its row (false: no such key) and the shared digest. */
-interface PrefixState {
-  row: KeyRow | false;
-  shared: Buffer | null;
-}
-
 /** Background reload period of a cached key, ms. */
 export const REFRESH_MS = 30_000;
-/** How long a prefix's row and shared digest are reused before reading them again, ms. */
-export const ROW_TTL_MS = 5_000;
-const NEGATIVE_TTL_MS = 60_000;
-/** Entries of each bounded map (prefix states, wrong-secret digests). */
-const MAX_ENTRIES = 10_000;
 
+/** One per API process: verifies server keys as the module comment describes, caching verified keys in memory. */
 export class KeyVerifier {
   private readonly cache = new Map<string, CacheEntry>();
-  private readonly prefixes = new LRUCache<string, PrefixState>({ max: MAX_ENTRIES, ttl: ROW_TTL_MS });
-  private readonly badSecrets = new LRUCache<string, true>({ max: MAX_ENTRIES, ttl: NEGATIVE_TTL_MS });
-  private readonly prefixLoads = new Map<string, Promise<PrefixState>>();
-  private readonly inflight = new Map<string, Promise<boolean>>();
+  private readonly secrets: SecretVerifier<KeyRow>;
   private readonly refreshing = new Set<string>();
-  private readonly budget = new VerifyBudget();
-  private sharedDown = false;
   private recordsInUse = false;
 
   /**
@@ -100,10 +83,35 @@ export class KeyVerifier {
    */
   constructor(
     private readonly db: Db,
-    private readonly shared: VerifiedDigests | null,
-    private readonly observer?: VerifierObserver,
+    shared: VerifiedDigests | null,
+    observer?: VerifierObserver,
     private readonly records?: KeyRecords,
-  ) {}
+  ) {
+    this.secrets = new SecretVerifier<KeyRow>(
+      {
+        load: (prefix) => this.load(prefix),
+        secretHash: (row) => row.secretHash,
+        sharedName: (prefix) => prefix,
+        admit: (row) => {
+          if (row.revokedAt) throw new AuthError('revoked_key', 'this key has been revoked');
+        },
+      },
+      shared,
+      {
+        unknown: () => new AuthError('unknown_key', 'invalid key'),
+        bad: () => new AuthError('bad_key', 'invalid key'),
+        throttled: () => new AuthError('key_throttled', 'too many invalid attempts for this key; try again later'),
+      },
+      {
+        checked: (via, ok) => observer?.verified(via, ok),
+        refused: (reason) => observer?.refused(reason),
+        sharedReachable: (up, err) => {
+          if (up) log.info('verified key digests reachable again');
+          else log.warn('verified key digests unreachable: keys not cached in this process need argon2', { err: String(err) });
+        },
+      },
+    );
+  }
 
   /**
    * Authenticates an Authorization header value.
@@ -125,44 +133,7 @@ export class KeyVerifier {
       if (!timingSafeEqual(cached.digest, digest)) throw new AuthError('bad_key', 'invalid key');
       return { ...cached.meta, secret };
     }
-
-    const state = await this.prefixState(prefix);
-    if (!state.row) throw new AuthError('unknown_key', 'invalid key');
-    const row = state.row;
-    if (row.revokedAt) throw new AuthError('revoked_key', 'this key has been revoked');
-    const keyed = keyedDigest(row.secretHash, secret);
-    if (state.shared) {
-      // The digest is keyed by this row's hash and a key has one secret: a mismatch is a wrong secret.
-      const ok = sameDigest(state.shared, keyed);
-      this.observer?.verified('shared-digest', ok);
-      if (!ok) throw new AuthError('bad_key', 'invalid key');
-      return this.admit(prefix, row, digest, secret);
-    }
-
-    const attempt = `${prefix}:${digest.toString('hex')}`;
-    if (this.badSecrets.has(attempt)) throw new AuthError('bad_key', 'invalid key');
-    let pending = this.inflight.get(attempt);
-    if (!pending) {
-      pending = this.budget
-        .run(prefix, () => argon2.verify(row.secretHash, secret).catch(() => false))
-        .finally(() => this.inflight.delete(attempt));
-      this.inflight.set(attempt, pending);
-    }
-    let ok: boolean;
-    try {
-      ok = await pending;
-    } catch (err) {
-      if (!(err instanceof BudgetExceeded)) throw err;
-      this.observer?.refused(err.reason);
-      throw new AuthError('key_throttled', 'too many invalid attempts for this key; try again later');
-    }
-    this.observer?.verified('argon2', ok);
-    if (!ok) {
-      this.badSecrets.set(attempt, true);
-      throw new AuthError('bad_key', 'invalid key');
-    }
-    state.shared = keyed;
-    this.share(prefix, keyed);
+    const row = await this.secrets.verify(prefix, secret, digest);
     return this.admit(prefix, row, digest, secret);
   }
 
@@ -171,13 +142,13 @@ export class KeyVerifier {
     const [kind, id] = message.split(':', 2);
     if (kind === 'key' && id) {
       this.cache.delete(id);
-      this.prefixes.delete(id);
+      this.secrets.forget(id);
     } else if (kind === 'game' && id) {
       for (const [p, e] of this.cache) if (e.meta.gameId === id) this.cache.delete(p);
-      for (const [p, s] of this.prefixes.entries()) if (s.row && s.row.gameId === id) this.prefixes.delete(p);
+      this.secrets.forgetWhere((row) => row.gameId === id);
     } else if (kind === 'all') {
       this.cache.clear();
-      this.prefixes.clear();
+      this.secrets.forgetAll();
     }
   }
 
@@ -215,48 +186,6 @@ export class KeyVerifier {
     this.recordsInUse = inUse;
     if (inUse) log.warn('postgres unreachable: verifying keys from their redis records');
     else log.info('postgres reachable again: keys verified from postgres');
-  }
-
-  /** The prefix's row and shared digest: read once per {@link ROW_TTL_MS}, single-flight. */
-  private async prefixState(prefix: string): Promise<PrefixState> {
-    const known = this.prefixes.get(prefix);
-    if (known) return known;
-    let loading = this.prefixLoads.get(prefix);
-    if (!loading) {
-      loading = (async () => {
-        const [row, shared] = await Promise.all([this.load(prefix), this.readShared(prefix)]);
-        const state: PrefixState = { row: row ?? false, shared };
-        this.prefixes.set(prefix, state);
-        return state;
-      })().finally(() => this.prefixLoads.delete(prefix));
-      this.prefixLoads.set(prefix, loading);
-    }
-    return loading;
-  }
-
-  /** The shared digest, or null when there is none or Redis cannot say (argon2 then decides). */
-  private async readShared(prefix: string): Promise<Buffer | null> {
-    if (!this.shared) return null;
-    try {
-      const digest = await this.shared.get(prefix);
-      this.noteShared(true);
-      return digest;
-    } catch (err) {
-      this.noteShared(false, err);
-      return null;
-    }
-  }
-
-  private share(prefix: string, keyed: Buffer): void {
-    this.shared?.set(prefix, keyed).then(() => this.noteShared(true), (err: unknown) => this.noteShared(false, err));
-  }
-
-  /** One log line per change of the shared digests' reachability, not one per request. */
-  private noteShared(up: boolean, err?: unknown): void {
-    if (up === !this.sharedDown) return;
-    this.sharedDown = !up;
-    if (up) log.info('verified key digests reachable again');
-    else log.warn('verified key digests unreachable: keys not cached in this process need argon2', { err: String(err) });
   }
 
   private admit(prefix: string, row: KeyRow, digest: Buffer, secret: string): VerifiedKey {

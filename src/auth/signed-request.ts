@@ -11,6 +11,8 @@ export interface SignedRequest {
   key: VerifiedKey;
   /** The hex signature, the replay-cache key. */
   signature: string;
+  /** X-Service-Timestamp, s since the epoch, within ±300 s of server time: how long the replay claim is kept (src/store/lua/lib/replay-claim.ts). */
+  timestampSeconds: number;
   /** Raw body bytes as received, the signed ones (empty for GET); content-coded if a Content-Encoding was sent. */
   raw: Buffer;
   /** What the signature covers: `body` (the spec's form) or `body+query` (the request nonce). */

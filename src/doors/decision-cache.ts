@@ -57,6 +57,8 @@ export interface LookupInput {
   gameId: string;
   keyId: string;
   signature: string;
+  /** The request's signed timestamp, s: how long its replay claim is kept (src/store/lua/lib/replay-claim.ts; absent: as long as any). */
+  signedAtSeconds?: number;
   mode: 'one' | 'all' | 'version';
   externalId?: string;
   doorKey?: string;
@@ -156,6 +158,7 @@ export class DecisionCache {
       window: this.window(input.nowMs),
       keyId: input.keyId,
       signature: input.signature,
+      signedAtSeconds: input.signedAtSeconds,
       quota: q,
     });
     const out = (await this.redis.runScript('doorLookup', call.keys, call.args)) as string[];

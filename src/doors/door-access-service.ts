@@ -36,6 +36,8 @@ export interface DoorCaller {
   gameId: string;
   keyId: string;
   signature: string;
+  /** The request's signed timestamp, s (see {@link LookupInput}). */
+  signedAtSeconds?: number;
 }
 
 export interface DoorAccessDeps {

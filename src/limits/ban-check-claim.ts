@@ -27,7 +27,7 @@ export class BanCheckClaim {
   async claim(signed: SignedRequest, externalId: string, nowMs: number): Promise<void> {
     const keys = this.keySpace.game(signed.key.gameId);
     const quota = { tag: KIND_TAGS.ban_check, field: externalId, quota: BAN_CHECK_QUOTA, perServer: 0, windowSeconds: MINUTE_WINDOW_SECONDS, who: externalId };
-    const call = banCheckClaimCall(keys, { keyId: signed.key.keyId, signature: signed.signature, quota, nowMs });
+    const call = banCheckClaimCall(keys, { keyId: signed.key.keyId, signature: signed.signature, signedAtSeconds: signed.timestampSeconds, quota, nowMs });
     const [outcome, retryAfter] = (await this.redis.runScript('banCheckClaim', call.keys, call.args)) as [string, string?];
     if (outcome === 'replay') throw new ReplayError('replayed_signature', 'this signature was already used; re-sign with a fresh timestamp');
     if (outcome === 'limited') {

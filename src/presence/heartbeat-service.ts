@@ -27,6 +27,8 @@ export interface HeartbeatInput {
   gameId: string;
   keyId: string;
   signature: string;
+  /** The request's signed timestamp, s: how long its replay claim is kept (src/store/lua/lib/replay-claim.ts; absent: as long as any). */
+  signedAtSeconds?: number;
   heartbeatIntervalSeconds: number;
   /** Whether the key has the `commands` scope: without it no command is delivered (spec: Endpoints). */
   deliverCommands: boolean;
@@ -82,6 +84,7 @@ export class HeartbeatService {
       nowMs: input.nowMs,
       keyId: input.keyId,
       signature: input.signature,
+      signedAtSeconds: input.signedAtSeconds,
       meta: {
         scopeId: body.externalScopeId ?? '',
         playerCount: body.playerCount,

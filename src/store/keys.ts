@@ -10,8 +10,18 @@
  */
 import { GAME_SUFFIXES as S } from './keyspace/suffixes.js';
 
-/** Seconds a replay-cache entry lives at least: twice the ±300 s acceptance window (spec: Authentication, rule 3). */
+/**
+ * Seconds of server time a replay claim must be found in: twice the ±300 s acceptance window (spec:
+ * Authentication, rule 3), the longest a signature can stay acceptable after its first use. A bucket is
+ * kept until its claims' own windows close (src/store/lua/lib/replay-claim.ts), at most this long after its end.
+ */
 export const REPLAY_TTL_SECONDS = 600;
+/**
+ * Seconds a claim outlives its request's window (ts + 300 s): room for the API processes' and Redis's
+ * clocks to differ and for the script to run after `nowMs` was read. The versions before kept at least
+ * 1 s in the worst case (a client 300 s ahead, claimed at a bucket's end).
+ */
+export const REPLAY_MARGIN_SECONDS = 30;
 /**
  * Seconds of server time one replay bucket hash covers (src/store/lua/lib/replay-claim.ts): a claim checks the
  * {@link REPLAY_BUCKETS_CHECKED} newest buckets, which cover the last {@link REPLAY_TTL_SECONDS} s.
@@ -61,8 +71,9 @@ export class GameKeys {
   }
 
   /**
-   * hash shard → concatenated replay tags (8 base64 characters each), PEXPIRE {@link REPLAY_TTL_SECONDS} s after the bucket's
-   * end: the signatures claimed in one {@link REPLAY_BUCKET_SECONDS}-s bucket of server time
+   * hash shard → concatenated replay tags (8 base64 characters each), kept until the latest of its claims' timestamps
+   * + 300 s (+ margin; at most {@link REPLAY_TTL_SECONDS} s after the bucket's end): the signatures claimed in one
+   * {@link REPLAY_BUCKET_SECONDS}-s bucket of server time
    * (`bucket` = floor(ms / 120 000); src/store/lua/lib/replay-claim.ts).
    */
   replayBucket(bucket: number): string {

@@ -127,7 +127,7 @@ describe('auto clock-in shifts from rosters', () => {
     );
     const slowId = await insertedSlow;
     const gapsCovering = async (id: bigint) =>
-      (await h.redis.zrange(h.keySpace.global.derivedSessionGaps(), '0', '-1')).filter((m) => {
+      (await h.redis.zrangebyscore(h.keySpace.global.derivedSessionGaps(), '-inf', '+inf')).filter((m) => {
         const [from, to] = m.split('-').map(BigInt);
         return from! <= id && id <= to!;
       });

@@ -29,7 +29,7 @@ describe('quota counters: listpack-sized shards', () => {
   it('500 users in one window: shards of ≤ 128 fields, listpack, each user once, counts kept across splits', async () => {
     const claims = new BanCheckClaim(h.redis, h.keySpace);
     const key = { keyId, gameId: g.gameId } as VerifiedKey;
-    const signed = (): SignedRequest => ({ key, signature: `shard-sig-${++seq}`, raw: Buffer.alloc(0), form: 'body', body: Buffer.alloc(0) });
+    const signed = (): SignedRequest => ({ key, signature: `shard-sig-${++seq}`, timestampSeconds: Math.floor(now / 1000), raw: Buffer.alloc(0), form: 'body', body: Buffer.alloc(0) });
     // the middle of a minute, so every claim lands in one window
     const now = (Math.floor(Date.now() / 60_000) + 1) * 60_000 + 30_000;
     const users = Array.from({ length: 500 }, (_, i) => `user-${i}`);

@@ -176,7 +176,7 @@ describe('per-key quotas', () => {
     it(`ban check: ${BAN_CHECK_QUOTA} per user per minute`, async () => {
       const claims = new BanCheckClaim(h.redis, h.keySpace);
       const key = { keyId, gameId: g.gameId } as VerifiedKey;
-      const signed = (): SignedRequest => ({ key, signature: `sig-${++seq}`, raw: Buffer.alloc(0), form: 'body', body: Buffer.alloc(0) });
+      const signed = (): SignedRequest => ({ key, signature: `sig-${++seq}`, timestampSeconds: Math.floor(now / 1000), raw: Buffer.alloc(0), form: 'body', body: Buffer.alloc(0) });
       const now = midMinute();
       for (let i = 0; i < BAN_CHECK_QUOTA; i++) await claims.claim(signed(), 'connecting', now);
       await expectQuota(claims.claim(signed(), 'connecting', now), 'ban_check', 30);

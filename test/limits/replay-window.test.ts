@@ -1,32 +1,40 @@
 /**
  * The compact replay cache keeps its promise (spec: Authentication rule 3; src/store/lua/lib/replay-claim.ts): the
  * same key and signature are refused for at least 600 s of server time after their first use, whatever
- * the bucket boundaries, and other signatures are not. Server time is passed explicitly: no waiting.
+ * the bucket boundaries, and other signatures are not; with its signed timestamp ts, for as long as the
+ * window accepts ts (to ts + 300 s), and its bucket is not kept much longer (issue #32 item 4). Server
+ * time is passed explicitly: no waiting.
  */
 import { expect } from 'chai';
 import { Harness } from '../support/harness.js';
 import { BanCheckClaim } from '../../src/limits/ban-check-claim.js';
 import { ReplayError } from '../../src/errors.js';
-import { REPLAY_BUCKET_SECONDS } from '../../src/store/keys.js';
+import { REPLAY_BUCKET_SECONDS, REPLAY_TTL_SECONDS } from '../../src/store/keys.js';
+import { REPLAY_MARGIN_SECONDS } from '../../src/store/keys.js';
+import { SIGNATURE_WINDOW_SECONDS } from '../../src/auth/signature.js';
 import type { SignedRequest } from '../../src/auth/signed-request.js';
 
 describe('replay cache in bucket hashes', () => {
   const h = new Harness();
   after(() => h.close());
 
-  function request(gameId: string, signature: string): SignedRequest {
-    return { key: { keyId: 'key-1', gameId }, signature } as unknown as SignedRequest;
+  function request(gameId: string, signature: string, timestampSeconds?: number): SignedRequest {
+    return { key: { keyId: 'key-1', gameId }, signature, timestampSeconds } as unknown as SignedRequest;
   }
 
-  async function outcome(claims: BanCheckClaim, gameId: string, signature: string, user: string, nowMs: number): Promise<'ok' | 'replay'> {
+  async function outcome(claims: BanCheckClaim, gameId: string, signature: string, user: string, nowMs: number, timestampSeconds?: number): Promise<'ok' | 'replay'> {
     try {
-      await claims.claim(request(gameId, signature), user, nowMs);
+      await claims.claim(request(gameId, signature, timestampSeconds), user, nowMs);
       return 'ok';
     } catch (err) {
       if (err instanceof ReplayError) return 'replay';
       throw err;
     }
   }
+
+  it('the store keeps claims for twice the signature window (the claim builder derives the window from it)', () => {
+    expect(REPLAY_TTL_SECONDS).to.equal(2 * SIGNATURE_WINDOW_SECONDS);
+  });
 
   it('refuses a signature again up to 600 s later from any point of a bucket, and accepts fresh ones', async () => {
     const claims = new BanCheckClaim(h.redis, h.keySpace);
@@ -41,5 +49,38 @@ describe('replay cache in bucket hashes', () => {
       expect(await outcome(claims, gameId, 'bb22', 'w', t1 + 1)).to.equal('ok');
       expect(await outcome(claims, gameId, 'aa11', 'x', t1 + 600_000 + 2 * bucketMs)).to.equal('ok');
     }
+  });
+
+  it('with the signed timestamp ts: refused to ts + 300 s wherever the client clock is, the bucket kept to about then, never shortened', async () => {
+    const claims = new BanCheckClaim(h.redis, h.keySpace);
+    const bucketMs = REPLAY_BUCKET_SECONDS * 1000;
+    const start = (Math.floor(Date.now() / bucketMs) - 20) * bucketMs;
+    // client clock on time, 300 s ahead, 300 s behind (the window's edges); claimed late in a bucket
+    for (const [i, skew] of [0, SIGNATURE_WINDOW_SECONDS, -SIGNATURE_WINDOW_SECONDS].entries()) {
+      const gameId = `replay-ts-${process.pid}-${i}`;
+      const t1 = start + bucketMs - 1_000;
+      const ts = t1 / 1000 + skew;
+      expect(await outcome(claims, gameId, 'cc33', `u${i}`, t1, ts)).to.equal('ok');
+      // every later server time the window still accepts ts at (up to ts + 300 s, inclusive)
+      const windowEndMs = (ts + SIGNATURE_WINDOW_SECONDS) * 1000;
+      for (const at of [t1, t1 + 1_000, windowEndMs - 1_000, windowEndMs].filter((t) => t >= t1 && t <= windowEndMs)) {
+        expect(await outcome(claims, gameId, 'cc33', `v${at}`, at, ts)).to.equal('replay', `skew ${skew} s, at ts + ${(at - ts * 1000) / 1000} s`);
+      }
+      const bucket = h.keySpace.game(gameId).replayBucket(Math.floor(t1 / bucketMs));
+      const ttl = await h.redis.pttl(bucket);
+      expect(ttl).to.be.greaterThan(windowEndMs - t1);
+      expect(ttl).to.be.at.most(windowEndMs - t1 + REPLAY_MARGIN_SECONDS * 1000);
+    }
+  });
+
+  it('a claim whose window closes sooner does not shorten its bucket', async () => {
+    const claims = new BanCheckClaim(h.redis, h.keySpace);
+    const bucketMs = REPLAY_BUCKET_SECONDS * 1000;
+    const t1 = (Math.floor(Date.now() / bucketMs) - 20) * bucketMs;
+    const gameId = `replay-raise-${process.pid}`;
+    expect(await outcome(claims, gameId, 'dd44', 'a', t1, t1 / 1000 + SIGNATURE_WINDOW_SECONDS)).to.equal('ok');
+    expect(await outcome(claims, gameId, 'ee55', 'b', t1 + 1_000, t1 / 1000 - SIGNATURE_WINDOW_SECONDS + 1)).to.equal('ok');
+    expect(await h.redis.pttl(h.keySpace.game(gameId).replayBucket(Math.floor(t1 / bucketMs)))).to.be.greaterThan(2 * SIGNATURE_WINDOW_SECONDS * 1000 - 1_000);
+    expect(await outcome(claims, gameId, 'dd44', 'c', t1 + 2 * SIGNATURE_WINDOW_SECONDS * 1000, t1 / 1000 + SIGNATURE_WINDOW_SECONDS)).to.equal('replay');
   });
 });

@@ -40,7 +40,7 @@ export async function authenticateRequest(req: Request, verifier: KeyVerifier, n
   if (Math.abs(nowMs / 1000 - ts) > SIGNATURE_WINDOW_SECONDS) {
     throw new ReplayError('timestamp_out_of_window', `timestamp is more than ${SIGNATURE_WINDOW_SECONDS} s from server time; check the clock against serverTime`);
   }
-  return { key, signature, raw, form, body: await decodeBody(received) };
+  return { key, signature, timestampSeconds: ts, raw, form, body: await decodeBody(received) };
 }
 
 /** @throws {ScopeError} 403 `scope_missing` when `key` lacks `scope`. */

@@ -24,12 +24,14 @@ export interface DoorLookupCall {
   /** The signing key's id and the request's signature (hex, as sent): the replay claim. */
   keyId: string;
   signature: string;
+  /** The request's signed timestamp, s: how long its replay claim is kept (lib/replay-claim.ts; absent: as long as any). */
+  signedAtSeconds?: number;
   quota: QuotaCount;
 }
 
 /** KEYS and named arguments of `door-lookup.lua` for `call` in `keys`' game. */
 export function doorLookupCall(keys: GameKeys, call: DoorLookupCall): ScriptCall {
-  const replay = replayClaim(keys, call.keyId, call.signature, call.nowMs);
+  const replay = replayClaim(keys, call.keyId, call.signature, call.nowMs, call.signedAtSeconds);
   const quota = quotaScriptArgs(keys, call.keyId, call.quota, call.nowMs);
   return {
     keys: [keys.doorsVersion(), keys.doorSubjects(), keys.servers(), keys.accessStream(), ...quota.keys, ...replay.keys],

@@ -19,6 +19,8 @@ export interface HeartbeatCall {
   /** The signing key's id and the request's signature (hex, as sent): the replay claim. */
   keyId: string;
   signature: string;
+  /** The request's signed timestamp, s: how long its replay claim is kept (lib/replay-claim.ts; absent: as long as any). */
+  signedAtSeconds?: number;
   /** The server's meta, as the heartbeat states it ('' for no scope or region) and the game's interval (s). */
   meta: { scopeId: string; playerCount: number; maxPlayers: number; sdkVersion: string; uptimeSeconds: number; region: string; intervalSeconds: number };
   /** The roster as JSON `[[externalId, username, team], ...]`. */
@@ -38,7 +40,7 @@ export interface HeartbeatCall {
 /** KEYS and named arguments of `heartbeat.lua` for `call` in `keys`' game. */
 export function heartbeatCall(keys: GameKeys, call: HeartbeatCall): ScriptCall {
   const { sid, meta } = call;
-  const replay = replayClaim(keys, call.keyId, call.signature, call.nowMs);
+  const replay = replayClaim(keys, call.keyId, call.signature, call.nowMs, call.signedAtSeconds);
   const quota = quotaScriptArgs(keys, call.keyId, call.quota, call.nowMs);
   return {
     keys: [

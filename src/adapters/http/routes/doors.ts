@@ -41,7 +41,7 @@ export function doorCheckRoute(deps: DoorRouteDeps): RequestHandler {
     const signed = await authenticateRequest(req, deps.verifier, nowMs);
     requireScope(signed.key, 'doors');
     const body = validateCheck(parseJson(signed.body));
-    const caller = { gameId: signed.key.gameId, keyId: signed.key.keyId, signature: signed.signature };
+    const caller = { gameId: signed.key.gameId, keyId: signed.key.keyId, signature: signed.signature, signedAtSeconds: signed.timestampSeconds };
     sendJson(res, doorCheckBody(await deps.doors.check(caller, body, nowMs), nowMs));
   };
 }
@@ -53,7 +53,7 @@ export function doorBulkRoute(deps: DoorRouteDeps): RequestHandler {
     const signed = await authenticateRequest(req, deps.verifier, nowMs);
     requireScope(signed.key, 'doors');
     const body = validateBulk(parseJson(signed.body));
-    const caller = { gameId: signed.key.gameId, keyId: signed.key.keyId, signature: signed.signature };
+    const caller = { gameId: signed.key.gameId, keyId: signed.key.keyId, signature: signed.signature, signedAtSeconds: signed.timestampSeconds };
     sendJson(res, doorBulkBody(await deps.doors.bulk(caller, body, nowMs), nowMs));
   };
 }
@@ -64,7 +64,7 @@ export function doorManifestRoute(deps: DoorRouteDeps): RequestHandler {
     const nowMs = Date.now();
     const signed = await authenticateRequest(req, deps.verifier, nowMs);
     requireScope(signed.key, 'doors');
-    const caller = { gameId: signed.key.gameId, keyId: signed.key.keyId, signature: signed.signature };
+    const caller = { gameId: signed.key.gameId, keyId: signed.key.keyId, signature: signed.signature, signedAtSeconds: signed.timestampSeconds };
     const manifest = await deps.doors.manifest(caller, nowMs);
     sendJson(res, doorManifestBody(manifest, nowMs), { ETag: `"${manifest.version}"` });
   };

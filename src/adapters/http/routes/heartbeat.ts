@@ -55,6 +55,7 @@ export function heartbeatRoute(deps: { verifier: KeyVerifier; heartbeats: Heartb
       gameId: signed.key.gameId,
       keyId: signed.key.keyId,
       signature: signed.signature,
+      signedAtSeconds: signed.timestampSeconds,
       heartbeatIntervalSeconds: signed.key.heartbeatIntervalSeconds,
       deliverCommands: signed.key.scopes.has('commands'),
       body,

@@ -9,7 +9,8 @@ local A = cmsgpack.unpack(ARGV[1])
   Replay claim (spec: Authentication rule 3; src/store/lua/lib/replay-claim.ts). KEYS[first .. first + count - 1]
   are the replay bucket hashes, newest (the current bucket) first; a bucket's field A.rs (the tag's
   shard) holds the tags claimed in it, concatenated, each #A.rt bytes. A tag found at a tag boundary in
-  any bucket is a replay; else it is appended to the current bucket, which then expires A.rx ms from now.
+  any bucket is a replay; else it is appended to the current bucket, whose expiry is raised to A.rx ms
+  from now if it was sooner (never lowered: the bucket holds other claims whose windows close later).
   Returns true when claimed, false on a replay.
 ]]
 local function claimReplay(first, count)
@@ -29,7 +30,8 @@ local function claimReplay(first, count)
     end
   end
   redis.call('HSET', KEYS[first], A.rs, (current or '') .. A.rt)
-  redis.call('PEXPIRE', KEYS[first], A.rx)
+  -- PTTL is -1 for the bucket just created (no expiry yet), so it gets one
+  if redis.call('PTTL', KEYS[first]) < A.rx then redis.call('PEXPIRE', KEYS[first], A.rx) end
   return true
 end
 

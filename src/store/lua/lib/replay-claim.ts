@@ -9,14 +9,26 @@
  * give the same tag, so a replay is always refused; two different signatures share a tag with
  * probability 2⁻⁴⁸ per pair, a spurious 409 the client answers by re-signing.
  *
- * Soundness of the window: a signature accepted at server time t₁ can only be accepted again while its
- * timestamp is within 300 s of the server's clock, i.e. until t₁ + 600 s. A claim at t₂ reads the buckets
- * of floor(t₂/120 s) back to floor((t₂ − 600 s)/120 s) ({@link REPLAY_BUCKETS_CHECKED} buckets), and a
- * bucket lives until 600 s after its end, so t₁'s bucket is read and still there for every t₂ ≤ t₁ + 600 s.
- * The scripts run the check (src/store/lua/lib/common.lua `claimReplay`).
+ * Soundness of the window: a signature with timestamp ts accepted at server time t₁ can only be accepted
+ * again at a t₂ ≤ ts + 300 s (the window check of src/adapters/http/authenticate.ts), and ts ≤ t₁ + 300 s, so
+ * t₂ ≤ t₁ + 600 s. A claim at t₂ reads the buckets of floor(t₂/120 s) back to floor((t₂ − 600 s)/120 s)
+ * ({@link REPLAY_BUCKETS_CHECKED} buckets), so t₁'s bucket is read; it must still be there, i.e. live until
+ * ts + 300 s. Each claim raises (never lowers) its bucket's expiry to ts + 300 s + {@link REPLAY_MARGIN_SECONDS}
+ * (issue #32 item 4): a bucket lives until the latest of its claims' windows closes, about 300 s after
+ * its end for well-clocked servers instead of 600 s, and up to 630 s for a client 300 s ahead. Rolling
+ * deploy: the versions before (2026-11-28) read the same buckets and set a bucket's expiry to 601 s after
+ * its end unconditionally, which is still after ts + 300 s for every claim in it (ts ≤ t₁ + 300 s, t₁ before
+ * the end), so old and new processes refuse each other's signatures for the whole window. The scripts run
+ * the check (src/store/lua/lib/common.lua `claimReplay`).
  */
 import { hash } from 'node:crypto';
-import { REPLAY_BUCKET_SECONDS, REPLAY_BUCKETS_CHECKED, REPLAY_TTL_SECONDS, type GameKeys } from '../../keys.js';
+import { REPLAY_BUCKET_SECONDS, REPLAY_BUCKETS_CHECKED, REPLAY_MARGIN_SECONDS, REPLAY_TTL_SECONDS, type GameKeys } from '../../keys.js';
+
+/**
+ * The signed timestamp's acceptance window, ± s: SIGNATURE_WINDOW_SECONDS of src/auth/signature.ts, which
+ * the store does not import; {@link REPLAY_TTL_SECONDS} is twice it (test/limits/replay-window.test.ts holds them together).
+ */
+const SIGNATURE_WINDOW_SECONDS = REPLAY_TTL_SECONDS / 2;
 
 /** Fields per replay bucket hash. */
 export const REPLAY_SHARDS = 64;
@@ -27,11 +39,16 @@ export const REPLAY_TAG_BYTES = 6;
 export interface ReplayClaim {
   /** Replay bucket hashes, the current bucket first. */
   keys: string[];
+  /** `rx`: ms from now the current bucket must live at least (the script only raises its expiry). */
   args: { rs: string; rt: string; rx: number };
 }
 
-/** The claim of `signature` (hex, as sent) by key `keyId` at server time `nowMs` (ms) in `keys`' game. */
-export function replayClaim(keys: GameKeys, keyId: string, signature: string, nowMs: number): ReplayClaim {
+/**
+ * The claim of `signature` (hex, as sent) by key `keyId` at server time `nowMs` (ms) in `keys`' game.
+ * `signedAtSeconds` is the request's signed timestamp (s), inside ±{@link SIGNATURE_WINDOW_SECONDS} s of
+ * `nowMs`; absent, the latest the window accepts (nowMs + 300 s), so the claim is kept as long as any.
+ */
+export function replayClaim(keys: GameKeys, keyId: string, signature: string, nowMs: number, signedAtSeconds?: number): ReplayClaim {
   const digest = hash('sha256', `${keyId}\n${signature}`, 'buffer');
   const bucketMs = REPLAY_BUCKET_SECONDS * 1000;
   const bucket = Math.floor(nowMs / bucketMs);
@@ -43,8 +60,8 @@ export function replayClaim(keys: GameKeys, keyId: string, signature: string, no
       rs: String(digest[0]! % REPLAY_SHARDS),
       // base64 (6 bytes = 8 characters, no padding): Redis's cmsgpack does not decode msgpack bin
       rt: digest.subarray(1, 1 + REPLAY_TAG_BYTES).toString('base64'),
-      // the current bucket lives until REPLAY_TTL_SECONDS after its end (+1 s for clock rounding)
-      rx: (bucket + 1) * bucketMs + REPLAY_TTL_SECONDS * 1000 + 1000 - nowMs,
+      // the bucket lives at least until this request's window closes (+ margin); never ≤ 0, which would delete it
+      rx: Math.max(1000, Math.ceil(((signedAtSeconds ?? nowMs / 1000 + SIGNATURE_WINDOW_SECONDS) + SIGNATURE_WINDOW_SECONDS + REPLAY_MARGIN_SECONDS) * 1000 - nowMs)),
     },
   };
 }
