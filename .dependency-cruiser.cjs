@@ -1,10 +1,11 @@
 /**
- * Import-direction rules (`npm run lint`): adapters (http, console, admin CLI, workers, scripts) →
+ * Import-direction rules (`npm run lint`): adapters (src/adapters/: http, console, admin CLI, metrics,
+ * openapi; the entry points, workers, scripts and the simulator) →
  * domain services → ports (store) and the shared base (config, log, errors, schemas). Nothing imports
  * upward, and no file takes part in an import cycle.
  */
-const DOMAIN = '^src/(auth|presence|commands|doors|bans|workspace|derived|events|games|limits|ops)/';
-const ADAPTERS = '^(src/(http|console|admin|metrics|openapi)/|src/(app|server)\\.ts$|workers/|scripts/)';
+const DOMAIN = '^src/(auth|presence|commands|doors|bans|workspace|derived|events|games|limits|queues|runtime)/';
+const ADAPTERS = '^(src/adapters/|src/(app|server)\\.ts$|workers/|scripts/|packages/simulator/)';
 
 module.exports = {
   forbidden: [
@@ -28,6 +29,13 @@ module.exports = {
       comment: 'Ports (Redis, Postgres access) know nothing of the domain or the adapters.',
       from: { path: '^src/store/' },
       to: { path: `${DOMAIN}|${ADAPTERS}` },
+    },
+    {
+      name: 'script-calls-through-builders',
+      severity: 'error',
+      comment: 'A Lua script\'s KEYS and arguments are built by its typed builder beside it (src/store/lua/<name>.ts); the parts several scripts share (replay claim, quota count: src/store/lua/lib/) are used by the builders only, so no service assembles positional keys of its own.',
+      from: { path: '^(src|workers|scripts|packages)/', pathNot: '^src/store/lua/' },
+      to: { path: '^src/store/lua/lib/', dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'base-not-upward',
@@ -72,9 +80,16 @@ module.exports = {
       to: { path: '^packages/', dependencyTypesNot: ['aliased-tsconfig-paths'] },
     },
     {
+      name: 'simulator-not-to-tools-or-tests',
+      severity: 'error',
+      comment: 'The simulator (packages/simulator, @gis/simulator) is what the benches and tests play a fleet with: it uses the service (src/, to set its game up) and the reference client, never the benches, scripts or tests.',
+      from: { path: '^packages/simulator/' },
+      to: { path: '^(workers|scripts|test)/' },
+    },
+    {
       name: 'service-not-to-client',
       severity: 'error',
-      comment: 'The service speaks HTTP to clients; it never runs the reference client (scripts and tests may, by its package name).',
+      comment: 'The service speaks HTTP to clients; it never runs the reference client or the simulator (scripts and tests may, by their package names).',
       from: { path: '^(src|workers)/' },
       to: { path: '^packages/' },
     },

@@ -16,10 +16,10 @@ const REDIS_PREFIX = {
 };
 const KEY_SPACE_MODULE = 'src/store/keyspace/key-space.ts';
 /** Where a process builds its KeySpace from the config (scripts/*.ts are entry points too; scripts/support/ is not). */
-const KEY_SPACE_BUILDERS = ['src/config.ts', 'src/server.ts', 'src/admin/cli.ts', 'workers/index.ts'];
+const KEY_SPACE_BUILDERS = ['src/config.ts', 'src/server.ts', 'src/adapters/admin/cli.ts', 'workers/index.ts', 'packages/simulator/src/simulate.ts'];
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'sdk/', 'src/console/public/', '.data/', 'packages/*/dist/'] },
+  { ignores: ['dist/', 'node_modules/', 'sdk/', 'src/adapters/console/public/', '.data/', 'packages/*/dist/'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   { languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } } },
@@ -34,7 +34,7 @@ export default tseslint.config(
   },
   { files: ['**/*.ts'], ignores: [KEY_SPACE_MODULE], rules: { 'no-restricted-syntax': ['error', KEY_VIEWS] } },
   {
-    files: ['src/**/*.ts', 'workers/**/*.ts', 'scripts/support/**/*.ts'],
+    files: ['src/**/*.ts', 'workers/**/*.ts', 'scripts/support/**/*.ts', 'packages/simulator/src/**/*.ts'],
     ignores: [KEY_SPACE_MODULE, ...KEY_SPACE_BUILDERS],
     rules: { 'no-restricted-syntax': ['error', KEY_VIEWS, REDIS_PREFIX] },
   },

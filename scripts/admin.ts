@@ -4,15 +4,15 @@
  * `npm run build`): `npx gis-admin <group> <command> [options] [--json]`, e.g.
  * `npx gis-admin keys list --game <id> --json | jq`. Configuration comes from the environment
  * (src/config.ts); run from the repository, `.data/services.env` (written by `npm run services:up`) is
- * loaded too, like the npm scripts do (variables already set win). Commands live in src/admin/commands/,
- * the dispatcher in src/admin/cli.ts. Exit codes: 0 ok, 1 failure, 2 usage error.
+ * loaded too, like the npm scripts do (variables already set win). Commands live in src/adapters/admin/commands/,
+ * the dispatcher in src/adapters/admin/cli.ts. Exit codes: 0 ok, 1 failure, 2 usage error.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../src/config.js';
-import { runCli } from '../src/admin/cli.js';
-import { ADMIN_COMMANDS, RENAMED_GROUPS } from '../src/admin/commands/index.js';
+import { runCli } from '../src/adapters/admin/cli.js';
+import { ADMIN_COMMANDS, RENAMED_GROUPS } from '../src/adapters/admin/commands/index.js';
 
 /** The version of the nearest package.json above this file: scripts/ in the source tree, dist/scripts/ once built. */
 function packageVersion(): string {

@@ -2,7 +2,7 @@
  * The main job on real input, for the README quick start (`npm run demo`): makes Redis and Postgres
  * reachable (scripts/services/), starts one API process and one worker process, waits for /readyz,
  * prints the Redis persistence mode the API read (what a 200 survives, README "Durability"), runs the
- * simulated fleet against them (scripts/simulate.ts) and stops everything. Exit code is the simulator's
+ * simulated fleet against them (packages/simulator/src/simulate.ts) and stops everything. Exit code is the simulator's
  * (non-zero when events sent and rows in Postgres differ).
  * The children load `.data/services.env` (the Redis services:up chose; variables set in the shell win),
  * read after services:up has written it, so this process itself does not load it.
@@ -49,7 +49,7 @@ async function main(): Promise<number> {
     console.log(`== 3/4 simulated fleet: ${values.servers} servers × ~${values.players} players for ${values.duration} s`);
     // A short demo: servers boot over 5 s and fill with players over 10 s (the simulator's defaults, 10 and
     // 30 s, model a real restart and would leave a 30 s demo half empty).
-    const code = await runInherited(tsx, [ENV_FILE, 'scripts/simulate.ts', '--url', url, '--servers', values.servers, '--players', values.players, '--duration', values.duration, '--ramp', '5', '--fill', '10'], { env });
+    const code = await runInherited(tsx, [ENV_FILE, 'packages/simulator/src/simulate.ts', '--url', url, '--servers', values.servers, '--players', values.players, '--duration', values.duration, '--ramp', '5', '--fill', '10'], { env });
     console.log(code === 0 ? '== 4/4 done: every event sent is in Postgres' : `== 4/4 simulator exited with ${code}`);
     return code;
   } finally {

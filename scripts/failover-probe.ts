@@ -49,7 +49,7 @@ import { sign } from '../src/auth/signature.js';
 import { parseCli } from './support/cli-args.js';
 import { startNodeScript, waitUntil, type ManagedChild } from './support/child-process.js';
 import { clusterPorts, ensureCluster, stopCluster } from './services/cluster.js';
-import { ROLES } from '../src/jobs/worker-roles.js';
+import { ROLES } from '../src/queues/worker-roles.js';
 
 const USAGE =
   'usage: npx tsx scripts/failover-probe.ts [--seconds 40] [--kill-at 10] [--rate 20] [--port 4310] [--kill game|flush] [--replicas 1|2] [--wait-replicas N] [--compare-wait] [--lag-replica S] [--hold-flush] [--restart-killed S] [--drain-seconds 60]';

@@ -41,7 +41,7 @@ const SEED_SLICE = 100;
 export interface FixtureOptions {
   /** Games to create (default 1). */
   games?: number;
-  /** Live servers per game (default 2000: see DEFAULT_SERVERS in scripts/bench-heartbeat.ts). */
+  /** Live servers per game (default 2000: see DEFAULT_SERVERS in scripts/bench/heartbeat.ts). */
   servers?: number;
   /** Redis key prefix (default `gisbench`); must not be the app's default `gis`. */
   prefix?: string;

@@ -1,19 +1,19 @@
 /**
- * Writes the OpenAPI 3.1 documents: the game endpoints (src/openapi/openapi-document.ts) to `openapi.json`
- * and the moderator console API (src/openapi/console-openapi-document.ts) to `console-openapi.json`, at the
+ * Writes the OpenAPI 3.1 documents: the game endpoints (src/adapters/openapi/openapi-document.ts) to `openapi.json`
+ * and the moderator console API (src/adapters/openapi/console-openapi-document.ts) to `console-openapi.json`, at the
  * repository root: `npm run openapi`. With `--check` it writes nothing and exits 1 when a committed file
  * differs from what the code generates (CI; test/openapi/ does the same).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { buildOpenApiDocument } from '../src/openapi/openapi-document.js';
-import { buildConsoleOpenApiDocument } from '../src/openapi/console-openapi-document.js';
+import { buildOpenApiDocument } from '../src/adapters/openapi/openapi-document.js';
+import { buildConsoleOpenApiDocument } from '../src/adapters/openapi/console-openapi-document.js';
 import { parseCli } from './support/cli-args.js';
 
 const { check } = parseCli('usage: tsx scripts/openapi.ts [--check]', { options: { check: { type: 'boolean', default: false } } }).values;
 
 const documents = [
   { target: new URL('../openapi.json', import.meta.url), build: buildOpenApiDocument, from: 'src/schemas' },
-  { target: new URL('../console-openapi.json', import.meta.url), build: buildConsoleOpenApiDocument, from: 'src/openapi/console-openapi-document.ts' },
+  { target: new URL('../console-openapi.json', import.meta.url), build: buildConsoleOpenApiDocument, from: 'src/adapters/openapi/console-openapi-document.ts' },
 ];
 
 let stale = false;

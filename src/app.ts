@@ -11,20 +11,20 @@ import type { KeyVerifier } from './auth/key-verifier.js';
 import type { PersistenceStatus } from './store/redis-persistence.js';
 import type { ReplicaAck } from './store/replica-ack.js';
 import { HeartbeatService } from './presence/heartbeat-service.js';
-import { requestId } from './http/request-id.js';
-import { rawBody } from './http/raw-body.js';
-import { errorHandler, notFoundHandler } from './http/error-handler.js';
-import { heartbeatRoute } from './http/routes/heartbeat.js';
-import { doorBulkRoute, doorCheckRoute, doorManifestRoute } from './http/routes/doors.js';
+import { requestId } from './adapters/http/request-id.js';
+import { rawBody } from './adapters/http/raw-body.js';
+import { errorHandler, notFoundHandler } from './adapters/http/error-handler.js';
+import { heartbeatRoute } from './adapters/http/routes/heartbeat.js';
+import { doorBulkRoute, doorCheckRoute, doorManifestRoute } from './adapters/http/routes/doors.js';
 import { DoorAccessService } from './doors/door-access-service.js';
 import { DoorsVersionReader } from './doors/doors-version.js';
-import { healthRoutes } from './http/routes/health.js';
-import { bansCheckRoute } from './http/routes/bans-check.js';
+import { healthRoutes } from './adapters/http/routes/health.js';
+import { bansCheckRoute } from './adapters/http/routes/bans-check.js';
 import { Blocklist } from './bans/blocklist.js';
-import type { ApiMetrics } from './metrics/api-metrics.js';
-import { countRateLimited, ObservedDoorAccessService, ObservedHeartbeatService } from './metrics/observed-services.js';
+import type { ApiMetrics } from './adapters/metrics/api-metrics.js';
+import { countRateLimited, ObservedDoorAccessService, ObservedHeartbeatService } from './adapters/metrics/observed-services.js';
 import { AdmissionController } from './limits/admission.js';
-import { admit, admitHeartbeat } from './http/admission.js';
+import { admit, admitHeartbeat } from './adapters/http/admission.js';
 import type { KeySpace } from './store/keyspace/key-space.js';
 import type { KeyRecords } from './auth/key-records.js';
 
@@ -35,7 +35,7 @@ export interface AppDeps {
   redis: AppRedis;
   db: Db;
   verifier: KeyVerifier;
-  /** In-process metrics (src/metrics/api-metrics.ts), rendered by the console listener; none in most tests. */
+  /** In-process metrics (src/adapters/metrics/api-metrics.ts), rendered by the console listener; none in most tests. */
   metrics?: ApiMetrics;
   /**
    * Admission control of the game endpoints (src/limits/admission.ts); default: one built from
@@ -79,7 +79,7 @@ export function createApp(deps: AppDeps): Express {
 
   // Admission first (a refused request costs no body read), then raw bytes: Content-Type/Encoding 415,
   // over the limit 413, before any parsing; the signature covers the body exactly as sent
-  // (src/http/raw-body.ts).
+  // (src/adapters/http/raw-body.ts).
   const admission = admissionFor(deps);
   const raw = rawBody(deps.config.maxEnvelopeBytes);
   const heartbeats = deps.metrics

@@ -27,7 +27,7 @@ export interface Config {
   goneAfterMissedIntervals: number;
   /** Connections in each process's Postgres pool (API + N workers must fit max_connections). */
   dbPoolSize: number;
-  /** Comma-separated worker roles this worker process runs (`all` or names from src/jobs/worker-roles.ts). */
+  /** Comma-separated worker roles this worker process runs (`all` or names from src/queues/worker-roles.ts). */
   workerRoles: string[];
   /**
    * CPU niceness a worker process gives itself at boot (0–19; 0 = as the API). Flushing is throughput
@@ -46,7 +46,7 @@ export interface Config {
    */
   accessLogRetentionDays: number;
   /**
-   * Port of a worker process's `/metrics` and `/healthz` (src/metrics/worker-metrics.ts); 0 = any free
+   * Port of a worker process's `/metrics` and `/healthz` (src/adapters/metrics/worker-metrics.ts); 0 = any free
    * port (logged). With `--processes N` the primary serves one aggregated endpoint on it.
    */
   workersMetricsPort: number;
@@ -58,7 +58,7 @@ export interface Config {
   consoleHost: string;
   /**
    * Operator token of the console (`Authorization: Bearer <token>`), at least 24 characters; null when
-   * unset, in which case the console generates one at boot (src/console/console-token.ts).
+   * unset, in which case the console generates one at boot (src/adapters/console/console-token.ts).
    */
   consoleToken: string | null;
   /**

@@ -2,11 +2,11 @@
  * Domain errors with stable machine-readable codes (spec: Errors; `error.code` is what a client may log,
  * the spec names one code, `scope_missing`). They say what went wrong in the domain's words — a
  * {@link ErrorKind} and a code — and know nothing of HTTP: the one mapping to status codes, headers and
- * the error envelope is src/http/error-status.ts, used by the game listener and the console alike; the
+ * the error envelope is src/adapters/http/error-status.ts, used by the game listener and the console alike; the
  * operator CLI prints the message and the code.
  */
 
-/** What kind of failure an error is; src/http/error-status.ts gives each its spec status. */
+/** What kind of failure an error is; src/adapters/http/error-status.ts gives each its spec status. */
 export type ErrorKind =
   /** Malformed body, or a field failed validation (spec: 400). */
   | 'invalid'
@@ -94,7 +94,7 @@ export class PayloadTooLargeError extends DomainError {
 /**
  * `unsupported_media_type`: the body is not sent as the spec requires: code `unsupported_media_type` for a
  * POST whose Content-Type is not `application/json` (charset, if given, utf-8); `unsupported_encoding`
- * for a Content-Encoding other than identity, gzip or deflate (src/http/raw-body.ts).
+ * for a Content-Encoding other than identity, gzip or deflate (src/adapters/http/raw-body.ts).
  */
 export class UnsupportedMediaTypeError extends DomainError {
   constructor(code: 'unsupported_media_type' | 'unsupported_encoding', message: string) {

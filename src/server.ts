@@ -1,7 +1,7 @@
 /**
  * API process entry: `npm start`. Loads config, connects Redis and Postgres once, subscribes to key
  * invalidations, serves the game listener (`PORT`) and the moderator console listener (`CONSOLE_PORT`,
- * src/console/: page, /console/api, /metrics of this process, /openapi.json), and shuts down gracefully on
+ * src/adapters/console/: page, /console/api, /metrics of this process, /openapi.json), and shuts down gracefully on
  * SIGTERM/SIGINT (stop accepting on both, finish in-flight requests, close connections).
  *
  * Before listening it reads Redis persistence (src/store/redis-persistence.ts): one `redis persistence`
@@ -10,7 +10,7 @@
  * and `gis_redis_persistence` on /metrics.
  *
  * `--processes N` (`npm start -- --processes 4`): N such processes behind one pair of ports, forked by a
- * `node:cluster` primary (src/ops/process-fork.ts).
+ * `node:cluster` primary (src/runtime/process-fork.ts).
  */
 import { loadConfig, ConfigError } from './config.js';
 import { log, setLogLevel } from './log.js';
@@ -23,10 +23,10 @@ import { KeyVerifier } from './auth/key-verifier.js';
 import { VerifiedDigests } from './auth/verified-digests.js';
 import { KeyRecords, startKeyRecordReconcile } from './auth/key-records.js';
 import { admissionFor, createApp } from './app.js';
-import { ApiMetrics } from './metrics/api-metrics.js';
-import { startConsole } from './console/console-server.js';
+import { ApiMetrics } from './adapters/metrics/api-metrics.js';
+import { startConsole } from './adapters/console/console-server.js';
 import { DurabilityRefusedError, PersistenceMonitor } from './store/redis-persistence.js';
-import { processCount, runProcesses } from './ops/process-fork.js';
+import { processCount, runProcesses } from './runtime/process-fork.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();

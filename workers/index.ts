@@ -7,10 +7,10 @@
  * everysec (src/store/redis-persistence.ts).
  *
  * `--processes N` (`npm run workers -- --processes 4`): N such processes, forked by a `node:cluster`
- * primary (src/ops/process-fork.ts); they share the queues, schedulers and stream consumer groups.
+ * primary (src/runtime/process-fork.ts); they share the queues, schedulers and stream consumer groups.
  *
  * Each process serves `/metrics` and `/healthz` on WORKERS_METRICS_HOST:WORKERS_METRICS_PORT
- * (src/metrics/worker-metrics.ts); with `--processes N` the primary serves one aggregated endpoint there
+ * (src/adapters/metrics/worker-metrics.ts); with `--processes N` the primary serves one aggregated endpoint there
  * instead and the copies serve none. A port already taken stops the process at start (exit 1).
  */
 import { getPriority, hostname, setPriority } from 'node:os';
@@ -24,7 +24,7 @@ import { KeySpace } from '../src/store/keyspace/key-space.js';
 import { absorbSharedConnectionErrors, watchConnection } from '../src/store/connection-state.js';
 import { isDependencyUnavailable } from '../src/store/dependency-errors.js';
 import { DurabilityRefusedError, PersistenceMonitor } from '../src/store/redis-persistence.js';
-import { JOB_OPTIONS, ROLES, resolveRoles, type RoleName } from '../src/jobs/worker-roles.js';
+import { JOB_OPTIONS, ROLES, resolveRoles, type RoleName } from '../src/queues/worker-roles.js';
 import type { JobContext } from './jobs/context.js';
 import { flushAccessLogJob, flushCommandLogJob, flushEventsJob, flushSessionsJob } from './jobs/flush.job.js';
 import { sweepLivenessJob } from './jobs/sweep-liveness.job.js';
@@ -35,8 +35,8 @@ import { deriveShiftsJob } from './jobs/derive-shifts.job.js';
 import { sampleConcurrencyJob } from './jobs/sample-concurrency.job.js';
 import { ingestHealthJob } from './jobs/ingest-health.job.js';
 import { pruneAccessLogJob } from './jobs/prune-access-log.job.js';
-import { processCount, runProcesses } from '../src/ops/process-fork.js';
-import { serveAggregatedWorkerMetrics, serveWorkerMetrics, WorkerMetrics, type MetricsServer } from '../src/metrics/worker-metrics.js';
+import { processCount, runProcesses } from '../src/runtime/process-fork.js';
+import { serveAggregatedWorkerMetrics, serveWorkerMetrics, WorkerMetrics, type MetricsServer } from '../src/adapters/metrics/worker-metrics.js';
 import cluster from 'node:cluster';
 
 /** Scheduled roles ignore the job; producer-fed roles read its data (and the lock token to delay it). */

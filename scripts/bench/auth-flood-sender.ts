@@ -4,15 +4,12 @@
  * process (whose latencies are charged from each request's due time). Not run directly.
  *
  * Usage:  tsx scripts/bench/auth-flood-sender.ts --port P --key-prefix K --rate R
- * Sends heartbeats signed with wrong secrets for the real key's public prefix `K` at R/s (open loop,
- * 32 connections) until SIGTERM, in 1 s slices with fresh connections each, so the flood carries on
- * across a restart of the API (requests sent while it is down count as `errors`). Prints `FLOOD START`
- * once it sends (after start-up, so its compilation is not charged to the right key) and, on SIGTERM,
- * `FLOOD {"<status>": count, …, "errors": n}` and exits.
+ * Sends heartbeats signed with wrong secrets for the real key's public prefix `K` at R/s until SIGTERM
+ * (the loop and the `FLOOD` lines: scripts/bench/flood.ts).
  */
 import { sign } from '../../src/auth/signature.js';
 import { parseCli } from '../support/cli-args.js';
-import { pacedLoad } from '../support/paced-load.js';
+import { runFloodSender } from './flood.js';
 
 const cli = parseCli('usage: tsx scripts/bench/auth-flood-sender.ts --port P --key-prefix K --rate R', {
   options: { port: { type: 'string' }, 'key-prefix': { type: 'string' }, rate: { type: 'string' } },
@@ -21,27 +18,10 @@ const port = cli.number('port', 0, 1, 65_535);
 const keyPrefix = cli.values['key-prefix'] ?? cli.fail('--key-prefix is required');
 const rate = cli.number('rate', 200, 0.1, 100_000);
 
-let stop = false;
-process.once('SIGTERM', () => (stop = true));
-const totals: Record<string, number> = {};
 let w = 0;
-console.log('FLOOD START');
-while (!stop) {
-  const slice = await pacedLoad({
-    port,
-    rate,
-    duration: 1,
-    connections: 32,
-    stopped: () => stop,
-    next: () => {
-      const secret = `wrong${++w}`.padEnd(43, 'x');
-      const body = JSON.stringify({ externalServerId: `flood-${w}`, playerCount: 0, maxPlayers: 30, sdkVersion: 'bench', uptimeSeconds: w, players: [], events: [], acks: [] });
-      const ts = String(Math.floor(Date.now() / 1000));
-      return { method: 'POST', path: '/api/v1/game/heartbeat', body, headers: { authorization: `Bearer svc_live_${keyPrefix}.${secret}`, 'x-service-timestamp': ts, 'x-service-signature': sign(secret, ts, body), 'content-type': 'application/json' } };
-    },
-  });
-  for (const [status, n] of Object.entries(slice.statuses)) totals[status] = (totals[status] ?? 0) + n;
-  if (slice.errors) totals.errors = (totals.errors ?? 0) + slice.errors;
-}
-console.log(`FLOOD ${JSON.stringify(totals)}`);
-process.exit(0);
+await runFloodSender(port, rate, () => {
+  const secret = `wrong${++w}`.padEnd(43, 'x');
+  const body = JSON.stringify({ externalServerId: `flood-${w}`, playerCount: 0, maxPlayers: 30, sdkVersion: 'bench', uptimeSeconds: w, players: [], events: [], acks: [] });
+  const ts = String(Math.floor(Date.now() / 1000));
+  return { method: 'POST', path: '/api/v1/game/heartbeat', body, headers: { authorization: `Bearer svc_live_${keyPrefix}.${secret}`, 'x-service-timestamp': ts, 'x-service-signature': sign(secret, ts, body), 'content-type': 'application/json' } };
+});

@@ -2,7 +2,7 @@
  * scripts/bench/simulator-cost.ts — `npm run bench:simulator`: what the fleet simulator itself costs per
  * request (issue #15 item 4: "costs as little CPU per simulated request as a load generator can"),
  * measured without a service competing for the cores. One fleet worker process (the simulator's own,
- * scripts/simulate/fleet-worker.ts, unchanged) plays `--servers` × `--players` with the simulator's ramp
+ * packages/simulator/src/fleet-worker.ts, unchanged) plays `--servers` × `--players` with the simulator's ramp
  * and fill against scripts/bench/canned-game-api.ts, which answers every request at once with a fixed
  * body of the service's shape (60 s door decisions, no refusals), so the request mix and rate are the
  * fleet's own: ban and bulk checks per join, heartbeats, manifests, single door checks once cached
@@ -20,9 +20,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { parseCli } from '../support/cli-args.js';
-import { processCpu, voluntarySwitches } from '../support/proc-stat.js';
-import type { FleetFinal, FleetStart, FromChild } from '../simulate/protocol.js';
-import type { Timeline } from '../simulate/sim-stats.js';
+import { FLEET_WORKER_SCRIPT, processCpu, voluntarySwitches, type FleetFinal, type FleetStart, type FromChild, type Timeline } from '@gis/simulator';
 
 const cli = parseCli(
   'usage: npx tsx scripts/bench/simulator-cost.ts [--servers 1000] [--players 30] [--ramp 10] [--fill 30] [--interval 15] [--duration 90] [--cpu-prof DIR] [--json]',
@@ -96,6 +94,7 @@ function phase(a: Sample, b: Sample): PhaseFigures | null {
   };
 }
 
+/** Forks a TypeScript entry point (`file` relative to this one, or absolute) under tsx, with an IPC channel. */
 function forkTs(file: string, env: Record<string, string> = {}, profile = false): ChildProcess {
   return fork(new URL(file, import.meta.url).pathname, [], {
     execArgv: ['--import', 'tsx', ...(profile && cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : [])],
@@ -107,7 +106,7 @@ function forkTs(file: string, env: Record<string, string> = {}, profile = false)
 
 async function main(): Promise<void> {
   const api = forkTs('./canned-game-api.ts', { INTERVAL: String(interval) });
-  const fleet = forkTs('../simulate/fleet-worker.ts', {}, true);
+  const fleet = forkTs(FLEET_WORKER_SCRIPT, {}, true);
   try {
     const port = await new Promise<number>((resolve, reject) => {
       api.once('message', (m: { port: number }) => resolve(m.port));

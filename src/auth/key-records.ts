@@ -21,7 +21,7 @@ import type { Redis } from 'ioredis';
 import type { AppRedis } from '../store/redis.js';
 import type { Db } from '../store/prisma.js';
 import type { KeySpace } from '../store/keyspace/key-space.js';
-import { raiseDoorsVersion } from '../store/doors-version-copy.js';
+import { raiseDoorsVersion } from '../store/lua/raise-doors-version.js';
 import { log } from '../log.js';
 
 /** Format of the records this build writes and reads. */

@@ -1,6 +1,6 @@
 /**
  * A request whose key, signature and timestamp have been checked (spec: Authentication rules 1–6), as
- * src/http/authenticate.ts hands it to the endpoint and the endpoint hands it to the domain (the replay
+ * src/adapters/http/authenticate.ts hands it to the endpoint and the endpoint hands it to the domain (the replay
  * claim of rule 3 is keyed on `signature`). Transport-free so the domain can take it without importing
  * the HTTP layer.
  */
@@ -11,7 +11,7 @@ export interface SignedRequest {
   key: VerifiedKey;
   /** The hex signature, the replay-cache key. */
   signature: string;
-  /** X-Service-Timestamp, s since the epoch, within ±300 s of server time: how long the replay claim is kept (src/auth/replay-tags.ts). */
+  /** X-Service-Timestamp, s since the epoch, within ±300 s of server time: how long the replay claim is kept (src/store/lua/lib/replay-claim.ts). */
   timestampSeconds: number;
   /** Raw body bytes as received, the signed ones (empty for GET); content-coded if a Content-Encoding was sent. */
   raw: Buffer;

@@ -23,6 +23,8 @@ import { BAN_REBUILD_LOCK_MS } from '../store/keys.js';
 import { log } from '../log.js';
 import type { BanScope, BlocklistEntry } from './ban-types.js';
 import type { KeySpace } from '../store/keyspace/key-space.js';
+import { banLookupCall } from '../store/lua/ban-lookup.js';
+import { banSyncCall } from '../store/lua/ban-sync.js';
 
 /** Users written per script call during a rebuild (bounds the Lua argument size and the time Redis is busy). */
 const REBUILD_CHUNK = 500;
@@ -85,7 +87,8 @@ export class Blocklist {
   async lookup(workspaceId: string, externalId: string): Promise<BlocklistEntry[]> {
     const keys = this.keySpace.workspace(workspaceId);
     for (let attempt = 0; ; attempt++) {
-      const [built, stored] = (await this.redis.runScript('banLookup', [keys.banMeta(), keys.banList()], { u: externalId })) as [number, string | null];
+      const call = banLookupCall(keys, { externalId });
+      const [built, stored] = (await this.redis.runScript('banLookup', call.keys, call.args)) as [number, string | null];
       if (built === 1) return parseStored(stored);
       // A flush right after our rebuild could loop forever; one rebuild per lookup is enough.
       if (attempt > 0) return this.fromDb(workspaceId, externalId);
@@ -101,7 +104,8 @@ export class Blocklist {
     const keys = this.keySpace.workspace(workspaceId);
     const ticket = await this.redis.hincrby(keys.banMeta(), 'seq', 1);
     const rows = await this.activeRows(workspaceId, externalId);
-    await this.redis.runScript('banSync', [keys.banMeta(), keys.banList()], { t: String(ticket), m: false, e: [externalId, rows.length ? JSON.stringify(rows.map(toEntry)) : ''] });
+    const call = banSyncCall(keys, { ticket, markBuilt: false, entries: [externalId, rows.length ? JSON.stringify(rows.map(toEntry)) : ''] });
+    await this.redis.runScript('banSync', call.keys, call.args);
   }
 
   /** Makes the next lookup rebuild the workspace's blocklist from Postgres (after a failed sync). */
@@ -153,7 +157,8 @@ export class Blocklist {
     const chunk = REBUILD_CHUNK * 2;
     for (let i = 0; i < pairs.length || i === 0; i += chunk) {
       const last = i + chunk >= pairs.length;
-      await this.redis.runScript('banSync', [keys.banMeta(), keys.banList()], { t: String(ticket), m: last, e: pairs.slice(i, i + chunk) });
+      const call = banSyncCall(keys, { ticket, markBuilt: last, entries: pairs.slice(i, i + chunk) });
+      await this.redis.runScript('banSync', call.keys, call.args);
     }
     // A workspace's first check builds an empty blocklist: routine. A rebuild with bans in it follows a flush: worth a line.
     log.log(byUser.size ? 'info' : 'debug', 'blocklist rebuilt', { workspaceId, users: byUser.size, bans: rows.length });

@@ -12,14 +12,7 @@
  * platform applied before its answer was lost is not applied twice. The API key is a credential: it goes
  * in the header only and never into an error message or a log line.
  */
-
-/** Per-game settings of the platform's cloud API (Game.universeId, cloudApiBaseUrl, cloudApiKey). */
-export interface PlatformSettings {
-  universeId: string;
-  /** Origin (and optional path prefix) of the cloud API, e.g. `https://apis.example.com`. */
-  cloudApiBaseUrl: string;
-  cloudApiKey: string;
-}
+import type { PlatformSettings } from '../games/platform-settings.js';
 
 /** One user-restriction write. */
 export interface RestrictionWrite {

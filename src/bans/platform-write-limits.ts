@@ -17,6 +17,7 @@
  */
 import type { AppRedis } from '../store/redis.js';
 import type { KeySpace } from '../store/keyspace/key-space.js';
+import { banWriteSlotCall } from '../store/lua/ban-write-slot.js';
 
 export interface PlatformWriteLimits {
   /** Writes per universe (= per game here: each game has its own universe) per window. */
@@ -42,13 +43,15 @@ export const DEFAULT_WRITE_LIMITS: Readonly<PlatformWriteLimits> = Object.freeze
  */
 export async function reserveWriteSlot(redis: AppRedis, keySpace: KeySpace, gameId: string, externalId: string, member: string, limits: PlatformWriteLimits): Promise<number> {
   const keys = keySpace.game(gameId);
-  const wait = await redis.runScript('banWriteSlot', [keys.banWriteSlots(), keys.banWriteUserSlots(externalId), keys.banWritePause()], {
-    id: member,
-    uw: limits.universeWindowMs,
-    um: limits.universeMax,
-    sw: limits.userWindowMs,
-    sm: limits.userMax,
+  const call = banWriteSlotCall(keys, {
+    externalId,
+    member,
+    universeWindowMs: limits.universeWindowMs,
+    universeMax: limits.universeMax,
+    userWindowMs: limits.userWindowMs,
+    userMax: limits.userMax,
   });
+  const wait = await redis.runScript('banWriteSlot', call.keys, call.args);
   return Number(wait);
 }
 

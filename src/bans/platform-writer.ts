@@ -21,8 +21,8 @@
 import type { Db } from '../store/prisma.js';
 import type { AppRedis } from '../store/redis.js';
 import { log } from '../log.js';
-import { nativeBanSettings } from '../games/platform-settings.js';
-import { PlatformRestrictionClient, PlatformWriteError, type PlatformSettings } from './platform-restriction-client.js';
+import { nativeBanSettings, type PlatformSettings } from '../games/platform-settings.js';
+import { PlatformRestrictionClient, PlatformWriteError } from './platform-restriction-client.js';
 import { DEFAULT_WRITE_LIMITS, pauseWrites, reserveWriteSlot, type PlatformWriteLimits } from './platform-write-limits.js';
 import { DEFAULT_DEBOUNCE_MS, type PlatformBanJob } from './platform-write-queue.js';
 import { desiredRestriction, writeStateFor } from './restriction-state.js';

@@ -17,6 +17,7 @@ import type { Db } from '../store/prisma.js';
 import type { AppRedis } from '../store/redis.js';
 import { applyCommandTransitions, type CommandTransitionRow } from './command-log-flusher.js';
 import type { KeySpace } from '../store/keyspace/key-space.js';
+import { expireCommandsCall } from '../store/lua/expire-commands.js';
 
 /** Due index members handled per round, and commands one script call looks at. */
 const BATCH = 500;
@@ -34,7 +35,8 @@ export async function expireGame(redis: AppRedis, keySpace: KeySpace, gameId: st
   const keys = keySpace.game(gameId);
   let expired = 0;
   for (let more = 1; more; ) {
-    const [n, m] = (await redis.runScript('expireCommands', [keys.commandExpiry(), keys.commandLog()], { b: keys.base, now: nowMs, n: BATCH })) as [number, number];
+    const call = expireCommandsCall(keys, { nowMs, batch: BATCH });
+    const [n, m] = (await redis.runScript('expireCommands', call.keys, call.args)) as [number, number];
     expired += n;
     more = m;
   }

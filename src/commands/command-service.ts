@@ -39,6 +39,7 @@ import { appendAudit } from '../audit/audit-chain.js';
 import { CommandQueueFullError } from './command-errors.js';
 import type { NudgeRequester } from './nudge-queue.js';
 import type { KeySpace } from '../store/keyspace/key-space.js';
+import { issueCommandCall } from '../store/lua/issue-command.js';
 
 /** Default time to live of a command, seconds. */
 export const DEFAULT_EXPIRY_SECONDS = 300;
@@ -194,18 +195,18 @@ export async function issueCommand(deps: CommandServiceDeps, input: IssueCommand
   const keys = deps.keySpace.game(game.id);
   // Key order matters: the heartbeat script appends `"target"` by replacing the closing brace.
   const entry = JSON.stringify({ id, type, payload, issuedAt: issuedAt.toISOString(), expiresAt: expiresAt.toISOString() });
-  const result = (await deps.redis.runScript('issueCommand', [keys.command(id), keys.servers(), keys.where(), keys.commandExpiry(), keys.commandLog()], {
-    b: keys.base,
+  const call = issueCommandCall(keys, {
     id,
-    json: entry,
-    iat: String(nowMs),
-    exp: String(expiresAt.getTime()),
-    ts: server,
-    u: user,
-    sc: SERVER_QUEUE_CAP,
-    uc: USER_QUEUE_CAP,
-    ttl: expiresIn + COMMAND_HASH_GRACE_SECONDS,
-  })) as [string, (string | number)?, string?];
+    entryJson: entry,
+    issuedAtMs: nowMs,
+    expiresAtMs: expiresAt.getTime(),
+    server,
+    user,
+    serverCap: SERVER_QUEUE_CAP,
+    userCap: USER_QUEUE_CAP,
+    ttlSeconds: expiresIn + COMMAND_HASH_GRACE_SECONDS,
+  });
+  const result = (await deps.redis.runScript('issueCommand', call.keys, call.args)) as [string, (string | number)?, string?];
   if (result[0] !== 'ok') {
     // The attempt is already in the audit chain, which only grows: record why it was refused.
     await deps.db.$transaction(async (tx) => {

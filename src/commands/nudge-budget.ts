@@ -13,6 +13,7 @@ import { randomUUID } from 'node:crypto';
 import type { AppRedis } from '../store/redis.js';
 import { NUDGE_WINDOW_MS } from '../store/keys.js';
 import type { KeySpace } from '../store/keyspace/key-space.js';
+import { nudgeAdmitCall } from '../store/lua/nudge-admit.js';
 
 export const NUDGE_BUDGET_BASE = 40;
 export const NUDGE_BUDGET_PER_SERVER = 80;
@@ -40,14 +41,15 @@ export type Admission =
 /** Takes one publish from `gameId`'s budget at `nowMs` (ms), or says when there will be room. */
 export async function admitNudge(redis: AppRedis, keySpace: KeySpace, gameId: string, nowMs: number): Promise<Admission> {
   const keys = keySpace.game(gameId);
-  const [ok, value, servers] = (await redis.runScript('nudgeAdmit', [keys.nudgeLog(), keys.servers()], {
-    now: nowMs,
-    w: NUDGE_WINDOW_MS,
-    bb: NUDGE_BUDGET_BASE,
-    bs: NUDGE_BUDGET_PER_SERVER,
-    sf: NUDGE_BUDGET_SAFETY,
+  const call = nudgeAdmitCall(keys, {
+    nowMs,
+    windowMs: NUDGE_WINDOW_MS,
+    budgetBase: NUDGE_BUDGET_BASE,
+    budgetPerServer: NUDGE_BUDGET_PER_SERVER,
+    safety: NUDGE_BUDGET_SAFETY,
     id: randomUUID(),
-  })) as [number, number, number];
+  });
+  const [ok, value, servers] = (await redis.runScript('nudgeAdmit', call.keys, call.args)) as [number, number, number];
   if (ok === -1) return { kind: 'no_servers' };
   if (ok === 1) return { kind: 'admitted', budget: value, servers };
   return { kind: 'wait', retryAfterMs: value, servers };

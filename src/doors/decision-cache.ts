@@ -24,8 +24,8 @@
  */
 import type { AppRedis } from '../store/redis.js';
 import { DOOR_DECISIONS_TTL_MARGIN_SECONDS, GlobalKeys } from '../store/keys.js';
-import { replayClaim } from '../auth/replay-tags.js';
-import { quotaScriptArgs } from '../limits/quota-script-args.js';
+import { doorLookupCall } from '../store/lua/door-lookup.js';
+import { doorStoreCall } from '../store/lua/door-store.js';
 import { ReplayError } from '../errors.js';
 import { log } from '../log.js';
 import { doorQuota } from '../limits/quotas.js';
@@ -57,7 +57,7 @@ export interface LookupInput {
   gameId: string;
   keyId: string;
   signature: string;
-  /** The request's signed timestamp, s: how long its replay claim is kept (src/auth/replay-tags.ts; absent: as long as any). */
+  /** The request's signed timestamp, s: how long its replay claim is kept (src/store/lua/lib/replay-claim.ts; absent: as long as any). */
   signedAtSeconds?: number;
   mode: 'one' | 'all' | 'version';
   externalId?: string;
@@ -142,26 +142,26 @@ export class DecisionCache {
   /**
    * Claims the request signature and reads the versions and cached decisions (one round trip).
    * @throws {ReplayError} 409 `replayed_signature` when the signature was used in the last
-   *   600 s (src/auth/replay-tags.ts).
+   *   600 s (src/store/lua/lib/replay-claim.ts).
    * @throws {QuotaExceededError} 429 with Retry-After when the request's subject is over its quota
    *   (src/limits/quotas.ts `doorQuota`); nothing is looked up or logged.
    */
   async lookup(input: LookupInput): Promise<Lookup> {
     const keys = this.keySpace.game(input.gameId);
     const q = doorQuota(input.mode, { keyId: input.keyId, externalId: input.externalId, doorKey: input.doorKey, doorCacheTtlSeconds: this.doorCacheTtlSeconds });
-    const replay = replayClaim(keys, input.keyId, input.signature, input.nowMs, input.signedAtSeconds);
-    const quota = quotaScriptArgs(keys, input.keyId, q, input.nowMs);
-    const out = (await this.redis.runScript('doorLookup', [keys.doorsVersion(), keys.doorSubjects(), keys.servers(), keys.accessStream(), ...quota.keys, ...replay.keys], {
-      b: keys.base,
-      m: input.mode,
-      u: input.externalId ?? '',
-      d: input.doorKey ?? '',
-      t: String(input.nowMs),
-      s: input.externalServerId ?? '',
-      w: this.window(input.nowMs),
-      ...replay.args,
-      ...quota.args,
-    })) as string[];
+    const call = doorLookupCall(keys, {
+      mode: input.mode,
+      externalId: input.externalId ?? '',
+      doorKey: input.doorKey ?? '',
+      externalServerId: input.externalServerId ?? '',
+      nowMs: input.nowMs,
+      window: this.window(input.nowMs),
+      keyId: input.keyId,
+      signature: input.signature,
+      signedAtSeconds: input.signedAtSeconds,
+      quota: q,
+    });
+    const out = (await this.redis.runScript('doorLookup', call.keys, call.args)) as string[];
     if (out[0] === 'replay') throw new ReplayError('replayed_signature', 'this signature was already used; re-sign with a fresh timestamp');
     if (out[0] === 'limited') {
       this.throttled.mark(input.gameId, input.nowMs);
@@ -187,19 +187,21 @@ export class DecisionCache {
     const entries: string[] = [];
     for (const f of input.fresh) entries.push(f.doorKey, String(f.decision.expiresAtMs), packDecision(f.doorKey, f.decision.json));
     if (entries.length && !input.contextKey) throw new Error('DecisionCache.store: fresh decisions need their contextKey');
-    const dv = String(input.doorsVersion);
-    await this.redis.runScript('doorStore', [keys.doorDecisions(dv, window), keys.doorDecisions(dv, window - 1), keys.accessStream()], {
-      u: input.externalId,
-      sv: input.subjectVersion,
+    const call = doorStoreCall(keys, {
+      doorsVersion: String(input.doorsVersion),
+      window,
+      externalId: input.externalId,
+      subjectVersion: input.subjectVersion,
       // the context's field: its decisions hold for one workspace version (schedule, org tree)
-      c: `#${input.subjectVersion.split('.')[0] ?? ''}:${input.contextKey ?? ''}`,
-      t: String(input.nowMs),
-      e: entries,
+      contextField: `#${input.subjectVersion.split('.')[0] ?? ''}:${input.contextKey ?? ''}`,
+      nowMs: input.nowMs,
+      entries,
       // the window's hash outlives every decision written in it: each lives at most one TTL
-      x: (window + 2) * windowMs + DOOR_DECISIONS_TTL_MARGIN_SECONDS * 1000 - input.nowMs,
-      s: input.externalServerId ?? '',
-      l: input.logged.length ? `[${input.logged.join(',')}]` : '',
+      expireInMs: (window + 2) * windowMs + DOOR_DECISIONS_TTL_MARGIN_SECONDS * 1000 - input.nowMs,
+      externalServerId: input.externalServerId ?? '',
+      logJson: input.logged.length ? `[${input.logged.join(',')}]` : '',
     });
+    await this.redis.runScript('doorStore', call.keys, call.args);
     if (input.logged.length) this.markActive(input.gameId, input.nowMs);
   }
 

@@ -1,7 +1,7 @@
 /**
  * The three door endpoints' work (spec: Endpoints › doors/check, doors/bulk, doors/manifest; issue #5),
  * answered as values ({@link DoorCheckAnswer}, {@link DoorBulkAnswer}, {@link DoorManifestAnswer}) that
- * src/http/door-responses.ts serialises. A decision travels as its ready-made JSON plus its outcome, so a
+ * src/adapters/http/door-responses.ts serialises. A decision travels as its ready-made JSON plus its outcome, so a
  * cache hit never parses or re-serialises it.
  *
  * - check: one round trip to Redis (replay claim + versions + the cached decision, logged by the script
@@ -23,7 +23,7 @@ import { log } from '../log.js';
 import type { Decision, DoorDef, Effect } from './door-types.js';
 import { DoorCatalog, type CatalogEntry } from './door-catalog.js';
 import { DecisionCache, type CachedDecision, type Lookup } from './decision-cache.js';
-import { raiseDoorsVersion } from './doors-version.js';
+import { raiseDoorsVersion } from '../store/lua/raise-doors-version.js';
 import { evaluateDoor } from './evaluate.js';
 import { buildSubjectContext, type SubjectContext } from './subject-context.js';
 import { contextKey, usersNamedBy } from './context-key.js';

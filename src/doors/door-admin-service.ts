@@ -18,7 +18,8 @@ import { appendAudit } from '../audit/audit-chain.js';
 import { checkIssueInput, issueCommand, type CommandServiceDeps, type IssueCommandInput, type IssuedCommand } from '../commands/command-service.js';
 import { FAIL_MODES, FORCED_STATES } from '../schemas/doors.js';
 import { DOOR_EFFECTS, SUBJECT_TYPES, type Effect, type FailMode, type ForcedState, type PolicyConditions, type SubjectType } from './door-types.js';
-import { incrementDoorsVersion, raiseDoorsVersion } from './doors-version.js';
+import { incrementDoorsVersion } from './doors-version.js';
+import { raiseDoorsVersion } from '../store/lua/raise-doors-version.js';
 import { parseConditions } from './policy-conditions.js';
 import type { KeySpace } from '../store/keyspace/key-space.js';
 

@@ -6,7 +6,7 @@
  *
  * Order of a change: Postgres transaction (the change + the increment) commits first, then Redis is
  * raised. A reader that sees the new Redis version therefore loads definitions that include the change.
- * Redis is only ever raised (Lua compare-and-set), so concurrent changes finishing out of order cannot
+ * Redis is only ever raised (Lua compare-and-set: src/store/lua/raise-doors-version.ts), so concurrent changes finishing out of order cannot
  * bring an older version back.
  */
 import type { Prisma } from '@prisma/client';
@@ -14,17 +14,13 @@ import type { AppRedis } from '../store/redis.js';
 import type { Db } from '../store/prisma.js';
 import { log } from '../log.js';
 import type { KeySpace } from '../store/keyspace/key-space.js';
-import { raiseDoorsVersion } from '../store/doors-version-copy.js';
+import { raiseDoorsVersion } from '../store/lua/raise-doors-version.js';
 
 /** Increments `Game.doorsVersion` inside the caller's transaction; returns the new version. */
 export async function incrementDoorsVersion(tx: Prisma.TransactionClient, gameId: string): Promise<number> {
   const game = await tx.game.update({ where: { id: gameId }, data: { doorsVersion: { increment: 1 } }, select: { doorsVersion: true } });
   return game.doorsVersion;
 }
-
-// The raise itself is a store operation (the key-record reconcile in src/auth needs it too); the doors
-// services keep importing it from here, with the rest of the version's life.
-export { raiseDoorsVersion };
 
 /**
  * The doors version for the heartbeat `config` (issue #5: "config carries the current manifest version").

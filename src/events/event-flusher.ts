@@ -43,7 +43,7 @@ export interface FlushHooks {
  * › Flush throughput, 2026-11-25): 500 is the knee — rows/s ×2–3 over 100, the worker's CPU per row a
  * third, and no clear gain beyond (Postgres 17–20 µs/row from 500 to 5,000). Bounded because one load
  * holds a Postgres backend (~50 ms at 500) while heartbeats share the cores; the earlier 100 was chosen
- * for that (heartbeat p99 with the workers on, scripts/bench-heartbeat.ts), when a row cost ~3× more.
+ * for that (heartbeat p99 with the workers on, scripts/bench/heartbeat.ts), when a row cost ~3× more.
  */
 export const EVENT_FLUSH_BATCH = 500;
 

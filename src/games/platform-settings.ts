@@ -9,8 +9,15 @@
 import type { Db } from '../store/prisma.js';
 import { NotFoundError, ValidationError } from '../errors.js';
 import { appendAudit } from '../audit/audit-chain.js';
-import type { PlatformSettings } from '../bans/platform-restriction-client.js';
 import type { KeyRecords } from '../auth/key-records.js';
+
+/** Per-game settings of the platform's cloud API (Game.universeId, cloudApiBaseUrl, cloudApiKey). */
+export interface PlatformSettings {
+  universeId: string;
+  /** Origin (and optional path prefix) of the cloud API, e.g. `https://apis.example.com`. */
+  cloudApiBaseUrl: string;
+  cloudApiKey: string;
+}
 
 /** What may be changed; absent fields keep their value, null clears a text field. */
 export interface PlatformSettingsChange {

@@ -6,7 +6,7 @@
  * come back in one second. Nothing of a refused request is processed (its signature is not even
  * recorded), so the client simply sends it again later. One exception to "before its body is read": a
  * heartbeat over the heartbeat ceilings is decided once its body is in, and admitted when its roster is
- * empty (a shutdown's last heartbeat; {@link FINAL_HEARTBEAT_SHARE}, src/http/admission.ts).
+ * empty (a shutdown's last heartbeat; {@link FINAL_HEARTBEAT_SHARE}, src/adapters/http/admission.ts).
  *
  * Three signals, each with a ceiling per request class. A class is refused while any signal is at or
  * above its ceiling; the ceilings are the configured maximum times the class's share
@@ -41,7 +41,7 @@ export type ShedReason = 'in_flight' | 'redis_queue' | 'loop_lag';
 export const CLASS_SHARE: Readonly<Record<RequestClass, number>> = Object.freeze({ heartbeat: 1, doors: 0.5, checks: 0.25 });
 
 /**
- * Share of each configured maximum a heartbeat with an empty roster may use (src/http/admission.ts): a
+ * Share of each configured maximum a heartbeat with an empty roster may use (src/adapters/http/admission.ts): a
  * server's last heartbeats as it shuts down, which a refusal would turn into sessions closed by the
  * liveness sweep a minute later instead of at the leave. Four times the heartbeat ceilings: with the
  * defaults, 2,048 requests in flight, so a whole fleet of up to about 2,000 servers per API process
@@ -137,7 +137,7 @@ export class AdmissionController {
 
   /**
    * Which signal is at or above `share` times its configured maximum, or null; counts nothing (a
-   * request may still be admitted past it: src/http/admission.ts, final heartbeats). Starts the lag
+   * request may still be admitted past it: src/adapters/http/admission.ts, final heartbeats). Starts the lag
    * sampler when it is stopped.
    */
   overCeiling(share: number): ShedReason | null {

@@ -4,14 +4,13 @@
  * user, {@link BAN_CHECK_QUOTA} per (key, user) per minute (src/limits/quotas.ts).
  */
 import type { AppRedis } from '../store/redis.js';
-import { replayClaim } from '../auth/replay-tags.js';
 import { ReplayError } from '../errors.js';
 import type { SignedRequest } from '../auth/signed-request.js';
 import { BAN_CHECK_QUOTA, KIND_TAGS, MINUTE_WINDOW_SECONDS } from './quotas.js';
-import { quotaScriptArgs } from './quota-script-args.js';
 import { QuotaExceededError } from './quota-error.js';
 import { ThrottleMarks } from './throttle-marks.js';
 import type { KeySpace } from '../store/keyspace/key-space.js';
+import { banCheckClaimCall } from '../store/lua/ban-check-claim.js';
 
 /** The replay claim and ban-check quota of one process, over its API Redis client. */
 export class BanCheckClaim {
@@ -27,9 +26,9 @@ export class BanCheckClaim {
    */
   async claim(signed: SignedRequest, externalId: string, nowMs: number): Promise<void> {
     const keys = this.keySpace.game(signed.key.gameId);
-    const replay = replayClaim(keys, signed.key.keyId, signed.signature, nowMs, signed.timestampSeconds);
-    const quota = quotaScriptArgs(keys, signed.key.keyId, { kind: 'ban_check', tag: KIND_TAGS.ban_check, field: externalId, quota: BAN_CHECK_QUOTA, perServer: 0, windowSeconds: MINUTE_WINDOW_SECONDS, who: externalId }, nowMs);
-    const [outcome, retryAfter] = (await this.redis.runScript('banCheckClaim', [...quota.keys, ...replay.keys], { ...replay.args, ...quota.args })) as [string, string?];
+    const quota = { tag: KIND_TAGS.ban_check, field: externalId, quota: BAN_CHECK_QUOTA, perServer: 0, windowSeconds: MINUTE_WINDOW_SECONDS, who: externalId };
+    const call = banCheckClaimCall(keys, { keyId: signed.key.keyId, signature: signed.signature, signedAtSeconds: signed.timestampSeconds, quota, nowMs });
+    const [outcome, retryAfter] = (await this.redis.runScript('banCheckClaim', call.keys, call.args)) as [string, string?];
     if (outcome === 'replay') throw new ReplayError('replayed_signature', 'this signature was already used; re-sign with a fresh timestamp');
     if (outcome === 'limited') {
       this.throttled.mark(signed.key.gameId, nowMs);

@@ -1,6 +1,6 @@
 /**
  * 429 `rate_limited` from a per-key quota (spec: Errors 429, Limits; quotas in ./quotas.ts). Carries the
- * game and quota kind so the one place that counts 429s per game (src/metrics/observed-services.ts) can
+ * game and quota kind so the one place that counts 429s per game (src/adapters/metrics/observed-services.ts) can
  * label them; the envelope and the always-present `Retry-After` (whole seconds, at least 1) come from
  * {@link RateLimitError}.
  */

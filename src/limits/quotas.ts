@@ -42,6 +42,7 @@
  * - ban_check: once per connect.
  */
 import { nudgesPerMinute } from '../commands/nudge-budget.js';
+import type { QuotaCount } from '../store/lua/lib/quota-count.js';
 
 export type QuotaKind = 'heartbeat' | 'door_check' | 'door_bulk' | 'manifest' | 'ban_check';
 
@@ -85,25 +86,9 @@ export const KIND_TAGS: Readonly<Record<QuotaKind, string>> = {
   ban_check: 'ban',
 };
 
-/** What a Lua script needs to count one request against its quota. */
-export interface QuotaArgs {
+/** One request's quota (what the scripts count: src/store/lua/lib/quota-count.ts) and its kind, which the 429 names. */
+export interface QuotaArgs extends QuotaCount {
   kind: QuotaKind;
-  /** {@link KIND_TAGS} of the kind: part of the counter key and of the throttle-history field. */
-  tag: string;
-  /** Who is counted within the key's counter hash (server, user, door; `-` for the key itself). */
-  field: string;
-  /** Requests allowed per window (before the per-server addition). */
-  quota: number;
-  /** Added to `quota` per live server of the game (read in the script); 0 = none. */
-  perServer: number;
-  windowSeconds: number;
-  /** The server or user named in the throttle history (`<tag>:<who>`). */
-  who: string;
-  /**
-   * Door checks only: the user's subject and the checks per window counted only under it; `field` is
-   * counted (and `quota` applies) only past them.
-   */
-  userAllowance?: { field: string; count: number };
 }
 
 /**

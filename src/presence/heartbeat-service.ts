@@ -1,20 +1,18 @@
 /**
  * Applies one accepted heartbeat to the hot state in a single Redis round trip (the `heartbeat` Lua
- * script): replay check, server refresh, roster reconciliation into session transitions, event
+ * script, its call built by src/store/lua/heartbeat.ts): replay check, server refresh, roster reconciliation into session transitions, event
  * buffering, acks/failures, and command delivery (spec: POST heartbeat, Events, Command lifecycle).
  * When it returns, the request's events and roster are in Redis: the 200 promise of the spec (and, with
  * REDIS_WAIT_REPLICAS, on that many of the master's replicas too).
  */
-import { hash } from 'node:crypto';
 import type { AppRedis } from '../store/redis.js';
 import type { ReplicaAck } from '../store/replica-ack.js';
-import { GlobalKeys, SERVER_TTL_SECONDS } from '../store/keys.js';
-import { replayClaim } from '../auth/replay-tags.js';
+import type { GlobalKeys } from '../store/keys.js';
+import { heartbeatCall } from '../store/lua/heartbeat.js';
 import { ReplayError } from '../errors.js';
 import type { HeartbeatRequest } from '../schemas/heartbeat.js';
 import { log } from '../log.js';
 import { heartbeatQuota, KIND_TAGS, MINUTE_WINDOW_SECONDS } from '../limits/quotas.js';
-import { quotaScriptArgs } from '../limits/quota-script-args.js';
 import { QuotaExceededError } from '../limits/quota-error.js';
 import { ThrottleMarks } from '../limits/throttle-marks.js';
 import type { KeySpace } from '../store/keyspace/key-space.js';
@@ -29,7 +27,7 @@ export interface HeartbeatInput {
   gameId: string;
   keyId: string;
   signature: string;
-  /** The request's signed timestamp, s: how long its replay claim is kept (src/auth/replay-tags.ts; absent: as long as any). */
+  /** The request's signed timestamp, s: how long its replay claim is kept (src/store/lua/lib/replay-claim.ts; absent: as long as any). */
   signedAtSeconds?: number;
   heartbeatIntervalSeconds: number;
   /** Whether the key has the `commands` scope: without it no command is delivered (spec: Endpoints). */
@@ -65,7 +63,7 @@ export class HeartbeatService {
    * Records the heartbeat. Returns the command entries to deliver, each already a JSON string (shape:
    * `commandEntrySchema` in src/schemas/heartbeat.ts), oldest first, and the game's doors version as Redis
    * holds it (null when Redis has none yet: see src/doors/doors-version.ts).
-   * @throws {ReplayError} 409 when the signature was seen in the last 600 s (src/auth/replay-tags.ts).
+   * @throws {ReplayError} 409 when the signature was seen in the last 600 s (src/store/lua/lib/replay-claim.ts).
    * @throws {QuotaExceededError} 429 with Retry-After when this (key, server) is over its heartbeat quota
    *   (src/limits/quotas.ts); nothing of the request is stored.
    * @throws {UnreplicatedWriteError} (src/store/replica-ack.ts) 503 with Retry-After, only with a {@link ReplicaAck}: the heartbeat
@@ -74,58 +72,36 @@ export class HeartbeatService {
   async record(input: HeartbeatInput): Promise<RecordedHeartbeat> {
     const { body } = input;
     const keys = this.keySpace.game(input.gameId);
-    const meta = {
-      sc: body.externalScopeId ?? '',
-      pc: body.playerCount,
-      mp: body.maxPlayers,
-      sdk: body.sdkVersion,
-      up: body.uptimeSeconds,
-      rg: body.region ?? '',
-      iv: input.heartbeatIntervalSeconds,
-    };
     const rows: [string, string, string | null][] = [];
     const userIds = new Set<string>();
     for (const p of body.players) {
       rows.push([p.externalId, p.username, p.team ?? null]);
       userIds.add(p.externalId);
     }
-    const roster = JSON.stringify(rows);
     const sid = body.externalServerId;
-    const replay = replayClaim(keys, input.keyId, input.signature, input.nowMs, input.signedAtSeconds);
-    const quota = quotaScriptArgs(keys, input.keyId, { kind: 'heartbeat', tag: KIND_TAGS.heartbeat, field: sid, quota: heartbeatQuota(input.heartbeatIntervalSeconds), perServer: 0, windowSeconds: MINUTE_WINDOW_SECONDS, who: sid }, input.nowMs);
-    const scriptKeys = [
-      keys.server(sid),
-      keys.servers(),
-      keys.roster(sid),
-      keys.where(),
-      keys.sessionStream(),
-      keys.keysUsed(),
-      keys.eventStream(),
-      keys.commandLog(),
-      keys.pendingCommands(sid),
-      keys.dispatchedCommands(sid),
-      keys.doorsVersion(),
-      ...quota.keys,
-      ...replay.keys,
-    ];
-    const scriptArgs = {
-      b: keys.base,
+    const { keys: scriptKeys, args: scriptArgs } = heartbeatCall(keys, {
       sid,
-      t: String(input.nowMs),
-      m: meta,
-      rj: roster,
-      // the server hash keeps this digest, not the roster bytes, to recognise an unchanged roster
-      rd: hash('sha1', roster, 'base64'),
-      u: [...userIds],
-      ev: body.events.length ? JSON.stringify(body.events) : '',
-      ak: body.acks,
-      fl: body.failures ?? [],
-      st: SERVER_TTL_SECONDS,
-      dc: input.deliverCommands,
+      nowMs: input.nowMs,
       keyId: input.keyId,
-      ...replay.args,
-      ...quota.args,
-    };
+      signature: input.signature,
+      signedAtSeconds: input.signedAtSeconds,
+      meta: {
+        scopeId: body.externalScopeId ?? '',
+        playerCount: body.playerCount,
+        maxPlayers: body.maxPlayers,
+        sdkVersion: body.sdkVersion,
+        uptimeSeconds: body.uptimeSeconds,
+        region: body.region ?? '',
+        intervalSeconds: input.heartbeatIntervalSeconds,
+      },
+      rosterJson: JSON.stringify(rows),
+      userIds: [...userIds],
+      eventsJson: body.events.length ? JSON.stringify(body.events) : '',
+      acks: body.acks,
+      failures: body.failures ?? [],
+      deliverCommands: input.deliverCommands,
+      quota: { tag: KIND_TAGS.heartbeat, field: sid, quota: heartbeatQuota(input.heartbeatIntervalSeconds), perServer: 0, windowSeconds: MINUTE_WINDOW_SECONDS, who: sid },
+    });
     // With REDIS_WAIT_REPLICAS (src/store/replica-ack.ts) the script runs on the slot master's connection
     // and is followed by WAIT unless it stored nothing. Either way a sent script is waited for however late
     // its reply: answering 503 on the client's command timeout told the game server "nothing stored" for

@@ -8,6 +8,7 @@ import type { Db } from '../store/prisma.js';
 import type { AppRedis } from '../store/redis.js';
 import { MIN_INTERVAL_SECONDS } from '../games/game-service.js';
 import type { KeySpace } from '../store/keyspace/key-space.js';
+import { sweepServerCall } from '../store/lua/sweep-server.js';
 
 export interface SweepResult {
   gone: string[];
@@ -24,7 +25,8 @@ export async function sweepGame(redis: AppRedis, db: Db, keySpace: KeySpace, gam
   for (const sid of candidates) {
     const iv = Number((await redis.hget(keys.server(sid), 'iv')) ?? 20) || 20;
     const cutoff = nowMs - goneAfterMissedIntervals * iv * 1000;
-    const closed = Number(await redis.runScript('sweepServer', [keys.server(sid), keys.servers(), keys.roster(sid), keys.where(), keys.sessionStream(), keys.pendingCommands(sid), keys.dispatchedCommands(sid)], { b: keys.base, sid, cutoff }));
+    const call = sweepServerCall(keys, { sid, cutoffMs: cutoff });
+    const closed = Number(await redis.runScript('sweepServer', call.keys, call.args));
     if (closed >= 0) {
       result.gone.push(sid);
       result.sessionsClosed += closed;

@@ -25,7 +25,7 @@ export interface BansCheckRequest {
 /**
  * Response 200 of POST /api/v1/game/bans/check (spec: Resources › Ban check result). `banned` is the only
  * field a client relies on; `scope`, `expiresAt` and `reason` are informational (null when not banned)
- * and not final (spec: Versioning rule 6). Used by the OpenAPI document (src/openapi/).
+ * and not final (spec: Versioning rule 6). Used by the OpenAPI document (src/adapters/openapi/).
  */
 export const bansCheckResponseSchema = {
   $id: 'BansCheckResponse',

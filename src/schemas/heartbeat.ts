@@ -15,7 +15,7 @@ export const MAX_EVENTS = 2000;
 export const MAX_ACKS = 500;
 /**
  * Deepest nesting of arrays and objects inside an event `payload` (`{"a":[1]}` is 2). Enforced before
- * anything recursive touches the body (src/http/parse-json.ts, as the body's depth limit).
+ * anything recursive touches the body (src/adapters/http/parse-json.ts, as the body's depth limit).
  */
 export const MAX_PAYLOAD_DEPTH = 32;
 
@@ -146,7 +146,7 @@ export interface HeartbeatConfigField {
  * Every field of the heartbeat response's `config` (spec: Resources › Heartbeat response body, "config …
  * Other contents: not shown"): the one list the schema below, the OpenAPI document, the README table
  * and test/openapi/heartbeat-config.test.ts are checked against. A field the heartbeat route sends
- * (src/http/routes/heartbeat.ts `baseConfig`) must be listed here.
+ * (src/adapters/http/routes/heartbeat.ts `baseConfig`) must be listed here.
  */
 export const HEARTBEAT_CONFIG_FIELDS: readonly HeartbeatConfigField[] = [
   {

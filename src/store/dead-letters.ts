@@ -1,6 +1,6 @@
 /**
  * Dead letters: rows of a game's streams that PostgreSQL refuses (README "Failure behaviour" › "Dead
- * letters"). Validation is meant to make this impossible (src/http/parse-json.ts, src/schemas/date-time.ts);
+ * letters"). Validation is meant to make this impossible (src/adapters/http/parse-json.ts, src/schemas/date-time.ts);
  * this is the defence in depth behind it, so that one row the database still refuses never blocks the
  * rows around it (other servers' events in the same batch, the rest of the backlog).
  *
@@ -28,7 +28,7 @@ import { isDependencyUnavailable } from './dependency-errors.js';
 import { log } from '../log.js';
 import type { KeySpace } from './keyspace/key-space.js';
 
-/** The flushed streams whose rows can be dead-lettered (the names of src/ops/stream-backlog.ts). */
+/** The flushed streams whose rows can be dead-lettered (the names of src/runtime/stream-backlog.ts). */
 export const DEAD_LETTER_SOURCES = ['events', 'sessions', 'command_log', 'access_log'] as const;
 export type DeadLetterSource = (typeof DEAD_LETTER_SOURCES)[number];
 

@@ -13,11 +13,17 @@ import { GAME_SUFFIXES as S } from './keyspace/suffixes.js';
 /**
  * Seconds of server time a replay claim must be found in: twice the ±300 s acceptance window (spec:
  * Authentication, rule 3), the longest a signature can stay acceptable after its first use. A bucket is
- * kept until its claims' own windows close (src/auth/replay-tags.ts), at most this long after its end.
+ * kept until its claims' own windows close (src/store/lua/lib/replay-claim.ts), at most this long after its end.
  */
 export const REPLAY_TTL_SECONDS = 600;
 /**
- * Seconds of server time one replay bucket hash covers (src/auth/replay-tags.ts): a claim checks the
+ * Seconds a claim outlives its request's window (ts + 300 s): room for the API processes' and Redis's
+ * clocks to differ and for the script to run after `nowMs` was read. The versions before kept at least
+ * 1 s in the worst case (a client 300 s ahead, claimed at a bucket's end).
+ */
+export const REPLAY_MARGIN_SECONDS = 30;
+/**
+ * Seconds of server time one replay bucket hash covers (src/store/lua/lib/replay-claim.ts): a claim checks the
  * {@link REPLAY_BUCKETS_CHECKED} newest buckets, which cover the last {@link REPLAY_TTL_SECONDS} s.
  */
 export const REPLAY_BUCKET_SECONDS = 120;
@@ -68,7 +74,7 @@ export class GameKeys {
    * hash shard → concatenated replay tags (8 base64 characters each), kept until the latest of its claims' timestamps
    * + 300 s (+ margin; at most {@link REPLAY_TTL_SECONDS} s after the bucket's end): the signatures claimed in one
    * {@link REPLAY_BUCKET_SECONDS}-s bucket of server time
-   * (`bucket` = floor(ms / 120 000); src/auth/replay-tags.ts).
+   * (`bucket` = floor(ms / 120 000); src/store/lua/lib/replay-claim.ts).
    */
   replayBucket(bucket: number): string {
     return `${this.base}${S.replay}${bucket}`;
@@ -286,7 +292,7 @@ export class GlobalKeys {
   }
   /**
    * string (JSON), TTL 10 min, read once (GETDEL): what an OpenID Connect sign-in started with (PKCE
-   * verifier, nonce, invitation code), by its `state` (src/console/console-oidc.ts).
+   * verifier, nonce, invitation code), by its `state` (src/adapters/console/console-oidc.ts).
    */
   oidcLogin(state: string): string {
     return `${this.prefix}:oidc-login:${state}`;

@@ -26,6 +26,15 @@ export type ScriptName = (typeof SCRIPTS)[number];
 /** A script's named arguments: strings, numbers, booleans and arrays or maps of them (no null: Lua tables drop nil; no Buffer: Redis's cmsgpack rejects msgpack bin). */
 export type ScriptArgs = Record<string, unknown>;
 
+/**
+ * One call of a script as its typed builder makes it (`lua/<name>.ts`, beside `lua/<name>.lua`): the
+ * KEYS in the order the script reads them by index, and its named arguments.
+ */
+export interface ScriptCall {
+  keys: string[];
+  args: ScriptArgs;
+}
+
 /** A Redis client with the project's Lua commands available as `runScript`. */
 export interface AppRedis extends Redis {
   /**

@@ -1,10 +1,10 @@
 import { PassThrough } from 'node:stream';
 import { expect } from 'chai';
-import { runCli } from '../../src/admin/cli.js';
-import { UsageError, type AdminCommand } from '../../src/admin/command.js';
+import { runCli } from '../../src/adapters/admin/cli.js';
+import { UsageError, type AdminCommand } from '../../src/adapters/admin/command.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { NotFoundError } from '../../src/errors.js';
-import { readSecret, retiredSecretOption, secretOptions, type SecretSource } from '../../src/admin/secret-input.js';
+import { readSecret, retiredSecretOption, secretOptions, type SecretSource } from '../../src/adapters/admin/secret-input.js';
 
 /** In-process runs of the dispatcher with commands that touch neither Postgres nor Redis. */
 function collect(): { stream: PassThrough; text: () => string } {
@@ -102,7 +102,7 @@ async function run(argv: string[], loadConfigFn = () => loadConfig({}), io: { st
   return { code, stdout: out.text(), stderr: err.text() };
 }
 
-describe('admin CLI dispatcher (src/admin/cli.ts)', function () {
+describe('admin CLI dispatcher (src/adapters/admin/cli.ts)', function () {
   it('--json prints one JSON object (bigints as strings, dates as ISO) and suppresses notices', async function () {
     const r = await run(['demo', 'echo', '--word', 'hi', '--times', '2', '--json']);
     expect(r).to.deep.equal({

@@ -6,8 +6,8 @@
 import { PassThrough } from 'node:stream';
 import { expect } from 'chai';
 import type { TestGame } from '../support/harness.js';
-import { runCli } from '../../src/admin/cli.js';
-import { ADMIN_COMMANDS } from '../../src/admin/commands/index.js';
+import { runCli } from '../../src/adapters/admin/cli.js';
+import { ADMIN_COMMANDS } from '../../src/adapters/admin/commands/index.js';
 import { expireDueCommands } from '../../src/commands/command-expiry.js';
 import { beat, deleteCommands, ownPrefixHarness, closeOwnPrefix } from './command-fixtures.js';
 

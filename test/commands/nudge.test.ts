@@ -1,12 +1,12 @@
 /**
  * Spec: Events › Urgent nudge and Limits (messaging receive budget 40 + 80 × servers per topic per minute,
  * 1 KiB payload). The platform is a local imitation of its cloud messaging endpoint
- * (scripts/support/cloud-messaging-imitation.ts); queue and worker are real BullMQ on the test Redis.
+ * (packages/simulator/src/cloud-messaging-imitation.ts); queue and worker are real BullMQ on the test Redis.
  */
 import { expect } from 'chai';
 import { Queue, Worker, type Job } from 'bullmq';
 import { Harness, type TestGame } from '../support/harness.js';
-import { CloudMessagingImitation } from '../../scripts/support/cloud-messaging-imitation.js';
+import { CloudMessagingImitation } from '@gis/simulator';
 import { CloudMessagingPublisher, retryAfterMs } from '../../src/commands/cloud-messaging-publisher.js';
 import { MAX_NUDGE_BYTES, NUDGE_TOPIC, nudgeMessage } from '../../src/commands/nudge-publisher.js';
 import { admitNudge, nudgeSpacingMs, nudgesPerMinute } from '../../src/commands/nudge-budget.js';

@@ -20,7 +20,7 @@ import { startNodeScript, type ManagedChild } from '../../scripts/support/child-
 import { Harness, type TestGame } from '../support/harness.js';
 import { moderator } from '../support/moderators.js';
 import { createInvitation } from '../../src/auth/moderators/moderator-invitations.js';
-import { SESSION_COOKIE } from '../../src/console/console-auth.js';
+import { SESSION_COOKIE } from '../../src/adapters/console/console-auth.js';
 import type { IssuedModerator } from '../../src/auth/moderators/moderator-accounts.js';
 
 const CHROMIUM = '/usr/bin/chromium';

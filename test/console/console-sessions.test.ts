@@ -11,10 +11,10 @@ import type { Express } from 'express';
 import { Registry } from 'prom-client';
 import { Harness, heartbeatBody, type TestGame } from '../support/harness.js';
 import { moderator, moderatorStore } from '../support/moderators.js';
-import { createConsoleApp } from '../../src/console/console-app.js';
-import { createConsoleAuth, SESSION_COOKIE, type ConsoleAuth } from '../../src/console/console-auth.js';
-import { createConsoleServices, type ConsoleServices } from '../../src/console/console-services.js';
-import { buildOpenApiDocument } from '../../src/openapi/openapi-document.js';
+import { createConsoleApp } from '../../src/adapters/console/console-app.js';
+import { createConsoleAuth, SESSION_COOKIE, type ConsoleAuth } from '../../src/adapters/console/console-auth.js';
+import { createConsoleServices, type ConsoleServices } from '../../src/adapters/console/console-services.js';
+import { buildOpenApiDocument } from '../../src/adapters/openapi/openapi-document.js';
 import { ABSOLUTE_MS, ConsoleSessions, IDLE_MS } from '../../src/auth/moderators/console-sessions.js';
 import { rotateModeratorToken, setModeratorDisabled, setModeratorRole, type IssuedModerator } from '../../src/auth/moderators/moderator-accounts.js';
 

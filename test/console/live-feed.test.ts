@@ -12,10 +12,10 @@ import calculateSlot from 'cluster-key-slot';
 import { Cluster } from 'ioredis';
 import { Harness, heartbeatBody, type TestGame } from '../support/harness.js';
 import { openSse, type SseEvent, type SseStream } from '../support/sse.js';
-import { createConsoleApp } from '../../src/console/console-app.js';
-import { createConsoleServices, type ConsoleServices } from '../../src/console/console-services.js';
-import { LiveHub } from '../../src/console/live/live-hub.js';
-import { buildOpenApiDocument } from '../../src/openapi/openapi-document.js';
+import { createConsoleApp } from '../../src/adapters/console/console-app.js';
+import { createConsoleServices, type ConsoleServices } from '../../src/adapters/console/console-services.js';
+import { LiveHub } from '../../src/adapters/console/live/live-hub.js';
+import { buildOpenApiDocument } from '../../src/adapters/openapi/openapi-document.js';
 import { issueCommand } from '../../src/commands/command-service.js';
 import { createRedis } from '../../src/store/redis.js';
 

@@ -12,7 +12,7 @@ import { expect } from 'chai';
 import { Harness, type TestGame } from '../support/harness.js';
 import { addPolicy, createDoor, deletePolicy, deleteDoor, forceDoor } from '../../src/doors/door-admin-service.js';
 import { DoorAccessService } from '../../src/doors/door-access-service.js';
-import { doorCheckBody } from '../../src/http/door-responses.js';
+import { doorCheckBody } from '../../src/adapters/http/door-responses.js';
 import { DecisionCache, packDecision } from '../../src/doors/decision-cache.js';
 import { scanKeys } from '../support/redis-keys.js';
 import { buildOrg, check, bulk, DAY_MS, doorWith, invalidator, type Org } from './door-fixtures.js';

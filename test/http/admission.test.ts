@@ -17,7 +17,7 @@ import { singleRedisProxy } from '../support/redis-proxy.js';
 import { createApp } from '../../src/app.js';
 import { AdmissionController, type RequestClass } from '../../src/limits/admission.js';
 import { sign } from '../../src/auth/signature.js';
-import { ApiMetrics } from '../../src/metrics/api-metrics.js';
+import { ApiMetrics } from '../../src/adapters/metrics/api-metrics.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const BANS = '/api/v1/game/bans/check';

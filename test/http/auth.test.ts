@@ -6,7 +6,7 @@ import { createRedis } from '../../src/store/redis.js';
 import { revokeKey } from '../../src/auth/key-service.js';
 import { subscribeInvalidations } from '../../src/auth/invalidation.js';
 import { KeyVerifier, MAX_FAILED_VERIFIES } from '../../src/auth/key-verifier.js';
-import { replayClaim } from '../../src/auth/replay-tags.js';
+import { replayClaim } from '../../src/store/lua/lib/replay-claim.js';
 import { sign } from '../../src/auth/signature.js';
 
 const HB = '/api/v1/game/heartbeat';
@@ -125,7 +125,7 @@ describe('authentication', () => {
     expectEnvelope(again, 409, 'replayed_signature');
     const sig = sign(g.secret, String(ts), raw);
     const keyRow = await h.db.apiKey.findUniqueOrThrow({ where: { prefix: g.keyPrefix } });
-    // the claim is a tag in one of the game's replay bucket hashes, kept at least until ts + 300 s, when the window stops accepting ts (src/auth/replay-tags.ts)
+    // the claim is a tag in one of the game's replay bucket hashes, kept at least until ts + 300 s, when the window stops accepting ts (src/store/lua/lib/replay-claim.ts)
     const claim = replayClaim(h.keySpace.game(g.gameId), keyRow.id, sig, Date.now());
     const holders: string[] = [];
     for (const k of claim.keys) if ((await h.redis.hget(k, claim.args.rs))?.includes(claim.args.rt)) holders.push(k);

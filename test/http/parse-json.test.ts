@@ -1,9 +1,9 @@
 /**
- * The body parser of the five game endpoints (src/http/parse-json.ts; docs/api.md "JSON
+ * The body parser of the five game endpoints (src/adapters/http/parse-json.ts; docs/api.md "JSON
  * limits"): depth, numbers, strings, duplicate member names, all without recursion on the input.
  */
 import { expect } from 'chai';
-import { MAX_BODY_DEPTH, parseJson } from '../../src/http/parse-json.js';
+import { MAX_BODY_DEPTH, parseJson } from '../../src/adapters/http/parse-json.js';
 import { ValidationError } from '../../src/errors.js';
 import { mulberry32 } from '../support/fuzz.js';
 

@@ -10,12 +10,12 @@ import request from 'supertest';
 import { Registry } from 'prom-client';
 import { Harness } from '../support/harness.js';
 import { ROOT } from '../support/stack.js';
-import { buildConsoleOpenApiDocument } from '../../src/openapi/console-openapi-document.js';
-import { buildOpenApiDocument } from '../../src/openapi/openapi-document.js';
-import { createConsoleApp } from '../../src/console/console-app.js';
-import { createConsoleServices } from '../../src/console/console-services.js';
-import { LiveHub } from '../../src/console/live/live-hub.js';
-import { SESSION_COOKIE } from '../../src/console/console-auth.js';
+import { buildConsoleOpenApiDocument } from '../../src/adapters/openapi/console-openapi-document.js';
+import { buildOpenApiDocument } from '../../src/adapters/openapi/openapi-document.js';
+import { createConsoleApp } from '../../src/adapters/console/console-app.js';
+import { createConsoleServices } from '../../src/adapters/console/console-services.js';
+import { LiveHub } from '../../src/adapters/console/live/live-hub.js';
+import { SESSION_COOKIE } from '../../src/adapters/console/console-auth.js';
 import { CONSOLE_ROUTES } from '../../src/auth/moderators/console-permissions.js';
 
 type Op = { 'x-permission'?: string; security?: unknown; parameters?: ({ $ref?: string; name?: string; in?: string })[]; responses: Record<string, unknown> };

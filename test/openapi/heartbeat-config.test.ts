@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
-import { buildOpenApiDocument } from '../../src/openapi/openapi-document.js';
+import { buildOpenApiDocument } from '../../src/adapters/openapi/openapi-document.js';
 import { HEARTBEAT_CONFIG_FIELDS, heartbeatConfigSchema } from '../../src/schemas/heartbeat.js';
 import { Harness, heartbeatBody } from '../support/harness.js';
 import { manifest } from '../doors/door-fixtures.js';

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
-import { buildOpenApiDocument, toOpenApiSchema } from '../../src/openapi/openapi-document.js';
+import { buildOpenApiDocument, toOpenApiSchema } from '../../src/adapters/openapi/openapi-document.js';
 import { heartbeatRequestSchema, heartbeatResponseSchema } from '../../src/schemas/heartbeat.js';
 import { doorCheckRequestSchema } from '../../src/schemas/doors.js';
 import { bansCheckRequestSchema } from '../../src/schemas/bans-check.js';

@@ -1,6 +1,6 @@
 /**
  * Issue #17, many processes: two API processes and two worker processes (`workers/index.ts --processes
- * 2`, src/ops/process-fork.ts) on one Redis (run it with REDIS_URL=redis+cluster://… for the Redis
+ * 2`, src/runtime/process-fork.ts) on one Redis (run it with REDIS_URL=redis+cluster://… for the Redis
  * Cluster, `npm run services:up -- --cluster`). What is per process must hold across them:
  *   - a key revoked through one process's Redis is refused by the other API process within the
  *     revocation budget (1 s, polled with that deadline: the pub/sub invalidation, not the cache TTL);

@@ -4,7 +4,7 @@
  * (ops/grafana/dashboard.json) reads metrics that an API process's /metrics actually lists. The process is
  * built as src/server.ts builds it (game app with metrics and admission control, console listener with
  * the scrape-time and live-feed metrics) over the real Redis and Postgres, and scraped over HTTP; the
- * worker processes' endpoint (src/metrics/worker-metrics.ts, job gis-workers) is built as workers/index.ts
+ * worker processes' endpoint (src/adapters/metrics/worker-metrics.ts, job gis-workers) is built as workers/index.ts
  * builds it and its names count as exported too.
  * promtool checks the rules' syntax and behaviour (`npm run lint:alerts`); this test checks their names.
  */
@@ -14,9 +14,9 @@ import request from 'supertest';
 import { load } from 'js-yaml';
 import { Harness } from '../support/harness.js';
 import { admissionFor, createApp } from '../../src/app.js';
-import { ApiMetrics } from '../../src/metrics/api-metrics.js';
-import { startConsole, type ConsoleListener } from '../../src/console/console-server.js';
-import { serveWorkerMetrics, WorkerMetrics, type MetricsServer } from '../../src/metrics/worker-metrics.js';
+import { ApiMetrics } from '../../src/adapters/metrics/api-metrics.js';
+import { startConsole, type ConsoleListener } from '../../src/adapters/console/console-server.js';
+import { serveWorkerMetrics, WorkerMetrics, type MetricsServer } from '../../src/adapters/metrics/worker-metrics.js';
 
 const TOKEN = 'test-operator-token-0123456789abcdef';
 /** Series Prometheus adds itself to every scrape target, not exported by the service. */

@@ -5,7 +5,7 @@
  */
 import { expect } from 'chai';
 import { Harness } from '../support/harness.js';
-import { buildFleet, census, familyOf } from '../../scripts/bench-memory.js';
+import { buildFleet, census, familyOf } from '../../scripts/bench/memory.js';
 import { KeySpace } from '../../src/store/keyspace/key-space.js';
 import { scanKeys } from '../support/redis-keys.js';
 

@@ -12,7 +12,7 @@ import request from 'supertest';
 import { Redis } from 'ioredis';
 import { createApp } from '../../src/app.js';
 import { log } from '../../src/log.js';
-import { ApiMetrics } from '../../src/metrics/api-metrics.js';
+import { ApiMetrics } from '../../src/adapters/metrics/api-metrics.js';
 import {
   classifyPersistence,
   DurabilityRefusedError,

@@ -91,7 +91,7 @@ export interface FetchLikeResponse {
 /**
  * The part of `fetch` the transport uses: `init` has `method`, `headers` (a plain object), `body` (bytes
  * or undefined) and `signal` (the per-attempt timeout). The global `fetch` satisfies it; the simulator
- * passes a cheaper keep-alive HTTP/1.1 client written on `net` sockets (scripts/simulate/keep-alive-fetch.ts).
+ * passes a cheaper keep-alive HTTP/1.1 client written on `net` sockets (packages/simulator/src/keep-alive-fetch.ts).
  */
 export type FetchLike = (url: string, init: { method: string; headers: Record<string, string>; body?: Uint8Array; signal?: AbortSignal }) => Promise<FetchLikeResponse>;
 

@@ -1,7 +1,7 @@
 /**
  * The one permission table of the console (issue #31): which role may do what. Every console route asks
- * for exactly one permission (src/console/api/*.ts call `access(…, permission)`), the console's OpenAPI
- * document names it per operation (src/openapi/console-openapi-document.ts reads {@link CONSOLE_ROUTES}),
+ * for exactly one permission (src/adapters/console/api/*.ts call `access(…, permission)`), the console's OpenAPI
+ * document names it per operation (src/adapters/openapi/console-openapi-document.ts reads {@link CONSOLE_ROUTES}),
  * and the role tests walk {@link CONSOLE_ROUTES}, so the table, the docs and the checks cannot drift apart.
  *
  * Roles are ordered: each holds every permission of the ones before it. The operator (CONSOLE_TOKEN,

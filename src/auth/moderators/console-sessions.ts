@@ -6,7 +6,7 @@
  *
  * A session names the accounts it signed in as, each with the account's `credentialEpoch` at the time:
  * when an account is disabled or its token rotated the epoch moves on and the session stops acting as it
- * (src/console/console-auth.ts). It also holds the CSRF token the page must echo on every change.
+ * (src/adapters/console/console-auth.ts). It also holds the CSRF token the page must echo on every change.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';

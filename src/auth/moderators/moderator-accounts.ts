@@ -6,7 +6,7 @@
  * Every change that can take a right away (disable, role change, token rotation) publishes
  * `moderator:<id>` on the auth invalidation channel every API process listens to, so it is in force on
  * the next request everywhere, and an open live stream of that moderator closes
- * (src/console/console-auth.ts). Disabling and rotating also bump `credentialEpoch`, which ends every
+ * (src/adapters/console/console-auth.ts). Disabling and rotating also bump `credentialEpoch`, which ends every
  * session signed in under the old value.
  */
 import argon2 from 'argon2';

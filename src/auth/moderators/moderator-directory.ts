@@ -1,7 +1,7 @@
 /**
  * The moderator accounts a process has looked at, by id: role, workspace, name, disabled, credential
  * epoch. Every console request consults it, so it is held in process and dropped on the published
- * `moderator:<id>` invalidation (src/console/console-auth.ts wires the channel), with a short TTL as
+ * `moderator:<id>` invalidation (src/adapters/console/console-auth.ts wires the channel), with a short TTL as
  * the safety net should a message be lost.
  */
 import { LRUCache } from 'lru-cache';

@@ -39,7 +39,7 @@ export interface TokenCheckCounts {
 }
 
 /**
- * One per API process (console listener), owned by src/console/console-auth.ts: verifies moderator
+ * One per API process (console listener), owned by src/adapters/console/console-auth.ts: verifies moderator
  * personal access tokens as the module comment describes. `verify` resolves to the account id or throws
  * {@link AuthError} (`malformed_token`, `unknown_token`, `bad_token`, `token_throttled`).
  */

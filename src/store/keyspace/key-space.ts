@@ -1,7 +1,7 @@
 /**
  * The key space of one deployment: the one object that turns the Redis prefix into keys (issue #18,
  * "One key space"). Each process builds it once at boot from the validated config (`REDIS_PREFIX`,
- * src/config.ts): src/server.ts, workers/index.ts, the admin CLI (src/admin/cli.ts), the scripts that
+ * src/config.ts): src/server.ts, workers/index.ts, the admin CLI (src/adapters/admin/cli.ts), the scripts that
  * touch Redis, and the test harness. Services receive it through their constructors or dependency
  * objects, beside `redis` and `db`, and never see the prefix string itself (BullMQ's `QueueKeys` is the
  * model: keys are made in one place and handed to the Lua scripts as KEYS).

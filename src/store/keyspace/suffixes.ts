@@ -8,7 +8,7 @@
  * and never spells a suffix itself. Suffixes that end in `:` take a variable part.
  */
 export const GAME_SUFFIXES = {
-  /** hash per 120 s bucket: replay tags (see src/auth/replay-tags.ts). */
+  /** hash per 120 s bucket: replay tags (see src/store/lua/lib/replay-claim.ts). */
   replay: ':rp:',
   server: ':server:',
   servers: ':servers',

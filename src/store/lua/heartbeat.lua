@@ -1,6 +1,6 @@
 --[[
   One heartbeat, atomically, in one round trip (spec: POST /api/v1/game/heartbeat).
-  KEYS (one Cluster slot, built in src/presence/heartbeat-service.ts): 1 server hash, 2 live-server zset,
+  KEYS (one Cluster slot, built by heartbeat.ts beside this file): 1 server hash, 2 live-server zset,
   3 roster, 4 where, 5 sessions stream, 6 keys-used, 7 events stream, 8 cmdlog stream, 9 pending list,
   10 dispatched zset, 11 doors version, 12 the key's `hb` quota hash of this window, 13 the minute's
   throttle hash, 14.. the replay buckets (lib/common.lua). Command hashes, user queues and another

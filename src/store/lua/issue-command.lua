@@ -72,7 +72,7 @@ redis.call('HSET', KEYS[1], 'status', 'pending', 'iat', A.iat, 'exp', A.exp, 'js
 redis.call('EXPIRE', KEYS[1], A.ttl)
 redis.call('RPUSH', queueKey, id)
 redis.call('ZADD', KEYS[4], A.exp, id)
--- the issue joins the transition stream too: the console's live feed reads it (src/console/live/); the
+-- the issue joins the transition stream too: the console's live feed reads it (src/adapters/console/live/); the
 -- flusher's insert of this `pending` transition is a no-op (the issuer wrote it with the row)
 redis.call('XADD', KEYS[5], '*', 'id', id, 'st', 'pending', 's', '', 'at', A.iat, 'why', '')
 return {'ok', dest}

@@ -6,7 +6,7 @@
 local A = cmsgpack.unpack(ARGV[1])
 
 --[[
-  Replay claim (spec: Authentication rule 3; src/auth/replay-tags.ts). KEYS[first .. first + count - 1]
+  Replay claim (spec: Authentication rule 3; src/store/lua/lib/replay-claim.ts). KEYS[first .. first + count - 1]
   are the replay bucket hashes, newest (the current bucket) first; a bucket's field A.rs (the tag's
   shard) holds the tags claimed in it, concatenated, each #A.rt bytes. A tag found at a tag boundary in
   any bucket is a replay; else it is appended to the current bucket, whose expiry is raised to A.rx ms
@@ -112,7 +112,7 @@ local function userFieldHash(f)
 end
 
 --[[
-  Quota counters (src/limits/quota-script-args.ts): KEYS[counter] heads the sharded hash (above) of one
+  Quota counters (src/store/lua/lib/quota-count.ts): KEYS[counter] heads the sharded hash (above) of one
   key's counters in one window and quota kind. A subject's field is the first 12 hex digits of its SHA-1
   (48 bits: two subjects of one window share a count with probability ~n^2 / 2^49, ~1e-7 for 6,000
   subjects), its h the first 8; ~16 B a subject.

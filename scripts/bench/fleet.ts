@@ -1,0 +1,301 @@
+/**
+ * scripts/bench/fleet.ts — fleet capacity in players per service core, valid by construction on a
+ * two-core machine (issue #32 item 1; docs/benchmarks.md; not a test).
+ *
+ * Usage:  npm run bench:fleet -- [--steps 1000,2000,3000,5000] [--players 30] [--duration 120]
+ *             [--interval 15] [--ramp 10] [--probe-rate 5] [--wait 60] [--service-cpu 0] [--sim-cpu 1]
+ *             [--max-probe-p99-ms 100] [--max-refusal-pct 1] [--idle 20] [--no-docs] [--json]
+ *
+ * A fleet simulation shares the machine with the service it loads; on two cores the simulator's own
+ * event loop set the latencies it reported (ENVIRONMENT.md, "Load generation on two cores"). So this
+ * benchmark gives each side a core of its own:
+ *   1. Starts a private stack on free ports, data in a temporary directory: Redis (AOF everysec,
+ *      noeviction, as `services:up` runs it), PostgreSQL (initdb; migrated), one API process and one
+ *      worker process (src/server.ts, workers/index.ts from source, LOG_LEVEL=warn).
+ *   2. Pins every service process to --service-cpu (`taskset -a -cp`: all threads; the postmaster and
+ *      every backend it has forked, later backends inherit its mask) and runs the simulator, fleet and
+ *      probe processes, under `taskset -c --sim-cpu`.
+ *   3. Measures the idle service for --idle seconds (flushers polling, the liveness sweep, Redis and
+ *      PostgreSQL housekeeping): the share of its core it uses with no fleet.
+ *   4. Steps the fleet up, one `npm run simulate` per step (a fresh game each time, --players per
+ *      server), and stops at the first step over the knee: the probe's steady p99 over --max-probe-p99-ms,
+ *      refusals (429/503) over --max-refusal-pct of all requests, or any request timed out.
+ *   5. Per step: the service's CPU over the measured window, every process with its descendants (the
+ *      postmaster's backends included, also those that exited: packages/simulator/src/proc-stat.ts), per request
+ *      and per live player; the service core's share used; what one fully used core would hold at that
+ *      cost above idle (players × (1 − idle share) ÷ (step share − idle share)); the simulator's void rule (any simulator process's loop-delay p99 over 50 ms voids the step's
+ *      latencies, and a void step ends the run: its figures measure the simulator).
+ *   6. Reports the knee as players per service core: the players of the last step within the limits
+ *      (and the CPU-projected figure beside it), prints the table and, unless --no-docs, appends it with
+ *      the date, the settings and the machine's load average to docs/benchmarks.md.
+ * Everything it started is stopped and the temporary directory removed, also on failure.
+ *
+ * Only meaningful on a quiet machine: another process on either core makes the figures a measure of it.
+ * The load average at the start is printed and written with the table.
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseCli } from '../support/cli-args.js';
+import { nodeBinary, ROOT, runCommand, startNodeScript, type ManagedChild } from '../support/child-process.js';
+import { freePort } from '../support/free-port.js';
+import { descendants, processTreeCpuSeconds, type LatencySummary } from '@gis/simulator';
+import { startLocalRedis, stopLocalRedis } from '../services/redis.js';
+import { ensureDatabase, migrateDeploy, startLocalPostgres, stopLocalPostgres } from '../services/postgres.js';
+
+const USAGE = `usage: npm run bench:fleet -- [--steps 1000,2000,3000,5000] [--players 30] [--duration 120] [--interval 15]
+  [--ramp 10] [--probe-rate 5] [--wait 60] [--service-cpu 0] [--sim-cpu 1] [--max-probe-p99-ms 100]
+  [--max-refusal-pct 1] [--idle 20] [--no-docs] [--json]`;
+
+const cli = parseCli(USAGE, {
+  options: {
+    steps: { type: 'string', default: '1000,2000,3000,5000' },
+    players: { type: 'string' },
+    duration: { type: 'string' },
+    interval: { type: 'string' },
+    ramp: { type: 'string' },
+    'probe-rate': { type: 'string' },
+    wait: { type: 'string' },
+    'service-cpu': { type: 'string' },
+    'sim-cpu': { type: 'string' },
+    'max-probe-p99-ms': { type: 'string' },
+    'max-refusal-pct': { type: 'string' },
+    idle: { type: 'string' },
+    'no-docs': { type: 'boolean', default: false },
+    json: { type: 'boolean', default: false },
+  },
+});
+const steps = cli.values.steps.split(',').map((s) => Number(s.trim()));
+if (!steps.length || steps.some((n) => !Number.isInteger(n) || n < 1)) cli.fail('--steps must be comma-separated server counts');
+const args = {
+  steps,
+  players: cli.number('players', 30, 1, 200, { integer: true }),
+  duration: cli.number('duration', 120, 10, 3600, { integer: true }),
+  interval: cli.number('interval', 15, 15, 60, { integer: true }),
+  ramp: cli.number('ramp', 10, 1, 600, { integer: true }),
+  probeRate: cli.number('probe-rate', 5, 1, 100),
+  wait: cli.number('wait', 60, 5, 600, { integer: true }),
+  serviceCpu: cli.number('service-cpu', 0, 0, 1023, { integer: true }),
+  simCpu: cli.number('sim-cpu', 1, 0, 1023, { integer: true }),
+  maxProbeP99Ms: cli.number('max-probe-p99-ms', 100, 1, 60_000),
+  maxRefusalPct: cli.number('max-refusal-pct', 1, 0, 100),
+  idle: cli.number('idle', 20, 5, 600, { integer: true }),
+  docs: !cli.values['no-docs'],
+  json: cli.values.json,
+};
+if (args.serviceCpu === args.simCpu) cli.fail('--service-cpu and --sim-cpu must differ');
+
+const log = (line: string): void => void process.stderr.write(`[bench:fleet] ${line}\n`);
+
+/** What one step of the fleet measured. */
+interface Step {
+  servers: number;
+  players: number;
+  /** Null when valid, else why the simulator's figures do not count (its loop delay). */
+  void: string | null;
+  simLoopP99Ms: number;
+  requests: number;
+  refusals: number;
+  refusalPct: number;
+  timeouts: number;
+  probeSteadyP99Ms: number | null;
+  heartbeatSteadyP99Ms: number | null;
+  windowSeconds: number;
+  /** Service CPU seconds over the window, by process (with descendants). */
+  cpu: Record<string, number | null>;
+  serviceCpuSeconds: number;
+  /** Share of one core the service used over the window. */
+  serviceCoreShare: number;
+  cpuUsPerRequest: number;
+  cpuUsPerPlayerSecond: number;
+  /** Players one fully used service core would hold at this step's CPU per player above idle. */
+  projectedPlayersPerCore: number;
+  eventsMatch: boolean;
+  sessionsMatch: boolean;
+  bytesPerLiveServer: number | null;
+  /** Why this step is over the knee, or null. */
+  over: string | null;
+}
+
+/** The parts of `simulate --json`'s summary (packages/simulator/src/simulate.ts) this benchmark reads. */
+interface SimSummary {
+  durationSeconds: number;
+  void: string | null;
+  simulator: { loopDelayP99WorstMs: number };
+  requests: Record<string, { attempts: number; latencyMs: { steady: LatencySummary } }>;
+  refusals: { total: number };
+  timeouts: number;
+  probe: { latencyMs: { steady: { all: LatencySummary } | null } } | null;
+  watchedPids: { pid: number; cpuSeconds: number | null }[];
+  events: { match: boolean };
+  sessions: { match: boolean };
+  redisMemory: { gameKeys: { bytesPerLiveServer: number | null } | null };
+}
+
+/** Pins `pid` and all its threads to `cpu`. @throws when taskset fails (not Linux, no such CPU). */
+async function pin(pid: number, cpu: number): Promise<void> {
+  const res = await runCommand('taskset', ['-a', '-cp', String(cpu), String(pid)]);
+  if (res.code !== 0) throw new Error(`taskset -a -cp ${cpu} ${pid} failed: ${res.output.trim()}`);
+}
+
+/** Runs one `simulate` step pinned to the simulator's core; resolves to its JSON summary. */
+function simulate(env: Record<string, string>, apiUrl: string, servers: number, watch: number[]): Promise<SimSummary> {
+  const simArgs = [
+    '-c', String(args.simCpu), nodeBinary(), '--import', 'tsx', 'packages/simulator/src/simulate.ts',
+    '--servers', String(servers), '--players', String(args.players), '--duration', String(args.duration),
+    '--interval', String(args.interval), '--ramp', String(args.ramp), '--probe-rate', String(args.probeRate),
+    '--wait', String(args.wait), '--url', apiUrl, '--watch-pids', watch.join(','), '--json',
+  ];
+  return new Promise((resolve, reject) => {
+    const child = spawn('taskset', simArgs, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      try {
+        resolve(JSON.parse(out) as SimSummary);
+      } catch {
+        reject(new Error(`simulate exited ${code} without a JSON summary: ${out.slice(0, 500)}`));
+      }
+    });
+  });
+}
+
+/** The step's figures from a simulate summary and the watched processes' names. */
+function stepOf(servers: number, s: SimSummary, names: string[], idleShare: number): Step {
+  const requests = Object.values(s.requests).reduce((n, r) => n + r.attempts, 0);
+  const refusals = s.refusals.total;
+  const windowSeconds = s.durationSeconds;
+  const cpu: Record<string, number | null> = {};
+  s.watchedPids.forEach((w, i) => (cpu[names[i]!] = w.cpuSeconds));
+  const serviceCpuSeconds = Object.values(cpu).reduce<number>((n, c) => n + (c ?? 0), 0);
+  const players = servers * args.players;
+  const refusalPct = requests ? (100 * refusals) / requests : 0;
+  const probeSteady = s.probe?.latencyMs.steady?.all;
+  const probeSteadyP99Ms = probeSteady?.n ? probeSteady.p99 : null;
+  const heartbeatSteady = s.requests.heartbeat?.latencyMs.steady;
+  const over = s.void
+    ? `void: ${s.void}`
+    : probeSteadyP99Ms === null || probeSteadyP99Ms > args.maxProbeP99Ms
+      ? `probe p99 ${probeSteadyP99Ms ?? 'none'} ms > ${args.maxProbeP99Ms}`
+      : refusalPct > args.maxRefusalPct
+        ? `refusals ${refusalPct.toFixed(2)} % > ${args.maxRefusalPct} %`
+        : s.timeouts > 0
+          ? `${s.timeouts} timeouts`
+          : null;
+  return {
+    servers,
+    players,
+    void: s.void,
+    simLoopP99Ms: s.simulator.loopDelayP99WorstMs,
+    requests,
+    refusals,
+    refusalPct: Math.round(refusalPct * 100) / 100,
+    timeouts: s.timeouts,
+    probeSteadyP99Ms,
+    heartbeatSteadyP99Ms: heartbeatSteady?.n ? heartbeatSteady.p99 : null,
+    windowSeconds,
+    cpu,
+    serviceCpuSeconds: Math.round(serviceCpuSeconds * 100) / 100,
+    serviceCoreShare: Math.round((serviceCpuSeconds / windowSeconds) * 1000) / 1000,
+    cpuUsPerRequest: Math.round((serviceCpuSeconds * 1e6) / Math.max(1, requests)),
+    cpuUsPerPlayerSecond: Math.round((serviceCpuSeconds * 1e6) / (players * windowSeconds)),
+    projectedPlayersPerCore: Math.round((players * (1 - idleShare)) / Math.max(serviceCpuSeconds / windowSeconds - idleShare, 1e-9)),
+    eventsMatch: s.events.match,
+    sessionsMatch: s.sessions.match,
+    bytesPerLiveServer: s.redisMemory.gameKeys?.bytesPerLiveServer ?? null,
+    over,
+  };
+}
+
+/** The Markdown table of the steps. */
+function table(rows: Step[], names: string[]): string {
+  const head = ['servers × players', 'sim loop p99 ms', 'requests', 'refused %', 'timeouts', 'probe p99 ms (steady)', 'heartbeat p99 ms (steady)', 'service core share', ...names.map((n) => `${n} CPU s`), 'CPU µs / request', 'CPU µs / player·s', 'players per core (projected above idle)', 'events / sessions', 'Redis B / live server', 'verdict'];
+  const lines = [`| ${head.join(' | ')} |`, `| ${head.map(() => '---').join(' | ')} |`];
+  for (const r of rows) {
+    lines.push(`| ${[
+      `${r.servers} × ${args.players}`, r.simLoopP99Ms, r.requests, r.refusalPct, r.timeouts, r.probeSteadyP99Ms ?? '–', r.heartbeatSteadyP99Ms ?? '–', r.serviceCoreShare,
+      ...names.map((n) => r.cpu[n] ?? '–'), r.cpuUsPerRequest, r.cpuUsPerPlayerSecond, r.projectedPlayersPerCore,
+      `${r.eventsMatch ? 'match' : 'MISMATCH'} / ${r.sessionsMatch ? 'match' : 'MISMATCH'}`, r.bytesPerLiveServer ?? '–', r.over ?? 'within',
+    ].join(' | ')} |`);
+  }
+  return lines.join('\n');
+}
+
+async function main(): Promise<number> {
+  if (os.availableParallelism() < 2) throw new Error('bench:fleet needs two cores (one for the service, one for the simulator)');
+  const loadAvg = fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+  log(`load average at start ${loadAvg} (figures are valid only on an otherwise quiet machine)`);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gis-bench-fleet-'));
+  fs.chmodSync(dir, 0o755); // as root, PostgreSQL runs as the postgres user and must reach its data dir
+  const children: ManagedChild[] = [];
+  let redisStarted = false;
+  let postgresStarted = false;
+  try {
+    const [redisPort, pgPort, apiPort, consolePort] = [await freePort(), await freePort(), await freePort(), await freePort()];
+    const redis = await startLocalRedis({ host: '127.0.0.1', port: redisPort, dir: path.join(dir, 'redis') });
+    redisStarted = true;
+    const postgres = await startLocalPostgres({ host: '127.0.0.1', port: pgPort, dir: path.join(dir, 'postgres') });
+    postgresStarted = true;
+    if (!redis.pid || !postgres.pid) throw new Error('the private Redis or PostgreSQL did not leave a pid file');
+    const databaseUrl = `postgresql://postgres@127.0.0.1:${pgPort}/gis_fleet`;
+    await ensureDatabase(databaseUrl);
+    log(`postgres: ${await migrateDeploy(databaseUrl)}`);
+    const env = { REDIS_URL: `redis://127.0.0.1:${redisPort}`, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' };
+    const api = startNodeScript('api', 'src/server.ts', { env: { ...env, PORT: String(apiPort), HOST: '127.0.0.1', CONSOLE_PORT: String(consolePort), CONSOLE_HOST: '127.0.0.1' }, reportUnexpectedExit: true });
+    children.push(api);
+    const workers = startNodeScript('workers', 'workers/index.ts', { env, reportUnexpectedExit: true });
+    children.push(workers);
+    const apiUrl = `http://127.0.0.1:${apiPort}`;
+    await api.waitForUrl(`${apiUrl}/readyz`, 60_000);
+    const watched: [string, number][] = [['API', api.proc.pid!], ['workers', workers.proc.pid!], ['Redis', redis.pid], ['Postgres', postgres.pid]];
+    for (const [, pid] of watched) for (const p of [pid, ...descendants(pid)]) await pin(p, args.serviceCpu);
+    log(`service pinned to CPU ${args.serviceCpu} (${watched.map(([n, p]) => `${n} ${p}`).join(', ')}); simulator on CPU ${args.simCpu}`);
+
+    const names = watched.map(([n]) => n);
+    const treeCpu = () => watched.reduce((n, [, pid]) => n + (processTreeCpuSeconds(pid) ?? 0), 0);
+    const idleFrom = [treeCpu(), performance.now()] as const;
+    await new Promise((r) => setTimeout(r, args.idle * 1000));
+    const idleShare = (treeCpu() - idleFrom[0]) / ((performance.now() - idleFrom[1]) / 1000);
+    log(`idle service: ${idleShare.toFixed(3)} of its core`);
+    const rows: Step[] = [];
+    for (const servers of args.steps) {
+      log(`step ${servers} servers × ${args.players} players, ${args.duration} s`);
+      const step = stepOf(servers, await simulate(env, apiUrl, servers, watched.map(([, p]) => p)), names, idleShare);
+      rows.push(step);
+      log(`  ${step.over ?? 'within the limits'}; service ${step.serviceCoreShare} of its core, ${step.cpuUsPerRequest} µs CPU per request`);
+      if (step.over) break;
+    }
+    const within = rows.filter((r) => !r.over);
+    const knee = within.at(-1) ?? null;
+    const verdict = knee
+      ? `knee: ${knee.players.toLocaleString('en-US')} players (${knee.servers} × ${args.players}) held on one service core` +
+        (rows.at(-1)?.over ? `; ${rows.at(-1)!.players.toLocaleString('en-US')} were over (${rows.at(-1)!.over})` : '; no step was over the limits') +
+        `; at the knee's CPU per player above idle one fully used core would hold ${knee.projectedPlayersPerCore.toLocaleString('en-US')}`
+      : `no step within the limits (first: ${rows[0]?.over ?? 'none ran'})`;
+    const settings = `steps ${args.steps.join(', ')} servers × ${args.players} players, ${args.duration} s each, interval ${args.interval} s, ramp ${args.ramp} s, probe ${args.probeRate}/s; limits probe p99 ≤ ${args.maxProbeP99Ms} ms, refusals ≤ ${args.maxRefusalPct} %, no timeout; service on CPU ${args.serviceCpu} (idle: ${idleShare.toFixed(3)} of it), simulator on CPU ${args.simCpu}; load average at start ${loadAvg}`;
+    const md = `${table(rows, names)}\n\n${verdict}.`;
+    if (args.json) console.log(JSON.stringify({ settings: args, loadAvg, steps: rows, idleShare, knee: knee ? { players: knee.players, servers: knee.servers, projectedPlayersPerCore: knee.projectedPlayersPerCore } : null }));
+    else console.log(`${settings}\n\n${md}`);
+    if (args.docs) {
+      const date = new Date().toISOString().slice(0, 16).replace('T', ' ');
+      fs.appendFileSync(path.join(ROOT, 'docs', 'benchmarks.md'), `\n## Fleet capacity on one service core (bench:fleet, ${date} UTC)\n\n${settings}.\n\n${md}\n`);
+      log('appended the table to docs/benchmarks.md');
+    }
+    return knee ? 0 : 1;
+  } finally {
+    await Promise.allSettled(children.map((c) => c.stop()));
+    if (postgresStarted) await stopLocalPostgres(path.join(dir, 'postgres')).catch((err: unknown) => log(String(err)));
+    if (redisStarted) await stopLocalRedis(path.join(dir, 'redis')).catch((err: unknown) => log(String(err)));
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    log(`failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,36 @@
+/**
+ * The typed builder of a `door-store.lua` call (the write side of a door request: fresh decisions cached,
+ * the access-log entry appended): KEYS = the decision hash heads of the current and previous window under
+ * the doors version the decisions were made under, and the access stream.
+ */
+import type { GameKeys } from '../keys.js';
+import type { ScriptCall } from '../redis.js';
+
+/** What one door store needs, by name (the script's header says what each holds). */
+export interface DoorStoreCall {
+  doorsVersion: string;
+  /** The door-cache window, floor(now / TTL ms). */
+  window: number;
+  externalId: string;
+  subjectVersion: string;
+  /** The subject context's field, `#<workspace version>:<context key>`. */
+  contextField: string;
+  /** Server time, ms. */
+  nowMs: number;
+  /** Flat: doorKey, expiresAtMs (string), packed decision, ... */
+  entries: string[];
+  /** Ms until the current window's hash may expire. */
+  expireInMs: number;
+  /** The asking server ('' when none). */
+  externalServerId: string;
+  /** The access-log entry's JSON array, '' for none. */
+  logJson: string;
+}
+
+/** KEYS and named arguments of `door-store.lua` for `call` in `keys`' game. */
+export function doorStoreCall(keys: GameKeys, call: DoorStoreCall): ScriptCall {
+  return {
+    keys: [keys.doorDecisions(call.doorsVersion, call.window), keys.doorDecisions(call.doorsVersion, call.window - 1), keys.accessStream()],
+    args: { u: call.externalId, sv: call.subjectVersion, c: call.contextField, t: String(call.nowMs), e: call.entries, x: call.expireInMs, s: call.externalServerId, l: call.logJson },
+  };
+}
