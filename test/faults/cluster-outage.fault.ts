@@ -20,7 +20,7 @@ import { expect } from 'chai';
 import { ensureCluster, stopCluster, type ClusterSpec } from '../../scripts/services/cluster.js';
 import { Harness } from '../support/harness.js';
 import { Stack } from '../support/stack.js';
-import { acceptedEventIds, eventually, sendHeartbeat, timedGet, type Sent } from './fault-load.js';
+import { acceptedEventIds, eventually, mixedLoad, sendHeartbeat, type Sent } from './fault-load.js';
 
 /** True when nothing listens on 127.0.0.1:`port` (a listen there succeeds). */
 function portFree(port: number): Promise<boolean> {
@@ -67,27 +67,8 @@ describe('Redis Cluster down for 5 s: fail fast (issue 29 item 2)', function () 
     const g = await h.game();
     const warmup = await sendHeartbeat(s.url, g, 1);
     expect(warmup.status).to.equal(200);
-    const auth = { authorization: `Bearer ${s.consoleToken}`, 'x-moderator': 'fault-test' };
-    type Timed = { kind: 'heartbeat' | 'console'; status: number | 'refused' | 'reset'; ms: number; at: number; retryAfter?: string; eventIds?: string[] };
-    const results: Timed[] = [];
-    const t0 = Date.now();
-    let running = true;
     // 4 heartbeat senders and 1 console reader, each one request at a time on fresh connections.
-    const senders = Array.from({ length: 4 }, (_, i) => (async () => {
-      for (let n = 0; running; n++) {
-        const started = performance.now();
-        const x = await sendHeartbeat(s.url, g, 1, `load-${i}-${n % 50}`);
-        results.push({ kind: 'heartbeat', status: x.status, ms: performance.now() - started, at: Date.now() - t0, retryAfter: x.retryAfter, eventIds: x.eventIds });
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    })());
-    const consoleReader = (async () => {
-      while (running) {
-        const x = await timedGet(`${s.consoleUrl}/console/api/games/${g.gameId}/live`, auth);
-        results.push({ kind: 'console', status: x.status, ms: x.ms, at: Date.now() - t0 });
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    })();
+    const { results, t0, stop } = mixedLoad(s, g, { senders: 4, pauseMs: 50 });
     try {
       await new Promise((r) => setTimeout(r, 1500));
       const downAt = Date.now() - t0;
@@ -96,8 +77,7 @@ describe('Redis Cluster down for 5 s: fail fast (issue 29 item 2)', function () 
       await ensureCluster(spec); // returns once every node reports cluster_state:ok
       const upAt = Date.now() - t0;
       await new Promise((r) => setTimeout(r, 5000));
-      running = false;
-      await Promise.all([...senders, consoleReader]);
+      await stop();
 
       const worst = results.reduce((a, b) => (b.ms > a.ms ? b : a));
       const during = results.filter((x) => x.at > downAt + 1000 && x.at < upAt);
@@ -125,8 +105,7 @@ describe('Redis Cluster down for 5 s: fail fast (issue 29 item 2)', function () 
       console.log(s.logs(200));
       throw err;
     } finally {
-      running = false;
-      await Promise.all([...senders, consoleReader]);
+      await stop();
     }
   });
 });

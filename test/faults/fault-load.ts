@@ -87,3 +87,52 @@ export function timedGet(url: string, headers: Record<string, string> = {}): Pro
     req.on('error', (err: NodeJS.ErrnoException) => resolve({ status: err.code === 'ECONNREFUSED' ? 'refused' : 'reset', ms: performance.now() - started, body: '' }));
   });
 }
+
+/** One request of a {@link mixedLoad}: which listener, its status, how long it took and when it was answered (ms after the load began). */
+export interface TimedRequest {
+  kind: 'heartbeat' | 'console';
+  status: number | 'refused' | 'reset';
+  ms: number;
+  at: number;
+  retryAfter?: string;
+  eventIds?: string[];
+}
+
+/**
+ * Heartbeat senders (each one request at a time, `pauseMs` apart, on fresh connections, one event each)
+ * and one console reader of the game's live view (every 100 ms) against a running stack, until `stop()`.
+ * `results` fills as answers come; `t0` is when the load began (Date.now()).
+ */
+export function mixedLoad(
+  stack: { url: string; consoleUrl: string; consoleToken: string },
+  game: { key: string; secret: string; gameId: string },
+  opts: { senders: number; pauseMs: number },
+): { results: TimedRequest[]; t0: number; stop: () => Promise<void> } {
+  const results: TimedRequest[] = [];
+  const t0 = Date.now();
+  let running = true;
+  const auth = { authorization: `Bearer ${stack.consoleToken}`, 'x-moderator': 'fault-test' };
+  const senders = Array.from({ length: opts.senders }, (_, i) => (async () => {
+    for (let n = 0; running; n++) {
+      const started = performance.now();
+      const x = await sendHeartbeat(stack.url, game, 1, `load-${i}-${n % 50}`);
+      results.push({ kind: 'heartbeat', status: x.status, ms: performance.now() - started, at: Date.now() - t0, retryAfter: x.retryAfter, eventIds: x.eventIds });
+      await new Promise((r) => setTimeout(r, opts.pauseMs));
+    }
+  })());
+  const consoleReader = (async () => {
+    while (running) {
+      const x = await timedGet(`${stack.consoleUrl}/console/api/games/${game.gameId}/live`, auth);
+      results.push({ kind: 'console', status: x.status, ms: x.ms, at: Date.now() - t0 });
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+  return {
+    results,
+    t0,
+    stop: async () => {
+      running = false;
+      await Promise.all([...senders, consoleReader]);
+    },
+  };
+}

@@ -18,7 +18,7 @@ import { PrivateRedis } from '../support/private-redis.js';
 import { Stack } from '../support/stack.js';
 import { TcpProxy } from '../../scripts/support/tcp-proxy.js';
 import { revokeKey } from '../../src/auth/key-service.js';
-import { acceptedEventIds, eventually, sendHeartbeat, timedGet, type Sent } from './fault-load.js';
+import { acceptedEventIds, eventually, mixedLoad, sendHeartbeat, timedGet, type Sent } from './fault-load.js';
 
 async function expectAllStored(h: Harness, gameId: string, sent: Sent[]): Promise<void> {
   const accepted = acceptedEventIds(sent);
@@ -137,27 +137,8 @@ describe('outages across restarts, fail-fast Redis, readiness (issue 29)', funct
     const g = await h.game();
     const warmup = await sendHeartbeat(s.url, g, 1);
     expect(warmup.status).to.equal(200);
-    const auth = { authorization: `Bearer ${s.consoleToken}`, 'x-moderator': 'fault-test' };
-    type Timed = { kind: 'heartbeat' | 'console'; status: number | 'refused' | 'reset'; ms: number; at: number; retryAfter?: string; eventIds?: string[] };
-    const results: Timed[] = [];
-    const t0 = Date.now();
-    let running = true;
     // 8 heartbeat senders and 1 console reader, each one request at a time on fresh connections.
-    const senders = Array.from({ length: 8 }, (_, i) => (async () => {
-      for (let n = 0; running; n++) {
-        const started = performance.now();
-        const x = await sendHeartbeat(s.url, g, 1, `load-${i}-${n % 50}`);
-        results.push({ kind: 'heartbeat', status: x.status, ms: performance.now() - started, at: Date.now() - t0, retryAfter: x.retryAfter, eventIds: x.eventIds });
-        await new Promise((r) => setTimeout(r, 40));
-      }
-    })());
-    const consoleReader = (async () => {
-      while (running) {
-        const x = await timedGet(`${s.consoleUrl}/console/api/games/${g.gameId}/live`, auth);
-        results.push({ kind: 'console', status: x.status, ms: x.ms, at: Date.now() - t0 });
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    })();
+    const { results, t0, stop } = mixedLoad(s, g, { senders: 8, pauseMs: 40 });
     await new Promise((r) => setTimeout(r, 1500));
     const downAt = Date.now() - t0;
     await redis.stop();
@@ -165,8 +146,7 @@ describe('outages across restarts, fail-fast Redis, readiness (issue 29)', funct
     await redis.start();
     const upAt = Date.now() - t0;
     await new Promise((r) => setTimeout(r, 4000));
-    running = false;
-    await Promise.all([...senders, consoleReader]);
+    await stop();
 
     const worst = results.reduce((a, b) => (b.ms > a.ms ? b : a));
     const during = results.filter((x) => x.at > downAt + 1000 && x.at < upAt);
