@@ -87,6 +87,8 @@ export interface Config {
     /** Retry-After of a refusal: whole seconds drawn uniformly from [min, max]. */
     retryAfterMinSeconds: number;
     retryAfterMaxSeconds: number;
+    /** Largest Retry-After while an overload lasts (the range doubles every 10 s of it), seconds. */
+    retryAfterCapSeconds: number;
   };
   /**
    * What the processes demand of Redis persistence at boot (README "Durability";
@@ -152,6 +154,7 @@ const schema = {
     ADMISSION_MAX_LOOP_LAG_MS: { type: 'integer', minimum: 0, maximum: 60000, default: 200 },
     ADMISSION_RETRY_AFTER_MIN_SECONDS: { type: 'integer', minimum: 1, maximum: 600, default: 2 },
     ADMISSION_RETRY_AFTER_MAX_SECONDS: { type: 'integer', minimum: 1, maximum: 600, default: 8 },
+    ADMISSION_RETRY_AFTER_CAP_SECONDS: { type: 'integer', minimum: 1, maximum: 600, default: 60 },
     REDIS_DURABILITY: { enum: REDIS_DURABILITY_VALUES, default: 'best-effort' },
     REDIS_PERSISTENCE_RECHECK_SECONDS: { type: 'integer', minimum: 0, maximum: 86400, default: 60 },
     REDIS_WAIT_REPLICAS: { type: 'integer', minimum: 0, maximum: 5, default: 0 },
@@ -226,6 +229,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxLoopLagMs: Number(v.ADMISSION_MAX_LOOP_LAG_MS),
       retryAfterMinSeconds: Number(v.ADMISSION_RETRY_AFTER_MIN_SECONDS),
       retryAfterMaxSeconds: Number(v.ADMISSION_RETRY_AFTER_MAX_SECONDS),
+      retryAfterCapSeconds: Number(v.ADMISSION_RETRY_AFTER_CAP_SECONDS),
     }),
     redisDurability: v.REDIS_DURABILITY as RedisDurability,
     redisPersistenceRecheckSeconds: Number(v.REDIS_PERSISTENCE_RECHECK_SECONDS),

@@ -29,7 +29,7 @@ describe('config', () => {
   });
 
   it('admission control: defaults, overrides, and a Retry-After range whose min exceeds its max is refused', () => {
-    expect(loadConfig({}).admission).to.deep.equal({ maxInFlight: 512, maxRedisQueue: 2000, maxLoopLagMs: 200, retryAfterMinSeconds: 2, retryAfterMaxSeconds: 8 });
+    expect(loadConfig({}).admission).to.deep.equal({ maxInFlight: 512, maxRedisQueue: 2000, maxLoopLagMs: 200, retryAfterMinSeconds: 2, retryAfterMaxSeconds: 8, retryAfterCapSeconds: 60 });
     expect(loadConfig({ ADMISSION_MAX_LOOP_LAG_MS: '0', ADMISSION_MAX_IN_FLIGHT: '64' }).admission).to.include({ maxLoopLagMs: 0, maxInFlight: 64 });
     const refused = (env: Record<string, string>): string => {
       try {

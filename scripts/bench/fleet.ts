@@ -4,7 +4,7 @@
  *
  * Usage:  npm run bench:fleet -- [--steps 1000,2000,3000,5000] [--players 30] [--duration 120]
  *             [--interval 15] [--ramp 10] [--probe-rate 5] [--wait 60] [--service-cpu 0] [--sim-cpu 1]
- *             [--max-probe-p99-ms 100] [--max-refusal-pct 1] [--idle 20] [--no-docs] [--json]
+ *             [--max-probe-p99-ms 100] [--max-refusal-pct 1] [--idle 20] [--door-ttl S] [--no-docs] [--json]
  *
  * A fleet simulation shares the machine with the service it loads; on two cores the simulator's own
  * event loop set the latencies it reported (ENVIRONMENT.md, "Load generation on two cores"). So this
@@ -46,7 +46,7 @@ import { ensureDatabase, migrateDeploy, startLocalPostgres, stopLocalPostgres } 
 
 const USAGE = `usage: npm run bench:fleet -- [--steps 1000,2000,3000,5000] [--players 30] [--duration 120] [--interval 15]
   [--ramp 10] [--probe-rate 5] [--wait 60] [--service-cpu 0] [--sim-cpu 1] [--max-probe-p99-ms 100]
-  [--max-refusal-pct 1] [--idle 20] [--no-docs] [--json]`;
+  [--max-refusal-pct 1] [--idle 20] [--door-ttl S] [--no-docs] [--json]`;
 
 const cli = parseCli(USAGE, {
   options: {
@@ -62,6 +62,7 @@ const cli = parseCli(USAGE, {
     'max-probe-p99-ms': { type: 'string' },
     'max-refusal-pct': { type: 'string' },
     idle: { type: 'string' },
+    'door-ttl': { type: 'string' },
     'no-docs': { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
   },
@@ -81,6 +82,8 @@ const args = {
   maxProbeP99Ms: cli.number('max-probe-p99-ms', 100, 1, 60_000),
   maxRefusalPct: cli.number('max-refusal-pct', 1, 0, 100),
   idle: cli.number('idle', 20, 5, 600, { integer: true }),
+  /** The service's DOOR_CACHE_TTL_SECONDS (null: its default): how long the fleet's clients cache a decision. */
+  doorTtl: cli.values['door-ttl'] === undefined ? null : cli.number('door-ttl', 60, 5, 3600, { integer: true }),
   docs: !cli.values['no-docs'],
   json: cli.values.json,
 };
@@ -98,6 +101,8 @@ interface Step {
   requests: number;
   refusals: number;
   refusalPct: number;
+  /** Refusals and timeouts by endpoint and status, e.g. `doorsManifest 429×12`. */
+  refusalsByEndpoint: string;
   timeouts: number;
   probeSteadyP99Ms: number | null;
   heartbeatSteadyP99Ms: number | null;
@@ -123,7 +128,7 @@ interface SimSummary {
   durationSeconds: number;
   void: string | null;
   simulator: { loopDelayP99WorstMs: number };
-  requests: Record<string, { attempts: number; latencyMs: { steady: LatencySummary } }>;
+  requests: Record<string, { attempts: number; byStatus: Record<string, number>; latencyMs: { steady: LatencySummary } }>;
   refusals: { total: number };
   timeouts: number;
   probe: { latencyMs: { steady: { all: LatencySummary } | null } } | null;
@@ -192,6 +197,7 @@ function stepOf(servers: number, s: SimSummary, names: string[], idleShare: numb
     requests,
     refusals,
     refusalPct: Math.round(refusalPct * 100) / 100,
+    refusalsByEndpoint: refusalSplit(s.requests),
     timeouts: s.timeouts,
     probeSteadyP99Ms,
     heartbeatSteadyP99Ms: heartbeatSteady?.n ? heartbeatSteady.p99 : null,
@@ -209,13 +215,22 @@ function stepOf(servers: number, s: SimSummary, names: string[], idleShare: numb
   };
 }
 
+/** `endpoint status×count` for every 429, 503 and timeout of a step (`none` when there were none). */
+function refusalSplit(requests: SimSummary['requests']): string {
+  const parts: string[] = [];
+  for (const [endpoint, r] of Object.entries(requests)) {
+    for (const status of ['429', '503', 'timeout']) if (r.byStatus[status]) parts.push(`${endpoint} ${status}×${r.byStatus[status]}`);
+  }
+  return parts.join(', ') || 'none';
+}
+
 /** The Markdown table of the steps. */
 function table(rows: Step[], names: string[]): string {
-  const head = ['servers × players', 'sim loop p99 ms', 'requests', 'refused %', 'timeouts', 'probe p99 ms (steady)', 'heartbeat p99 ms (steady)', 'service core share', ...names.map((n) => `${n} CPU s`), 'CPU µs / request', 'CPU µs / player·s', 'players per core (projected above idle)', 'events / sessions', 'Redis B / live server', 'verdict'];
+  const head = ['servers × players', 'sim loop p99 ms', 'requests', 'refused %', 'refused by endpoint', 'timeouts', 'probe p99 ms (steady)', 'heartbeat p99 ms (steady)', 'service core share', ...names.map((n) => `${n} CPU s`), 'CPU µs / request', 'CPU µs / player·s', 'players per core (projected above idle)', 'events / sessions', 'Redis B / live server', 'verdict'];
   const lines = [`| ${head.join(' | ')} |`, `| ${head.map(() => '---').join(' | ')} |`];
   for (const r of rows) {
     lines.push(`| ${[
-      `${r.servers} × ${args.players}`, r.simLoopP99Ms, r.requests, r.refusalPct, r.timeouts, r.probeSteadyP99Ms ?? '–', r.heartbeatSteadyP99Ms ?? '–', r.serviceCoreShare,
+      `${r.servers} × ${args.players}`, r.simLoopP99Ms, r.requests, r.refusalPct, r.refusalsByEndpoint, r.timeouts, r.probeSteadyP99Ms ?? '–', r.heartbeatSteadyP99Ms ?? '–', r.serviceCoreShare,
       ...names.map((n) => r.cpu[n] ?? '–'), r.cpuUsPerRequest, r.cpuUsPerPlayerSecond, r.projectedPlayersPerCore,
       `${r.eventsMatch ? 'match' : 'MISMATCH'} / ${r.sessionsMatch ? 'match' : 'MISMATCH'}`, r.bytesPerLiveServer ?? '–', r.over ?? 'within',
     ].join(' | ')} |`);
@@ -242,7 +257,8 @@ async function main(): Promise<number> {
     const databaseUrl = `postgresql://postgres@127.0.0.1:${pgPort}/gis_fleet`;
     await ensureDatabase(databaseUrl);
     log(`postgres: ${await migrateDeploy(databaseUrl)}`);
-    const env = { REDIS_URL: `redis://127.0.0.1:${redisPort}`, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' };
+    const env: Record<string, string> = { REDIS_URL: `redis://127.0.0.1:${redisPort}`, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' };
+    if (args.doorTtl !== null) env.DOOR_CACHE_TTL_SECONDS = String(args.doorTtl);
     const api = startNodeScript('api', 'src/server.ts', { env: { ...env, PORT: String(apiPort), HOST: '127.0.0.1', CONSOLE_PORT: String(consolePort), CONSOLE_HOST: '127.0.0.1' }, reportUnexpectedExit: true });
     children.push(api);
     const workers = startNodeScript('workers', 'workers/index.ts', { env, reportUnexpectedExit: true });
@@ -274,7 +290,7 @@ async function main(): Promise<number> {
         (rows.at(-1)?.over ? `; ${rows.at(-1)!.players.toLocaleString('en-US')} were over (${rows.at(-1)!.over})` : '; no step was over the limits') +
         `; at the knee's CPU per player above idle one fully used core would hold ${knee.projectedPlayersPerCore.toLocaleString('en-US')}`
       : `no step within the limits (first: ${rows[0]?.over ?? 'none ran'})`;
-    const settings = `steps ${args.steps.join(', ')} servers × ${args.players} players, ${args.duration} s each, interval ${args.interval} s, ramp ${args.ramp} s, probe ${args.probeRate}/s; limits probe p99 ≤ ${args.maxProbeP99Ms} ms, refusals ≤ ${args.maxRefusalPct} %, no timeout; service on CPU ${args.serviceCpu} (idle: ${idleShare.toFixed(3)} of it), simulator on CPU ${args.simCpu}; load average at start ${loadAvg}`;
+    const settings = `steps ${args.steps.join(', ')} servers × ${args.players} players, ${args.duration} s each, interval ${args.interval} s, ramp ${args.ramp} s, probe ${args.probeRate}/s, door cache TTL ${args.doorTtl ?? 'default (60)'} s; limits probe p99 ≤ ${args.maxProbeP99Ms} ms, refusals ≤ ${args.maxRefusalPct} %, no timeout; service on CPU ${args.serviceCpu} (idle: ${idleShare.toFixed(3)} of it), simulator on CPU ${args.simCpu}; load average at start ${loadAvg}`;
     const md = `${table(rows, names)}\n\n${verdict}.`;
     if (args.json) console.log(JSON.stringify({ settings: args, loadAvg, steps: rows, idleShare, knee: knee ? { players: knee.players, servers: knee.servers, projectedPlayersPerCore: knee.projectedPlayersPerCore } : null }));
     else console.log(`${settings}\n\n${md}`);

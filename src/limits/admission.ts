@@ -23,6 +23,15 @@
  * argon2 verifies have their own budget (src/auth/verify-budget.ts) and Postgres its bounded pool wait
  * (src/store/prisma.ts); both are work in flight, so they count here too.
  *
+ * **Retry-After grows while overload lasts** (issue #32 item 2): a fleet refused together and told 2–8 s
+ * comes back together 2–8 s later, into the same overload. So for door and ban requests the range
+ * [min, max] is multiplied by 2^⌊d / {@link RETRY_AFTER_DOUBLING_SECONDS}⌋, d = seconds since this
+ * overload began, each end capped at `ADMISSION_RETRY_AFTER_CAP_SECONDS` (60): 2–8 s in the first 10 s
+ * of shedding, 4–16 s in the next 10 s, 8–32 s, then draws up to the cap. An overload ends when nothing
+ * was refused for {@link OVERLOAD_QUIET_SECONDS}; the next refusal starts again from [min, max].
+ * Heartbeats keep [min, max]: a server that waited longer than about two intervals after a refused
+ * heartbeat would be closed as gone by the liveness sweep (3 missed intervals, 45 s at 15 s).
+ *
  * The lag is smoothed so that one stall (a major GC, a scheduler hiccup) does not shed anything while
  * sustained lateness (the loop saturated for a few hundred ms) does. It measures how long any request
  * waits before this process gets to it, whatever the cause: on a machine where other processes take the
@@ -58,6 +67,11 @@ export const ENDPOINT_CLASS: Readonly<Record<string, RequestClass>> = Object.fre
   '/api/v1/game/bans/check': 'checks',
 });
 
+/** Seconds of continuous overload after which the Retry-After range doubles. */
+export const RETRY_AFTER_DOUBLING_SECONDS = 10;
+/** Seconds without a refusal after which an overload is over (the Retry-After range starts again). */
+export const OVERLOAD_QUIET_SECONDS = 5;
+
 /** Period of the lag sampler, ms. */
 export const LAG_SAMPLE_MS = 20;
 /** Weight of the newest sample in the lag estimate (EWMA). */
@@ -72,9 +86,11 @@ export interface AdmissionLimits {
   maxRedisQueue: number;
   /** Event-loop lag, ms, at which heartbeats are refused (others at their share); 0 disables the signal. */
   maxLoopLagMs: number;
-  /** Retry-After of a refusal, whole seconds drawn uniformly from [min, max]. */
+  /** Retry-After of a refusal, whole seconds drawn uniformly from [min, max] (times the overload's growth). */
   retryAfterMinSeconds: number;
   retryAfterMaxSeconds: number;
+  /** Largest Retry-After a growing overload draws, seconds (≥ max). */
+  retryAfterCapSeconds: number;
 }
 
 /** Told about every refusal (metrics). */
@@ -95,6 +111,9 @@ export class AdmissionController {
   private sampler: NodeJS.Timeout | null = null;
   private lastTick = 0;
   private lastRequestAt = 0;
+  /** Date.now() of the current overload's first refusal, and of its latest one (0: none yet). */
+  private overloadSince = 0;
+  private lastRefusalAt = 0;
   /** Refusals by class and reason since the process started. */
   readonly shedCounts: Record<RequestClass, Record<ShedReason, number>> = {
     heartbeat: { in_flight: 0, redis_queue: 0, loop_lag: 0 },
@@ -112,6 +131,7 @@ export class AdmissionController {
     private readonly redisQueue: () => number = () => 0,
     private readonly observer?: AdmissionObserver,
     private readonly random: () => number = Math.random,
+    private readonly now: () => number = Date.now,
   ) {}
 
   /** Admitted requests not yet answered, all classes. */
@@ -155,11 +175,19 @@ export class AdmissionController {
     this.total++;
   }
 
-  /** Counts a refusal of a request of class `cls` for `reason` and returns it with a drawn Retry-After. */
+  /**
+   * Counts a refusal of a request of class `cls` for `reason` and returns it with a Retry-After drawn
+   * for the current overload (the first refusal after {@link OVERLOAD_QUIET_SECONDS} without one starts
+   * a new overload; a heartbeat's range never grows).
+   */
   refuse(cls: RequestClass, reason: ShedReason): Refusal {
     this.shedCounts[cls][reason]++;
     this.observer?.shed(cls, reason);
-    return { reason, retryAfterSeconds: this.retryAfterSeconds() };
+    const now = this.now();
+    if (now - this.lastRefusalAt > OVERLOAD_QUIET_SECONDS * 1000) this.overloadSince = now;
+    this.lastRefusalAt = now;
+    // heartbeats never grow (see the module comment: the liveness sweep)
+    return { reason, retryAfterSeconds: this.retryAfterSeconds(cls === 'heartbeat' ? 0 : (now - this.overloadSince) / 1000) };
   }
 
   /** A request admitted by {@link tryAdmit} was answered (or its connection closed). */
@@ -173,9 +201,16 @@ export class AdmissionController {
     return this.inFlight[cls];
   }
 
-  /** A Retry-After, whole seconds, uniform in [min, max]. */
-  retryAfterSeconds(): number {
-    const { retryAfterMinSeconds: min, retryAfterMaxSeconds: max } = this.limits;
+  /**
+   * A Retry-After, whole seconds, uniform in [min, max] × 2^⌊overloadSeconds / 10⌋, each end capped at
+   * `retryAfterCapSeconds`.
+   * @param overloadSeconds how long the overload has lasted, seconds (0: its first refusal).
+   */
+  retryAfterSeconds(overloadSeconds = 0): number {
+    const { retryAfterMinSeconds, retryAfterMaxSeconds, retryAfterCapSeconds: cap } = this.limits;
+    const growth = 2 ** Math.floor(Math.max(0, overloadSeconds) / RETRY_AFTER_DOUBLING_SECONDS);
+    const max = Math.max(retryAfterMaxSeconds, Math.min(cap, retryAfterMaxSeconds * growth));
+    const min = Math.min(max, retryAfterMinSeconds * growth);
     return min + Math.floor(this.random() * (max - min + 1));
   }
 

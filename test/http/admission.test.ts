@@ -71,7 +71,7 @@ describe('admission control (overload)', function () {
       metrics = new ApiMetrics({ defaultMetrics: false });
       // Heartbeats up to 8 in flight, door manifest/bulk 4, door and ban checks 2; lag signal off here.
       admission = new AdmissionController(
-        { maxInFlight: 8, maxRedisQueue: 10_000, maxLoopLagMs: 0, retryAfterMinSeconds: 2, retryAfterMaxSeconds: 6 },
+        { maxInFlight: 8, maxRedisQueue: 10_000, maxLoopLagMs: 0, retryAfterMinSeconds: 2, retryAfterMaxSeconds: 6, retryAfterCapSeconds: 60 },
         () => h.redis.commandQueue.length,
         metrics,
       );
@@ -116,7 +116,7 @@ describe('admission control (overload)', function () {
     });
 
     it('refuses checks when the Redis command queue reaches their share', async () => {
-      const queued = new AdmissionController({ maxInFlight: 1000, maxRedisQueue: 16, maxLoopLagMs: 0, retryAfterMinSeconds: 1, retryAfterMaxSeconds: 1 }, () => h.redis.commandQueue.length);
+      const queued = new AdmissionController({ maxInFlight: 1000, maxRedisQueue: 16, maxLoopLagMs: 0, retryAfterMinSeconds: 1, retryAfterMaxSeconds: 1, retryAfterCapSeconds: 60 }, () => h.redis.commandQueue.length);
       const qApp = createApp({ config: h.config, keySpace: h.keySpace, redis: h.redis, db: h.db, verifier: h.verifier, admission: queued });
       await until(() => h.redis.commandQueue.length === 0, 'replies to the previous test\'s held commands');
       proxy.stall();
@@ -152,7 +152,7 @@ describe('admission control (overload)', function () {
 
     it('admits a final heartbeat (empty roster) past the heartbeat ceilings and stores it; a heartbeat with players is still refused', async () => {
       // Heartbeats' ceiling: 1 in flight; a final heartbeat may use 4.
-      const c = new AdmissionController({ maxInFlight: 1, maxRedisQueue: 10_000, maxLoopLagMs: 0, retryAfterMinSeconds: 2, retryAfterMaxSeconds: 6 }, () => h.redis.commandQueue.length);
+      const c = new AdmissionController({ maxInFlight: 1, maxRedisQueue: 10_000, maxLoopLagMs: 0, retryAfterMinSeconds: 2, retryAfterMaxSeconds: 6, retryAfterCapSeconds: 60 }, () => h.redis.commandQueue.length);
       const app = createApp({ config: h.config, keySpace: h.keySpace, redis: h.redis, db: h.db, verifier: h.verifier, admission: c });
       const opened = await signedRequest(g, HB, heartbeatBody(['leaver'], { externalServerId: 'closing' }))(app);
       expect(opened.status, JSON.stringify(opened.body)).to.equal(200);
@@ -184,7 +184,7 @@ describe('admission control (overload)', function () {
   });
 
   describe('the controller', () => {
-    const limits = { maxInFlight: 8, maxRedisQueue: 100, maxLoopLagMs: 0, retryAfterMinSeconds: 2, retryAfterMaxSeconds: 6 };
+    const limits = { maxInFlight: 8, maxRedisQueue: 100, maxLoopLagMs: 0, retryAfterMinSeconds: 2, retryAfterMaxSeconds: 6, retryAfterCapSeconds: 60 };
 
     it('sheds checks first (a quarter), door manifest/bulk next (half), heartbeats last (all)', () => {
       const c = new AdmissionController(limits);
@@ -205,6 +205,29 @@ describe('admission control (overload)', function () {
       for (let k = 0; k < 4; k++) c.tryAdmit('heartbeat');
       const seen = steps.map(() => c.tryAdmit('heartbeat')!.retryAfterSeconds);
       expect(seen).to.deep.equal([2, 3, 4, 5, 6, 6]);
+    });
+
+    it('draws a door/ban Retry-After range that doubles every 10 s while the overload lasts, up to the cap, and starts again after 5 s without a refusal; a heartbeat\'s never grows (issue #32 item 2)', () => {
+      let now = 1_000_000;
+      let draw = 0; // 0: the range's low end, 0.999: its high end
+      const c = new AdmissionController({ ...limits, maxInFlight: 1, retryAfterCapSeconds: 40 }, () => 0, undefined, () => draw, () => now);
+      c.tryAdmit('heartbeat'); // the one request in flight: everything after it is refused
+      const range = (cls: RequestClass = 'checks'): [number, number] => {
+        draw = 0;
+        const low = c.tryAdmit(cls)!.retryAfterSeconds;
+        draw = 0.999;
+        return [low, c.tryAdmit(cls)!.retryAfterSeconds];
+      };
+      const seen: [number, number][] = [];
+      for (let s = 0; s <= 41; s += 4.5) {
+        seen.push(range());
+        now += 4500; // refusals keep coming (never 5 s apart): one overload
+      }
+      expect(seen).to.deep.equal([[2, 6], [2, 6], [2, 6], [4, 12], [4, 12], [8, 24], [8, 24], [16, 40], [16, 40], [32, 40]]);
+      expect(range('doors')).to.deep.equal([32, 40]);
+      expect(range('heartbeat')).to.deep.equal([2, 6]); // 40 s into the overload: a heartbeat still gets [min, max]
+      now += 5001; // quiet for longer than 5 s: the next refusal starts a new overload
+      expect(range()).to.deep.equal([2, 6]);
     });
 
     it('sheds on sustained event-loop lag (checks first), not on one stall', async () => {
