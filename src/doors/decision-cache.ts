@@ -148,7 +148,7 @@ export class DecisionCache {
    */
   async lookup(input: LookupInput): Promise<Lookup> {
     const keys = this.keySpace.game(input.gameId);
-    const q = doorQuota(input.mode, { keyId: input.keyId, externalId: input.externalId, doorKey: input.doorKey, doorCacheTtlSeconds: this.doorCacheTtlSeconds });
+    const q = doorQuota(input.mode, { keyId: input.keyId, externalId: input.externalId, doorKey: input.doorKey, externalServerId: input.externalServerId, doorCacheTtlSeconds: this.doorCacheTtlSeconds });
     const call = doorLookupCall(keys, {
       mode: input.mode,
       externalId: input.externalId ?? '',

@@ -158,8 +158,8 @@ export class DoorAccessService {
    * The game's door definitions and forced states (`doorManifestResponseSchema`); the route sends
    * `version` as the ETag. @throws {ReplayError} 409. @throws {QuotaExceededError} 429.
    */
-  async manifest(caller: DoorCaller, nowMs: number): Promise<DoorManifestAnswer> {
-    const found = await this.cache.lookup({ ...caller, mode: 'version', nowMs });
+  async manifest(caller: DoorCaller, nowMs: number, externalServerId: string | null = null): Promise<DoorManifestAnswer> {
+    const found = await this.cache.lookup({ ...caller, mode: 'version', externalServerId, nowMs });
     const entry = await this.definitions(caller.gameId, found);
     return { version: entry.version, doorCacheTtlSeconds: this.deps.doorCacheTtlSeconds, doorsJson: entry.manifestJson };
   }

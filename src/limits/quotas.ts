@@ -13,7 +13,7 @@
  * | `heartbeat` | key × externalServerId | 60 s | 2·⌈60 / I⌉ + N + 10 |
  * | `door_check` | key × externalId × doorKey (× versions), past the user's first 10 of the window | T | 10 |
  * | `door_bulk` | key × externalId (× versions) | T | 10 |
- * | `manifest` | key | 60 s | 2·S + 10 |
+ * | `manifest` | key × externalServerId when the request names its server, else key | 60 s | 10 per server, else 2·S + 10 |
  * | `ban_check` | key × externalId | 60 s | 10 |
  *
  * I = the game's heartbeat interval (15–60 s), T = the door cache TTL (`DOOR_CACHE_TTL_SECONDS`, 60 s by
@@ -37,8 +37,12 @@
  *   that passed before is refused; a client hammering one door is refused after at most
  *   {@link DOOR_CHECK_USER_ALLOWANCE} + 10 checks in a window instead of 10.
  * - door_bulk: once per join; 10 joins of one user within one TTL is not normal play.
- * - manifest: on server start and after `refresh_permissions`, so at most about twice a minute per live
- *   server; S is read in the script (the server that boots has not heartbeated yet, hence + 10).
+ * - manifest: on server start and after `refresh_permissions`, so at most about twice a minute per
+ *   server. A request that names its server (`?externalServerId=`, as the reference clients send) is
+ *   counted per server: 10 a minute. One that does not is counted per key against 2·S + 10, S the live
+ *   servers read in the script; that quota lags a fleet that boots at once (its servers fetch the
+ *   manifest before their first heartbeat makes them live: 57 of 1,000 booting servers were refused in
+ *   a bench:fleet run, issue #32), which the per-server count does not.
  * - ban_check: once per connect.
  */
 import { nudgesPerMinute } from '../commands/nudge-budget.js';
@@ -64,8 +68,13 @@ export const DOOR_CHECK_USER_ALLOWANCE = 10;
 export const DOOR_BULK_QUOTA = 10;
 /** Ban checks per (key, user) per minute. */
 export const BAN_CHECK_QUOTA = 10;
-/** Manifest fetches per key per minute, per live server (plus {@link RETRY_ALLOWANCE}). */
+/** Manifest fetches per key per minute, per live server (plus {@link RETRY_ALLOWANCE}), for requests that do not name their server. */
 export const MANIFEST_PER_SERVER = 2;
+/**
+ * Manifest fetches per minute of one server that names itself (`?externalServerId=`): boot and
+ * `refresh_permissions` need at most about 2 (4 across a window edge), the rest is room for re-sends.
+ */
+export const MANIFEST_PER_NAMED_SERVER = 10;
 
 /** Heartbeats per (key, server) per minute for a game whose interval is `intervalSeconds`. */
 export function heartbeatQuota(intervalSeconds: number): number {
@@ -95,12 +104,14 @@ export interface QuotaArgs extends QuotaCount {
  * The quota a door request is counted against (see the table above): `one` = doors/check, `all` =
  * doors/bulk, `version` = doors/manifest. `doorCacheTtlSeconds` is config `DOOR_CACHE_TTL_SECONDS`.
  */
-export function doorQuota(mode: 'one' | 'all' | 'version', q: { keyId: string; externalId?: string; doorKey?: string; doorCacheTtlSeconds: number }): QuotaArgs {
+export function doorQuota(mode: 'one' | 'all' | 'version', q: { keyId: string; externalId?: string; doorKey?: string; externalServerId?: string | null; doorCacheTtlSeconds: number }): QuotaArgs {
   const user = q.externalId ?? '';
   // `u:` and `d:` keep the per-user and per-door subjects of one hash apart whatever the ids hold
   if (mode === 'one') {
     return { kind: 'door_check', tag: KIND_TAGS.door_check, field: `d:${user}:${q.doorKey ?? ''}`, quota: DOOR_CHECK_QUOTA, perServer: 0, windowSeconds: q.doorCacheTtlSeconds, who: user, userAllowance: { field: `u:${user}`, count: DOOR_CHECK_USER_ALLOWANCE } };
   }
   if (mode === 'all') return { kind: 'door_bulk', tag: KIND_TAGS.door_bulk, field: user, quota: DOOR_BULK_QUOTA, perServer: 0, windowSeconds: q.doorCacheTtlSeconds, who: user };
+  // `s:` keeps a server's field apart from the key's `-` whatever the id holds
+  if (q.externalServerId) return { kind: 'manifest', tag: KIND_TAGS.manifest, field: `s:${q.externalServerId}`, quota: MANIFEST_PER_NAMED_SERVER, perServer: 0, windowSeconds: MINUTE_WINDOW_SECONDS, who: q.externalServerId };
   return { kind: 'manifest', tag: KIND_TAGS.manifest, field: '-', quota: RETRY_ALLOWANCE, perServer: MANIFEST_PER_SERVER, windowSeconds: MINUTE_WINDOW_SECONDS, who: q.keyId };
 }

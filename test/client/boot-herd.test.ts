@@ -132,6 +132,8 @@ describe('client: boot herd (spread, bounded, Retry-After)', function () {
       expect(await d.boot()).to.equal(true);
       const [m] = stub.requests;
       expect(m!.path).to.equal(GAME_PATHS.doorsManifest);
+      expect(new URLSearchParams(m!.query ?? '').get('externalServerId')).to.equal('srv-1'); // its own manifest quota
+      expect(m!.signatureValid).to.equal(true);
       expectAbout(m!.receivedAt - startedAt, 4000, 'random 0.5 of an 8 s window');
     });
 

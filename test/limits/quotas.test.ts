@@ -3,12 +3,13 @@
  * argument, so windows are pinned to a chosen instant and nothing depends on when the test runs.
  */
 import { expect } from 'chai';
+import { GAME_PATHS } from '@gis/client';
 import { Harness, heartbeatBody, event, type TestGame } from '../support/harness.js';
 import { HeartbeatService, type HeartbeatInput } from '../../src/presence/heartbeat-service.js';
 import { DecisionCache } from '../../src/doors/decision-cache.js';
 import { BanCheckClaim } from '../../src/limits/ban-check-claim.js';
 import { QuotaExceededError } from '../../src/limits/quota-error.js';
-import { BAN_CHECK_QUOTA, DOOR_BULK_QUOTA, DOOR_CHECK_QUOTA, DOOR_CHECK_USER_ALLOWANCE, heartbeatQuota, manifestQuota, NUDGE_ALLOWANCE } from '../../src/limits/quotas.js';
+import { BAN_CHECK_QUOTA, DOOR_BULK_QUOTA, DOOR_CHECK_QUOTA, DOOR_CHECK_USER_ALLOWANCE, heartbeatQuota, MANIFEST_PER_NAMED_SERVER, manifestQuota, NUDGE_ALLOWANCE } from '../../src/limits/quotas.js';
 import { nudgesPerMinute } from '../../src/commands/nudge-budget.js';
 import { throttleHistory } from '../../src/limits/ingest-health.js';
 import type { SignedRequest } from '../../src/auth/signed-request.js';
@@ -171,6 +172,35 @@ describe('per-key quotas', () => {
       // refused requests count too (counter at quota + 1): two more servers leave room for one more fetch
       for (let i = manifestQuota(0) + 1; i < manifestQuota(2); i++) await manifest();
       await expectQuota(manifest(), 'manifest', 30);
+    });
+
+    it(`manifest naming its server (?externalServerId=): ${MANIFEST_PER_NAMED_SERVER} per server per minute, whatever the live servers; a fleet booting before its first heartbeats is not refused (issue #32)`, async () => {
+      const game = await h.game();
+      const gameKeyId = (await h.db.apiKey.findUniqueOrThrow({ where: { prefix: game.keyPrefix } })).id;
+      const now = midMinute();
+      const manifest = (externalServerId: string | null) => cache().lookup({ gameId: game.gameId, keyId: gameKeyId, signature: `sig-${++seq}`, mode: 'version', externalServerId, nowMs: now });
+      // 30 servers boot, none live yet: the key's quota (2·0 + 10) would refuse the 13th
+      for (let s = 0; s < 30; s++) await manifest(`boot-${s}`);
+      for (let i = 1; i < MANIFEST_PER_NAMED_SERVER; i++) await manifest('boot-0');
+      await expectQuota(manifest('boot-0'), 'manifest', 30);
+      // a request that does not name its server still counts against the key's quota
+      for (let i = 0; i < manifestQuota(0); i++) await manifest(null);
+      await expectQuota(manifest(null), 'manifest', 30);
+      await manifest('boot-1');
+    });
+
+    it('manifest over HTTP: externalServerId given twice or over 128 characters is 400 invalid_request with the envelope; once is 200', async () => {
+      // bodiless and signed in the spec's form: distinct timestamps keep the signatures apart (rule 3)
+      const ts = Math.floor(Date.now() / 1000);
+      const ok = await h.signed(g, 'get', `${GAME_PATHS.doorsManifest}?externalServerId=srv-a`, undefined, { timestamp: ts });
+      expect(ok.status).to.equal(200);
+      for (const [i, query] of ['externalServerId=a&externalServerId=b', `externalServerId=${'x'.repeat(129)}`].entries()) {
+        const res = await h.signed(g, 'get', `${GAME_PATHS.doorsManifest}?${query}`, undefined, { timestamp: ts - 1 - i });
+        expect(res.status, query).to.equal(400);
+        expect(res.body.error).to.include({ code: 'invalid_request' });
+        expect(res.body.error.requestId).to.be.a('string');
+        expect(res.body.serverTime).to.be.a('string');
+      }
     });
 
     it(`ban check: ${BAN_CHECK_QUOTA} per user per minute`, async () => {

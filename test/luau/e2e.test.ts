@@ -232,8 +232,12 @@ describe('Luau SDK: end to end under real Luau against the real API', function (
     expect(limited).to.have.length(1);
     expect(Number(limited[0]!.split(' ')[3])).to.be.within(2, 3);
     // Every request carried a fresh nonce in its query (signed with it), the 409 retry too; the 409 itself
-    // came from the proxy sending the very same bytes to the API a second time.
-    expect(proxy.urls.every((u) => /\?nonce=[0-9A-Fa-f]{32}$/.test(u)), proxy.urls.join('\n')).to.equal(true);
+    // came from the proxy sending the very same bytes to the API a second time. The manifest names its
+    // server ahead of the nonce (its own manifest quota), and the API accepted it signed that way.
+    expect(proxy.urls.every((u) => /[?&]nonce=[0-9A-Fa-f]{32}$/.test(u)), proxy.urls.join('\n')).to.equal(true);
+    const manifests = proxy.urls.filter((u) => u.startsWith('/api/v1/game/doors/manifest?'));
+    expect(manifests.length).to.be.at.least(1);
+    expect(manifests.every((u) => /^\/api\/v1\/game\/doors\/manifest\?externalServerId=luau-srv&nonce=/.test(u))).to.equal(true);
     expect(new Set(proxy.urls).size).to.equal(proxy.urls.length);
     expect(lines.some((l) => /^PROBLEM server_error 503 /.test(l))).to.equal(true);
 

@@ -69,7 +69,7 @@ export interface DoorAnswer {
 export interface DoorAccessOptions {
   /** Sends a signed request (normally `GameClient.request`). */
   request: (method: string, path: string, body?: unknown) => Promise<TransportResponse>;
-  /** This server, named in the service's access log. */
+  /** This server, named in the service's access log; its manifest fetches count against a quota of its own. */
   externalServerId?: string;
   clock?: Clock;
   /** Transient problems, for logs (the answer has already applied failMode). */
@@ -273,7 +273,10 @@ export class DoorAccess {
   }
 
   private async fetchManifest(): Promise<boolean> {
-    const res = await this.send('GET', GAME_PATHS.doorsManifest, undefined, true);
+    // Naming the server counts its fetches against a quota of its own, not the key's (docs/api.md).
+    const id = this.opts.externalServerId;
+    const path = id ? `${GAME_PATHS.doorsManifest}?externalServerId=${encodeURIComponent(id)}` : GAME_PATHS.doorsManifest;
+    const res = await this.send('GET', path, undefined, true);
     const body = res?.status === 200 ? (res.json as { version?: unknown; doors?: unknown }) : undefined;
     if (!body || typeof body.version !== 'number' || !Array.isArray(body.doors)) return false;
     this.doors = new Map((body.doors as ManifestDoor[]).map((d) => [d.key, { ...d }]));

@@ -95,7 +95,8 @@ export class RequestStats {
 
   /** Records one attempt, as reported by the transport's `onAttempt`. */
   record(a: AttemptInfo): void {
-    const endpoint = BY_PATH.get(a.path);
+    const q = a.path.indexOf('?');
+    const endpoint = BY_PATH.get(q < 0 ? a.path : a.path.slice(0, q));
     if (!endpoint || !this.timeline) return;
     const s = this.endpoints[endpoint];
     s.attempts++;

@@ -81,6 +81,15 @@ const NONCE = {
   schema: { type: 'string', maxLength: 128 },
 };
 
+/** doors/manifest's optional server name (docs/api.md "Limits"): its fetches then count against a quota of its own. */
+const MANIFEST_SERVER = {
+  name: 'externalServerId',
+  in: 'query',
+  required: false,
+  description: 'Optional: the server asking (as externalServerId in the other requests). Given, its fetches count against a manifest quota of its own (10 a minute) instead of the key\'s (2 per live server + 10), which lags a fleet whose servers fetch the manifest before their first heartbeat. Given twice or outside 1-128 characters: 400 invalid_request.',
+  schema: { type: 'string', minLength: 1, maxLength: 128 },
+};
+
 /** Builds the document. Pure: the same code and defaults give the same document. */
 export function buildOpenApiDocument(): Record<string, unknown> {
   const defaults = loadConfig({});
@@ -157,7 +166,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
           operationId: 'doorsManifest',
           summary: 'Door definitions and current forced states; on server start and after refresh_permissions',
           description: `Scope doors. No request body: the signature covers the timestamp, the empty body and, with the nonce, the query. ${signed}`,
-          parameters: [NONCE],
+          parameters: [MANIFEST_SERVER, NONCE],
           responses: responses(ref('DoorManifestResponse'), 'The manifest.', COMMON_ERRORS, { ETag: { description: '"<version>"', schema: { type: 'string' } } }),
         },
       },

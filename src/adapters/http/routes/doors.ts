@@ -7,7 +7,7 @@
  *   cached, serverTime}`; 404 `unknown_door` for a door key the game does not have.
  * - POST /api/v1/game/doors/bulk `{externalId, externalServerId?}` → 200
  *   `{externalId, doorsVersion, decisions: [decision...], serverTime}`.
- * - GET /api/v1/game/doors/manifest (empty body, signed) → 200
+ * - GET /api/v1/game/doors/manifest[?externalServerId=<id>] (empty body, signed) → 200
  *   `{version, doorCacheTtlSeconds, doors: [{key, name, kind, defaultEffect, failMode, forcedState}],
  *   serverTime}` with `ETag: "<version>"`. Always 200, even when `If-None-Match` matches: every response
  *   carries serverTime (spec: Endpoints), which a bodiless 304 could not.
@@ -24,6 +24,7 @@ import { doorBulkRequestSchema, doorCheckRequestSchema, type DoorBulkRequest, ty
 import { authenticateRequest, requireScope } from '../authenticate.js';
 import { parseJson } from '../parse-json.js';
 import { sendJson } from '../send-json.js';
+import { ValidationError } from '../../../errors.js';
 import { doorBulkBody, doorCheckBody, doorManifestBody } from '../door-responses.js';
 
 const validateCheck = compileValidator<DoorCheckRequest>(doorCheckRequestSchema);
@@ -58,6 +59,21 @@ export function doorBulkRoute(deps: DoorRouteDeps): RequestHandler {
   };
 }
 
+/**
+ * The optional `externalServerId` query parameter of doors/manifest (1–128 characters, as in the door
+ * request bodies): the server asking, so its fetches count against a quota of its own instead of the
+ * key's (src/limits/quotas.ts, `manifest`). @throws {ValidationError} 400 when given more than once or
+ * outside 1–128 characters.
+ */
+function manifestServerId(query: Record<string, unknown>): string | null {
+  const id = query.externalServerId;
+  if (id === undefined) return null;
+  if (typeof id !== 'string' || id.length < 1 || id.length > 128) {
+    throw new ValidationError('externalServerId must be given once, 1-128 characters', 'invalid_request');
+  }
+  return id;
+}
+
 /** GET doors/manifest: the body must be empty (the signature covers the timestamp alone). */
 export function doorManifestRoute(deps: DoorRouteDeps): RequestHandler {
   return async (req, res) => {
@@ -65,7 +81,7 @@ export function doorManifestRoute(deps: DoorRouteDeps): RequestHandler {
     const signed = await authenticateRequest(req, deps.verifier, nowMs);
     requireScope(signed.key, 'doors');
     const caller = { gameId: signed.key.gameId, keyId: signed.key.keyId, signature: signed.signature, signedAtSeconds: signed.timestampSeconds };
-    const manifest = await deps.doors.manifest(caller, nowMs);
+    const manifest = await deps.doors.manifest(caller, nowMs, manifestServerId(req.query));
     sendJson(res, doorManifestBody(manifest, nowMs), { ETag: `"${manifest.version}"` });
   };
 }
