@@ -27,7 +27,13 @@ export type ErrorKind =
   /** A dependency is unreachable or the process is saturated; always with a retry delay (5xx: 503). */
   | 'unavailable';
 
-/** Base of every expected error: a kind, a stable code, a message fit for the caller, maybe a retry delay. */
+/**
+ * Base of every expected error: a kind, a stable code, a message fit for the caller, maybe a retry delay.
+ * No stack trace is captured: a domain error is an answer (401, 409, 429, 503 `overloaded`, ...), not a
+ * fault, and nothing reads its stack, while capturing one cost ~10 µs (more under Express's deep stacks)
+ * and showed as 9 % of the API's busy time in an overloaded bench:fleet run, where every refusal makes
+ * one (docs/benchmarks.md). Unexpected errors keep their stacks (src/adapters/http/error-handler.ts).
+ */
 export class DomainError extends Error {
   constructor(
     readonly kind: ErrorKind,
@@ -36,7 +42,10 @@ export class DomainError extends Error {
     /** Whole seconds the caller should wait before retrying (Retry-After); set on `rate_limited` and `unavailable`. */
     readonly retryAfterSeconds?: number,
   ) {
+    const stackTraceLimit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(message);
+    Error.stackTraceLimit = stackTraceLimit;
     this.name = new.target.name;
   }
 }

@@ -4,7 +4,8 @@
  *
  * Usage:  npm run bench:fleet -- [--steps 1000,2000,3000,5000] [--players 30] [--duration 120]
  *             [--interval 15] [--ramp 10] [--probe-rate 5] [--wait 60] [--service-cpu 0] [--sim-cpu 1]
- *             [--max-probe-p99-ms 100] [--max-refusal-pct 1] [--idle 20] [--door-ttl S] [--no-docs] [--json]
+ *             [--max-probe-p99-ms 100] [--max-refusal-pct 1] [--idle 20] [--door-ttl S] [--cpu-prof DIR]
+ *             [--no-docs] [--json]
  *
  * A fleet simulation shares the machine with the service it loads; on two cores the simulator's own
  * event loop set the latencies it reported (ENVIRONMENT.md, "Load generation on two cores"). So this
@@ -46,7 +47,7 @@ import { ensureDatabase, migrateDeploy, startLocalPostgres, stopLocalPostgres } 
 
 const USAGE = `usage: npm run bench:fleet -- [--steps 1000,2000,3000,5000] [--players 30] [--duration 120] [--interval 15]
   [--ramp 10] [--probe-rate 5] [--wait 60] [--service-cpu 0] [--sim-cpu 1] [--max-probe-p99-ms 100]
-  [--max-refusal-pct 1] [--idle 20] [--door-ttl S] [--no-docs] [--json]`;
+  [--max-refusal-pct 1] [--idle 20] [--door-ttl S] [--cpu-prof DIR] [--no-docs] [--json]`;
 
 const cli = parseCli(USAGE, {
   options: {
@@ -63,6 +64,7 @@ const cli = parseCli(USAGE, {
     'max-refusal-pct': { type: 'string' },
     idle: { type: 'string' },
     'door-ttl': { type: 'string' },
+    'cpu-prof': { type: 'string' },
     'no-docs': { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
   },
@@ -84,6 +86,8 @@ const args = {
   idle: cli.number('idle', 20, 5, 600, { integer: true }),
   /** The service's DOOR_CACHE_TTL_SECONDS (null: its default): how long the fleet's clients cache a decision. */
   doorTtl: cli.values['door-ttl'] === undefined ? null : cli.number('door-ttl', 60, 5, 3600, { integer: true }),
+  /** Where the API and worker processes write a V8 CPU profile at exit (`node --cpu-prof`), or null. */
+  cpuProfDir: cli.values['cpu-prof'] ?? null,
   docs: !cli.values['no-docs'],
   json: cli.values.json,
 };
@@ -259,9 +263,11 @@ async function main(): Promise<number> {
     log(`postgres: ${await migrateDeploy(databaseUrl)}`);
     const env: Record<string, string> = { REDIS_URL: `redis://127.0.0.1:${redisPort}`, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' };
     if (args.doorTtl !== null) env.DOOR_CACHE_TTL_SECONDS = String(args.doorTtl);
-    const api = startNodeScript('api', 'src/server.ts', { env: { ...env, PORT: String(apiPort), HOST: '127.0.0.1', CONSOLE_PORT: String(consolePort), CONSOLE_HOST: '127.0.0.1' }, reportUnexpectedExit: true });
+    // Profiles (scripts/bench/cpu-profile-top.ts reads them) cover the whole life of each process: idle and every step.
+    const prof = (name: string) => (args.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(args.cpuProfDir, name)}`] : []);
+    const api = startNodeScript('api', 'src/server.ts', { env: { ...env, PORT: String(apiPort), HOST: '127.0.0.1', CONSOLE_PORT: String(consolePort), CONSOLE_HOST: '127.0.0.1' }, nodeArgs: prof('api'), reportUnexpectedExit: true });
     children.push(api);
-    const workers = startNodeScript('workers', 'workers/index.ts', { env, reportUnexpectedExit: true });
+    const workers = startNodeScript('workers', 'workers/index.ts', { env, nodeArgs: prof('workers'), reportUnexpectedExit: true });
     children.push(workers);
     const apiUrl = `http://127.0.0.1:${apiPort}`;
     await api.waitForUrl(`${apiUrl}/readyz`, 60_000);

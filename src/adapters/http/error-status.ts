@@ -46,8 +46,15 @@ export function applyErrorHead(res: Response, err: DomainError): void {
   if (err.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(err.retryAfterSeconds));
 }
 
-/** Answers `err` on `res`: status, headers and the envelope. */
+/**
+ * Answers `err` on `res`: status, headers and the envelope. Written with `setHeader`/`end`, not
+ * `res.json`: Express's send would also hash the body for an ETag and parse the content type, work an
+ * error answer does not need, and every refusal under overload pays it (docs/benchmarks.md).
+ */
 export function sendError(res: Response, err: DomainError): void {
   applyErrorHead(res, err);
-  res.json(errorEnvelope(res, err));
+  const json = JSON.stringify(errorEnvelope(res, err));
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(json));
+  res.end(json);
 }
