@@ -10,11 +10,14 @@
  *
  * A refusal that says when to come back (429, or 503 with `Retry-After`: the service shedding load or a
  * dependency briefly away) is retried after `Retry-After` plus up to 1 s of jitter, as long as the total
- * wait stays within `retry.maxWaitMs`; only then does the fail mode decide.
+ * wait stays within `retry.maxWaitMs`; only then does the fail mode decide. After a 503 with
+ * `Retry-After` to any of the server's checks (`retry.gate`), its checks wait for that time, or fail at
+ * once when it is beyond their budget, without sending (packages/client/src/busy-gate.ts).
  */
 import { TransportError, type TransportResponse } from './http-transport.js';
 import { GAME_PATHS, type ProblemInfo } from './client-types.js';
-import { retryAfterWithJitterMs } from './backoff.js';
+import { RETRY_AFTER_JITTER_MS, retryAfterWithJitterMs } from './backoff.js';
+import type { BusyGate } from './busy-gate.js';
 import type { Clock } from './clock.js';
 
 /** What to do when the service gives no answer: `open` admits the user (default), `closed` refuses. */
@@ -40,6 +43,11 @@ export interface BanRetryOptions {
   maxWaitMs: number;
   clock: Clock;
   random?: () => number;
+  /**
+   * The server's memory of a 503 with Retry-After (packages/client/src/busy-gate.ts): while it is closed
+   * the check waits for it within `maxWaitMs`, or fails at once, without a request; a 503 closes it.
+   */
+  gate?: BusyGate;
 }
 
 /** Sends a signed request (normally `GameClient.request`). */
@@ -66,12 +74,21 @@ export async function checkBan(
   let res: TransportResponse;
   let waited = 0;
   for (;;) {
+    const held = retry?.gate?.remainingMs() ?? 0;
+    if (held > 0) {
+      const delay = held + Math.floor((retry!.random ?? Math.random)() * RETRY_AFTER_JITTER_MS);
+      if (waited + delay > retry!.maxWaitMs) return fail({ kind: 'server_error', status: 503, message: `not sent, the service asked to retry in ${Math.ceil(held / 1000)} s` });
+      waited += delay;
+      await retry!.clock.sleep(delay);
+      continue;
+    }
     try {
       res = await request('POST', GAME_PATHS.bansCheck, { externalId: input.externalId, externalServerId: input.externalServerId });
     } catch (err) {
       if (!(err instanceof TransportError)) throw err;
       return fail({ kind: 'network', message: err.message });
     }
+    retry?.gate?.observe(res.status, res.headers.get('retry-after'));
     if (!retry || (res.status !== 429 && res.status !== 503)) break;
     const delay = retryAfterWithJitterMs(res.headers.get('retry-after'), retry.clock.now(), retry.random);
     if (delay === null || waited + delay > retry.maxWaitMs) break;

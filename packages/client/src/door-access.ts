@@ -36,7 +36,8 @@
  *   total; a single check is not retried (the player is at the door now: failMode answers).
  */
 import { systemClock, WAKE_REASON, type Clock } from './clock.js';
-import { retryAfterWithJitterMs } from './backoff.js';
+import { RETRY_AFTER_JITTER_MS, retryAfterWithJitterMs } from './backoff.js';
+import { BusyGate } from './busy-gate.js';
 import { ConcurrencyLimiter } from './limiter.js';
 import { TransportError, type TransportResponse } from './http-transport.js';
 import { GAME_PATHS, type CommandEntry, type CommandHandler, type CommandOutcome, type ProblemInfo } from './client-types.js';
@@ -82,6 +83,11 @@ export interface DoorAccessOptions {
   maxRetryWaitMs?: number;
   /** Random source in [0, 1) for the jitter. */
   random?: () => number;
+  /**
+   * The server's memory of a 503 with Retry-After (packages/client/src/busy-gate.ts), shared with its
+   * ban checks (`GameClient.busyGate`); default: one of its own.
+   */
+  busyGate?: BusyGate;
 }
 
 interface CachedAnswer {
@@ -114,6 +120,7 @@ export class DoorAccess {
   private readonly clock: Clock;
   private readonly random: () => number;
   private readonly limiter: ConcurrencyLimiter;
+  private readonly gate: BusyGate;
   /** End of the boot window (local clock, ms); 0 before {@link boot}. */
   private bootEndsAt = 0;
   /** Bulk checks deferred inside the boot window, by user: `send()` sends at once, `done` settles with it. */
@@ -124,6 +131,7 @@ export class DoorAccess {
     this.clock = opts.clock ?? systemClock;
     this.random = opts.random ?? Math.random;
     this.limiter = new ConcurrencyLimiter(Math.max(1, opts.maxConcurrent ?? 2));
+    this.gate = opts.busyGate ?? new BusyGate(this.clock);
   }
 
   /**
@@ -309,6 +317,18 @@ export class DoorAccess {
   private async send(method: string, path: string, body?: unknown, retry = false): Promise<TransportResponse | undefined> {
     let waited = 0;
     for (;;) {
+      // The service said "busy" to one of this server's requests: wait for its Retry-After, or fail now.
+      const held = this.gate.remainingMs();
+      if (held > 0) {
+        const delay = held + Math.floor(this.random() * RETRY_AFTER_JITTER_MS);
+        if (!retry || waited + delay > (this.opts.maxRetryWaitMs ?? 10_000)) {
+          this.problem({ kind: 'server_error', status: 503, message: `${method} ${path}: not sent, the service asked to retry in ${Math.ceil(held / 1000)} s` });
+          return undefined;
+        }
+        waited += delay;
+        await this.clock.sleep(delay);
+        continue;
+      }
       let res: TransportResponse;
       try {
         res = await this.limiter.run(() => this.opts.request(method, path, body));
@@ -317,6 +337,7 @@ export class DoorAccess {
         this.problem({ kind: 'network', message: err.message });
         return undefined;
       }
+      this.gate.observe(res.status, res.headers.get('retry-after'));
       if (retry && (res.status === 429 || res.status === 503)) {
         const delay = retryAfterWithJitterMs(res.headers.get('retry-after'), this.clock.now(), this.random);
         if (delay !== null && waited + delay <= (this.opts.maxRetryWaitMs ?? 10_000)) {

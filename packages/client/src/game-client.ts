@@ -37,6 +37,7 @@ import { CommandTracker, type CommandResults } from './command-tracker.js';
 import { EventQueue } from './event-queue.js';
 import { SignedTransport, TransportError, type AttemptInfo, type FetchLike, type TransportResponse } from './http-transport.js';
 import { Roster } from './roster.js';
+import { BusyGate } from './busy-gate.js';
 import { checkBan, type BanCheckResult, type BanFailMode } from './ban-check.js';
 import { ConcurrencyLimiter } from './limiter.js';
 import {
@@ -206,6 +207,11 @@ export class GameClient {
   private readonly maxEventsPerHeartbeat: number;
   private readonly bootWindow: number;
   private readonly checks: ConcurrencyLimiter;
+  /**
+   * This server's memory of a 503 with Retry-After to a ban or door request (packages/client/src/busy-gate.ts):
+   * its ban checks use it; give it to the server's `DoorAccess` (`busyGate` option) so both hold back together.
+   */
+  readonly busyGate: BusyGate;
   /** Ban checks in flight by fail mode and user: concurrent checks of one user share one request. */
   private readonly banChecks = new Map<string, Promise<BanCheckResult>>();
 
@@ -228,6 +234,7 @@ export class GameClient {
     this.externalServerId = opts.externalServerId;
     this.clock = opts.clock ?? systemClock;
     this.random = opts.random ?? Math.random;
+    this.busyGate = new BusyGate(this.clock);
     this.bootMs = opts.bootTimeMs ?? this.clock.now();
     this.interval = opts.initialIntervalSeconds ?? DEFAULT_INITIAL_INTERVAL_SECONDS;
     this.bootWindow = Math.max(0, (opts.bootJitterSeconds ?? this.interval / 2) * 1000);
@@ -421,7 +428,7 @@ export class GameClient {
     const key = `${failMode}\n${externalId}`;
     const shared = this.banChecks.get(key);
     if (shared) return shared;
-    const retry = { maxWaitMs: (this.opts.banCheckMaxWaitSeconds ?? 10) * 1000, clock: this.clock, random: this.random };
+    const retry = { maxWaitMs: (this.opts.banCheckMaxWaitSeconds ?? 10) * 1000, clock: this.clock, random: this.random, gate: this.busyGate };
     const run = this.checks
       .run(() => checkBan((m, p, b) => this.transport.request(m, p, b), { externalId, externalServerId: this.externalServerId }, failMode, (p) => this.problem(p), retry))
       .finally(() => this.banChecks.delete(key));

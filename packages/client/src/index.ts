@@ -20,5 +20,6 @@ export type { Clock } from './clock.js';
 export { DoorAccess } from './door-access.js';
 export type { DoorAccessOptions, DoorAnswer, ManifestDoor } from './door-access.js';
 export { checkBan } from './ban-check.js';
+export { BusyGate } from './busy-gate.js';
 export type { BanCheckResult, BanFailMode } from './ban-check.js';
 export * from './client-types.js';

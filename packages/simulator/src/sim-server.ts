@@ -146,6 +146,7 @@ export class SimServer {
     this.doors = new DoorPlay((method, path, body) => this.client.request(method, path, body), this.id, deps.onProblem, deps.doors, {
       bootWindowMs: this.client.bootWindowMs,
       clock: deps.wheel.clock,
+      busyGate: this.client.busyGate,
     });
   }
 
