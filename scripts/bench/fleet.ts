@@ -122,6 +122,8 @@ interface Step {
   projectedPlayersPerCore: number;
   eventsMatch: boolean;
   sessionsMatch: boolean;
+  /** Sessions the liveness sweep closed as gone (servers silent for 3 intervals under the load). */
+  sessionsClosedAsGone: number;
   bytesPerLiveServer: number | null;
   /** Why this step is over the knee, or null. */
   over: string | null;
@@ -138,7 +140,7 @@ interface SimSummary {
   probe: { latencyMs: { steady: { all: LatencySummary } | null } } | null;
   watchedPids: { pid: number; cpuSeconds: number | null }[];
   events: { match: boolean };
-  sessions: { match: boolean };
+  sessions: { match: boolean; closedAsGone: number };
   redisMemory: { gameKeys: { bytesPerLiveServer: number | null } | null };
 }
 
@@ -214,6 +216,7 @@ function stepOf(servers: number, s: SimSummary, names: string[], idleShare: numb
     projectedPlayersPerCore: Math.round((players * (1 - idleShare)) / Math.max(serviceCpuSeconds / windowSeconds - idleShare, 1e-9)),
     eventsMatch: s.events.match,
     sessionsMatch: s.sessions.match,
+    sessionsClosedAsGone: s.sessions.closedAsGone,
     bytesPerLiveServer: s.redisMemory.gameKeys?.bytesPerLiveServer ?? null,
     over,
   };

@@ -17,6 +17,7 @@ const SCENARIOS = [
   'checkDoors asks only for what is not cached; the bulk answers are used as they are',
   'doorCacheTtlSeconds of the heartbeat caps the cache (0: nothing cached, and no 1 + N requests)',
   'identical door and ban checks in flight share one request',
+  'a 503 with Retry-After holds back the server\'s door and ban checks until then; a 429 does not',
   'refresh_permissions forgets cached decisions even at the same doors version; leaving drops a player\'s',
   'HTTP disabled is a setup error reported once; the loop keeps trying and recovers',
   'the platform\'s request limit pauses every request for 30 s; checks fail by their mode meanwhile',

@@ -28,6 +28,9 @@ const QUESTS = ['q-tutorial', 'q-bandits', 'q-dragon', 'q-escort'] as const;
 const MEAN_STAY_S = 180;
 /** Mean time before a leaving player is replaced, s. */
 const MEAN_REPLACE_S = 20;
+/** The service's default GONE_AFTER_MISSED_INTERVALS and its liveness sweep's period, s (src/queues). */
+const GONE_AFTER_MISSED_INTERVALS = 3;
+const SWEEP_PERIOD_S = 5;
 /** Each player opens a door about this often, s. */
 const DOOR_EVERY_S = 20;
 
@@ -106,6 +109,8 @@ export class SimServer {
   /** Joins waiting for their ban check. */
   private joining = 0;
   private accepted = new Set<string>();
+  /** When the last heartbeat got its 200, epoch ms (0: none yet). */
+  private lastAcceptedAt = 0;
   booted = false;
   stopped = false;
   sessionsOpened = 0;
@@ -162,12 +167,22 @@ export class SimServer {
     this.deps.wheel.at(this.nextTickAt, this.onTick);
   }
 
-  /** Counts session opens and closes the accepted roster implies (the service reconciles the same way). */
+  /**
+   * Counts session opens and closes the accepted roster implies (the service reconciles the same way).
+   * After a gap the liveness sweep may have ended (the server silent for its gone-after time, less one
+   * sweep period), the players this roster carries over may have been closed as gone and reopened by it
+   * (spec: States › Other states): they count as ambiguous.
+   */
   private accept(hb: HeartbeatSuccess): void {
+    const at = Date.now();
+    const interval = hb.response.config.heartbeatIntervalSeconds;
+    const maybeSwept = this.lastAcceptedAt > 0 && at - this.lastAcceptedAt > (GONE_AFTER_MISSED_INTERVALS * interval - SWEEP_PERIOD_S) * 1000;
+    this.lastAcceptedAt = at;
     const now = new Set<string>();
     for (const p of hb.request.players) {
       now.add(p.externalId);
       if (!this.accepted.has(p.externalId)) this.sessionsOpened++;
+      else if (maybeSwept) this.sessionsAmbiguous++;
     }
     for (const id of this.accepted) if (!now.has(id)) this.sessionsClosed++;
     this.accepted = now;

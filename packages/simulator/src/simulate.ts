@@ -198,16 +198,19 @@ interface DbCounts {
   events: number;
   sessions: number;
   sessionsClosed: number;
+  /** Closed by the liveness sweep (`server_gone`): the server was silent for its gone-after time. */
+  sessionsClosedAsGone: number;
 }
 
 async function countRows(db: Db, gameId: string, serverPrefix: string): Promise<DbCounts> {
   const mine = { gameId, externalServerId: { startsWith: serverPrefix } };
-  const [events, sessions, sessionsClosed] = await Promise.all([
+  const [events, sessions, sessionsClosed, sessionsClosedAsGone] = await Promise.all([
     db.playerEvent.count({ where: mine }),
     db.session.count({ where: mine }),
     db.session.count({ where: { ...mine, closedAt: { not: null } } }),
+    db.session.count({ where: { ...mine, closeReason: 'server_gone' } }),
   ]);
-  return { events, sessions, sessionsClosed };
+  return { events, sessions, sessionsClosed, sessionsClosedAsGone };
 }
 
 /** A forked child and its last messages. */
@@ -533,7 +536,7 @@ async function run(opts: Options, config: Readonly<Config>): Promise<number> {
       heartbeats: t.heartbeats,
       latencyMs: requests.latency('heartbeat', ['boot', 'steady', 'tail']),
       events: { tracked: t.events.tracked, sent: t.events.acked, outcomeUnknown: t.events.outcomeUnknown, unsent: t.events.queued - t.events.outcomeUnknown, dropped: t.events.dropped, rowsInPostgres: rows.events, match: eventsMatch },
-      sessions: { opened: rows.sessions, closed: rows.sessionsClosed, expectedOpened: t.sessions.opened, expectedClosed: t.sessions.closed, ambiguous: t.sessions.ambiguous, match: sessionsMatch },
+      sessions: { opened: rows.sessions, closed: rows.sessionsClosed, closedAsGone: rows.sessionsClosedAsGone, expectedOpened: t.sessions.opened, expectedClosed: t.sessions.closed, ambiguous: t.sessions.ambiguous, match: sessionsMatch },
       commands: { ...t.commands, ...(issued ? { issued, nudgesPublished: push?.platform.accepted.length ?? 0 } : {}) },
       bans: t.bans,
       bansRefused: t.bans.refused,
@@ -556,7 +559,7 @@ async function run(opts: Options, config: Readonly<Config>): Promise<number> {
     if (voidReason) log(`VOID: ${voidReason}`);
     if (!eventsMatch) log(`events sent (${eventsLow}${eventsHigh > eventsLow ? `–${eventsHigh}` : ''}) and rows in Postgres (${rows.events}) differ after ${waited} s`);
     if (!sessionsMatch) {
-      log(`sessions in Postgres (${rows.sessions} opened, ${rows.sessionsClosed} closed) differ from the accepted rosters (${t.sessions.opened}, ${t.sessions.closed}, ±${t.sessions.ambiguous})`);
+      log(`sessions in Postgres (${rows.sessions} opened, ${rows.sessionsClosed} closed, ${rows.sessionsClosedAsGone} of them by the liveness sweep) differ from the accepted rosters (${t.sessions.opened}, ${t.sessions.closed}, ±${t.sessions.ambiguous})`);
     }
     const unsent = t.events.queued - t.events.outcomeUnknown;
     return eventsMatch && unsent === 0 && setupErrors.length === 0 ? 0 : 1;
@@ -630,7 +633,8 @@ interface SimulationSummary {
   heartbeats: { sent: number; ok: number; outcomeUnknown: number; byStatus: Record<string, number> };
   latencyMs: LatencySummary;
   events: { tracked: number; sent: number; outcomeUnknown: number; unsent: number; dropped: number; rowsInPostgres: number; match: boolean };
-  sessions: { opened: number; closed: number; expectedOpened: number; expectedClosed: number; ambiguous: number; match: boolean };
+  /** `closedAsGone`: closed by the liveness sweep (closeReason `server_gone`). */
+  sessions: { opened: number; closed: number; closedAsGone: number; expectedOpened: number; expectedClosed: number; ambiguous: number; match: boolean };
   commands: { received: number; acked: number; failed: number; duplicate: number; issued?: CommandLoadSummary; nudgesPublished?: number };
   bans: { checked: number; answered: number; failOpen: number; refused: number };
   bansRefused: number;
@@ -673,7 +677,7 @@ function humanSummary(s: SimulationSummary): string {
   lines.push(
     `heartbeats   sent ${s.heartbeats.sent}, ok ${s.heartbeats.ok}, outcome unknown ${s.heartbeats.outcomeUnknown}`,
     `events       sent ${s.events.sent}${s.events.outcomeUnknown ? ` (+${s.events.outcomeUnknown} outcome unknown)` : ''}, rows in Postgres ${s.events.rowsInPostgres} ${s.events.match ? '(match)' : '(MISMATCH)'}; tracked ${s.events.tracked}, unsent ${s.events.unsent}`,
-    `sessions     opened ${s.sessions.opened}, closed ${s.sessions.closed} (rosters imply ${s.sessions.expectedOpened} opened, ${s.sessions.expectedClosed} closed${s.sessions.ambiguous ? `, ±${s.sessions.ambiguous}` : ''}) ${s.sessions.match ? '(match)' : '(MISMATCH)'}`,
+    `sessions     opened ${s.sessions.opened}, closed ${s.sessions.closed} (${s.sessions.closedAsGone} by the liveness sweep; rosters imply ${s.sessions.expectedOpened} opened, ${s.sessions.expectedClosed} closed${s.sessions.ambiguous ? `, ±${s.sessions.ambiguous}` : ''}) ${s.sessions.match ? '(match)' : '(MISMATCH)'}`,
     `commands     received ${s.commands.received}, acked ${s.commands.acked}, failed ${s.commands.failed}`,
   );
   const issued = s.commands.issued;
