@@ -4,6 +4,7 @@
  */
 import { expect } from 'chai';
 import { Harness, heartbeatBody, type TestGame } from '../support/harness.js';
+import type { HeartbeatRequest } from '../../src/schemas/heartbeat.js';
 import { sweepGame } from '../../src/presence/liveness-sweep.js';
 import { getRoster } from '../../src/presence/server-view.js';
 import { MAX_ROSTER } from '../../src/schemas/heartbeat.js';
@@ -46,6 +47,35 @@ describe('roster reconciliation and sessions', () => {
       ['c', t3, null, null],
     ]);
     expect(sessions[0]).to.include({ username: 'user_a', externalServerId: 'srv-a', externalScopeId: 'place-1' });
+  });
+
+  it('a heartbeat that waited past a later one (earlier uptime and signed time) does not roll the roster back; its events are stored (issue #32 item 3)', async () => {
+    const g = await h.game();
+    const sid = 'srv-late';
+    const now = Math.floor(Date.now() / 1000);
+    const send = async (players: string[], uptimeSeconds: number, timestamp: number, events: HeartbeatRequest['events'] = []) => {
+      const res = await h.heartbeat(g, heartbeatBody(players, { externalServerId: sid, uptimeSeconds, events }), { timestamp });
+      expect(res.status).to.equal(200);
+    };
+    await send(['a', 'b'], 100, now - 20);
+    await send(['a', 'c'], 120, now); // b left, c joined
+    // the heartbeat sent between them arrives last (it sat in the accept queue past its client's timeout)
+    const late = { eventId: 'ev-late-1', type: 'spawn', externalId: 'a', occurredAt: new Date((now - 10) * 1000).toISOString() };
+    await send(['a', 'b'], 110, now - 10, [late]);
+    const keys = h.keySpace.game(g.gameId);
+    expect((await h.redis.hkeys(keys.roster(sid))).sort()).to.deep.equal(['a', 'c']);
+    expect(await h.redis.hget(keys.server(sid), 'up')).to.equal('120');
+    await h.flush(g.gameId);
+    const sessions = await h.db.session.findMany({ where: { gameId: g.gameId }, orderBy: { externalId: 'asc' } });
+    expect(sessions.map((x) => [x.externalId, x.closedAt === null])).to.deep.equal([['a', true], ['b', false], ['c', true]]);
+    expect(await h.db.playerEvent.count({ where: { gameId: g.gameId, eventId: 'ev-late-1' } })).to.equal(1);
+
+    // the same instance id restarted (uptime from 0, signed later): applied
+    await send(['d'], 5, now + 1);
+    expect(await h.redis.hkeys(keys.roster(sid))).to.deep.equal(['d']);
+    // a corrected clock signs earlier while the uptime grows: applied
+    await send(['d', 'e'], 20, now - 30);
+    expect((await h.redis.hkeys(keys.roster(sid))).sort()).to.deep.equal(['d', 'e']);
   });
 
   it('self-corrects after a lost heartbeat (presence by state, not delta)', async () => {

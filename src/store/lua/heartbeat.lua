@@ -12,7 +12,8 @@
      distinct externalIds in roster order (so an unchanged roster is never decoded: cjson.decode of 30
      players costs more than the rest of the script), ev events JSON array or "", ak acks, fl failures
      [{id, reason}], st server TTL s, dc true to deliver commands (the key has the commands scope),
-     keyId, rs/rt/rx (replay), q quota, qx/qr/tf/tt (quota, lib/common.lua)
+     sa the signed timestamp s (-1 when unknown), keyId, rs/rt/rx (replay), q quota, qx/qr/tf/tt
+     (quota, lib/common.lua)
   Returns {"replay"} when the signature was already used, {"limited", <seconds to the window's end>}
   when the server is over its quota (src/limits/quotas.ts; nothing else is written), else
   {"ok", <doors version or "">, <command entry JSON>...}: the doors version (src/doors/doors-version.ts)
@@ -31,10 +32,19 @@ redis.call('HSET', KEYS[6], A.keyId, nowS)
 -- 2. server registration / refresh
 local serverKey = KEYS[1]
 local meta = A.m
-local prev = redis.call('HMGET', serverKey, 'last', 'rd')
+local prev = redis.call('HMGET', serverKey, 'last', 'rd', 'up', 'sa')
 local prevLast = prev[1]
 local sessions = KEYS[5]
 local scope, region = meta.sc, meta.rg
+-- A heartbeat older than the one applied last: both its uptime and its signed time are earlier (a
+-- request that waited, e.g. in the listener's accept queue, past its client's timeout while the next one
+-- was applied). Its roster is out of date: applying it would reopen who has left and close who has
+-- joined, then the next heartbeat would undo it (extra sessions). It refreshes the server's liveness,
+-- and its events and acks are stored as usual (both idempotent); its roster and meta are not applied.
+-- Only both earlier counts: a restarted instance with the same id signs later, a corrected clock signs
+-- earlier but its uptime still grows.
+local stale = prev[3] ~= false and prev[4] ~= false and A.sa >= 0
+  and meta.up < tonumber(prev[3]) and A.sa < tonumber(prev[4])
 if not prevLast then
   redis.call('HSET', serverKey, 'first', nowS)
   redis.call('XADD', sessions, '*', 'k', 'up', 's', sid, 'at', nowS, 'sc', scope, 'rg', region,
@@ -43,8 +53,13 @@ if not prevLast then
 end
 -- `rd` keeps a digest of the last roster bytes: most heartbeats repeat them, and then the diff below is
 -- skipped (a digest, not the bytes: ~1.5 KB less per live server of 30 players)
-redis.call('HSET', serverKey, 'last', nowS, 'scope', scope, 'region', region, 'pc', tostring(meta.pc),
-  'mp', tostring(meta.mp), 'sdk', meta.sdk, 'up', tostring(meta.up), 'iv', tostring(meta.iv), 'rd', A.rd)
+if stale then
+  redis.call('HSET', serverKey, 'last', nowS)
+else
+  redis.call('HSET', serverKey, 'last', nowS, 'scope', scope, 'region', region, 'pc', tostring(meta.pc),
+    'mp', tostring(meta.mp), 'sdk', meta.sdk, 'up', tostring(meta.up), 'iv', tostring(meta.iv), 'rd', A.rd)
+  if A.sa >= 0 then redis.call('HSET', serverKey, 'sa', tostring(A.sa)) end
+end
 redis.call('EXPIRE', serverKey, A.st)
 redis.call('ZADD', KEYS[2], now, sid)
 
@@ -59,7 +74,8 @@ local function rosterInfo(name, team)
   return cjson.encode({name, team})
 end
 local uids = A.u
-if prev[2] ~= A.rd then
+if stale then uids = {} end
+if not stale and prev[2] ~= A.rd then
   local players = cjson.decode(A.rj)
   local seen = {}
   for _, uid in ipairs(uids) do seen[uid] = true end

@@ -19,7 +19,11 @@ export interface HeartbeatCall {
   /** The signing key's id and the request's signature (hex, as sent): the replay claim. */
   keyId: string;
   signature: string;
-  /** The request's signed timestamp, s: how long its replay claim is kept (lib/replay-claim.ts; absent: as long as any). */
+  /**
+   * The request's signed timestamp, s: how long its replay claim is kept (lib/replay-claim.ts; absent: as
+   * long as any), and, with the uptime, whether it waited past a later heartbeat of its server (then its
+   * roster is not applied: heartbeat.lua, `stale`; absent: always applied).
+   */
   signedAtSeconds?: number;
   /** The server's meta, as the heartbeat states it ('' for no scope or region) and the game's interval (s). */
   meta: { scopeId: string; playerCount: number; maxPlayers: number; sdkVersion: string; uptimeSeconds: number; region: string; intervalSeconds: number };
@@ -72,6 +76,8 @@ export function heartbeatCall(keys: GameKeys, call: HeartbeatCall): ScriptCall {
       fl: call.failures,
       st: SERVER_TTL_SECONDS,
       dc: call.deliverCommands,
+      // with the uptime, what tells a heartbeat that waited past a later one (heartbeat.lua, `stale`)
+      sa: call.signedAtSeconds ?? -1,
       keyId: call.keyId,
       ...replay.args,
       ...quota.args,
