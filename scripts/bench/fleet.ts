@@ -42,6 +42,7 @@ import { parseCli } from '../support/cli-args.js';
 import { nodeBinary, ROOT, runCommand, startNodeScript, type ManagedChild } from '../support/child-process.js';
 import { freePort } from '../support/free-port.js';
 import { descendants, processTreeCpuSeconds, type LatencySummary } from '@gis/simulator';
+import { Redis } from 'ioredis';
 import { startLocalRedis, stopLocalRedis } from '../services/redis.js';
 import { ensureDatabase, migrateDeploy, startLocalPostgres, stopLocalPostgres } from '../services/postgres.js';
 
@@ -122,6 +123,8 @@ interface Step {
   projectedPlayersPerCore: number;
   eventsMatch: boolean;
   sessionsMatch: boolean;
+  /** Redis commands of the step with the most time (INFO commandstats: a script's own commands count twice, in it and in EVALSHA). */
+  redisTopCommands: { command: string; calls: number; usec: number }[];
   /** Sessions the liveness sweep closed as gone (servers silent for 3 intervals under the load). */
   sessionsClosedAsGone: number;
   bytesPerLiveServer: number | null;
@@ -150,6 +153,23 @@ async function pin(pid: number, cpu: number): Promise<void> {
   if (res.code !== 0) throw new Error(`taskset -a -cp ${cpu} ${pid} failed: ${res.output.trim()}`);
 }
 
+/** Calls and µs of every Redis command so far (INFO commandstats). */
+async function commandStats(redis: Redis): Promise<Map<string, { calls: number; usec: number }>> {
+  const info = await redis.info('commandstats');
+  const out = new Map<string, { calls: number; usec: number }>();
+  for (const [, cmd, calls, usec] of info.matchAll(/^cmdstat_(\S+?):calls=(\d+),usec=(\d+)/gm)) out.set(cmd!, { calls: Number(calls), usec: Number(usec) });
+  return out;
+}
+
+/** The `top` commands by time between two {@link commandStats} readings. */
+function topCommands(before: Map<string, { calls: number; usec: number }>, after: Map<string, { calls: number; usec: number }>, top = 10): Step['redisTopCommands'] {
+  return [...after]
+    .map(([command, a]) => ({ command, calls: a.calls - (before.get(command)?.calls ?? 0), usec: a.usec - (before.get(command)?.usec ?? 0) }))
+    .filter((c) => c.calls > 0)
+    .sort((x, y) => y.usec - x.usec)
+    .slice(0, top);
+}
+
 /** Runs one `simulate` step pinned to the simulator's core; resolves to its JSON summary. */
 function simulate(env: Record<string, string>, apiUrl: string, servers: number, watch: number[]): Promise<SimSummary> {
   const simArgs = [
@@ -174,7 +194,7 @@ function simulate(env: Record<string, string>, apiUrl: string, servers: number, 
 }
 
 /** The step's figures from a simulate summary and the watched processes' names. */
-function stepOf(servers: number, s: SimSummary, names: string[], idleShare: number): Step {
+function stepOf(servers: number, s: SimSummary, names: string[], idleShare: number, redisTopCommands: Step['redisTopCommands']): Step {
   const requests = Object.values(s.requests).reduce((n, r) => n + r.attempts, 0);
   const refusals = s.refusals.total;
   const windowSeconds = s.durationSeconds;
@@ -217,6 +237,7 @@ function stepOf(servers: number, s: SimSummary, names: string[], idleShare: numb
     eventsMatch: s.events.match,
     sessionsMatch: s.sessions.match,
     sessionsClosedAsGone: s.sessions.closedAsGone,
+    redisTopCommands,
     bytesPerLiveServer: s.redisMemory.gameKeys?.bytesPerLiveServer ?? null,
     over,
   };
@@ -252,6 +273,7 @@ async function main(): Promise<number> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gis-bench-fleet-'));
   fs.chmodSync(dir, 0o755); // as root, PostgreSQL runs as the postgres user and must reach its data dir
   const children: ManagedChild[] = [];
+  let stats: Redis | null = null;
   let redisStarted = false;
   let postgresStarted = false;
   try {
@@ -279,6 +301,7 @@ async function main(): Promise<number> {
     log(`service pinned to CPU ${args.serviceCpu} (${watched.map(([n, p]) => `${n} ${p}`).join(', ')}); simulator on CPU ${args.simCpu}`);
 
     const names = watched.map(([n]) => n);
+    stats = new Redis(env.REDIS_URL!, { maxRetriesPerRequest: 1 });
     const treeCpu = () => watched.reduce((n, [, pid]) => n + (processTreeCpuSeconds(pid) ?? 0), 0);
     const idleFrom = [treeCpu(), performance.now()] as const;
     await new Promise((r) => setTimeout(r, args.idle * 1000));
@@ -287,9 +310,12 @@ async function main(): Promise<number> {
     const rows: Step[] = [];
     for (const servers of args.steps) {
       log(`step ${servers} servers × ${args.players} players, ${args.duration} s`);
-      const step = stepOf(servers, await simulate(env, apiUrl, servers, watched.map(([, p]) => p)), names, idleShare);
+      const statsBefore = await commandStats(stats);
+      const summary = await simulate(env, apiUrl, servers, watched.map(([, p]) => p));
+      const step = stepOf(servers, summary, names, idleShare, topCommands(statsBefore, await commandStats(stats)));
       rows.push(step);
       log(`  ${step.over ?? 'within the limits'}; service ${step.serviceCoreShare} of its core, ${step.cpuUsPerRequest} µs CPU per request`);
+      log(`  Redis time by command: ${step.redisTopCommands.map((c) => `${c.command} ${(c.usec / 1e6).toFixed(2)} s / ${c.calls}`).join(', ')}`);
       if (step.over) break;
     }
     const within = rows.filter((r) => !r.over);
@@ -310,6 +336,7 @@ async function main(): Promise<number> {
     }
     return knee ? 0 : 1;
   } finally {
+    stats?.disconnect();
     await Promise.allSettled(children.map((c) => c.stop()));
     if (postgresStarted) await stopLocalPostgres(path.join(dir, 'postgres')).catch((err: unknown) => log(String(err)));
     if (redisStarted) await stopLocalRedis(path.join(dir, 'redis')).catch((err: unknown) => log(String(err)));
