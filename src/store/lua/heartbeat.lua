@@ -43,8 +43,7 @@ local scope, region = meta.sc, meta.rg
 -- and its events and acks are stored as usual (both idempotent); its roster and meta are not applied.
 -- Only both earlier counts: a restarted instance with the same id signs later, a corrected clock signs
 -- earlier but its uptime still grows.
-local stale = prev[3] ~= false and prev[4] ~= false and A.sa >= 0
-  and meta.up < tonumber(prev[3]) and A.sa < tonumber(prev[4])
+local stale = prev[3] and prev[4] and A.sa >= 0 and meta.up < tonumber(prev[3]) and A.sa < tonumber(prev[4])
 if not prevLast then
   redis.call('HSET', serverKey, 'first', nowS)
   redis.call('XADD', sessions, '*', 'k', 'up', 's', sid, 'at', nowS, 'sc', scope, 'rg', region,
@@ -56,9 +55,10 @@ end
 if stale then
   redis.call('HSET', serverKey, 'last', nowS)
 else
+  -- `sa` -1 (signed time unknown): no later heartbeat is signed before it, so none is stale after it
   redis.call('HSET', serverKey, 'last', nowS, 'scope', scope, 'region', region, 'pc', tostring(meta.pc),
-    'mp', tostring(meta.mp), 'sdk', meta.sdk, 'up', tostring(meta.up), 'iv', tostring(meta.iv), 'rd', A.rd)
-  if A.sa >= 0 then redis.call('HSET', serverKey, 'sa', tostring(A.sa)) end
+    'mp', tostring(meta.mp), 'sdk', meta.sdk, 'up', tostring(meta.up), 'iv', tostring(meta.iv), 'rd', A.rd,
+    'sa', tostring(A.sa))
 end
 redis.call('EXPIRE', serverKey, A.st)
 redis.call('ZADD', KEYS[2], now, sid)
