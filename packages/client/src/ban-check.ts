@@ -16,7 +16,7 @@
  */
 import { TransportError, type TransportResponse } from './http-transport.js';
 import { GAME_PATHS, type ProblemInfo } from './client-types.js';
-import { RETRY_AFTER_JITTER_MS, retryAfterWithJitterMs } from './backoff.js';
+import { retryAfterWithJitterMs } from './backoff.js';
 import type { BusyGate } from './busy-gate.js';
 import type { Clock } from './clock.js';
 
@@ -74,12 +74,10 @@ export async function checkBan(
   let res: TransportResponse;
   let waited = 0;
   for (;;) {
-    const held = retry?.gate?.remainingMs() ?? 0;
+    const held = retry?.gate ? await retry.gate.waitWithin(retry.maxWaitMs - waited, retry.random) : 0;
+    if (held === null) return fail({ kind: 'server_error', status: 503, message: `not sent, the service asked to retry in ${Math.ceil(retry!.gate!.remainingMs() / 1000)} s` });
     if (held > 0) {
-      const delay = held + Math.floor((retry!.random ?? Math.random)() * RETRY_AFTER_JITTER_MS);
-      if (waited + delay > retry!.maxWaitMs) return fail({ kind: 'server_error', status: 503, message: `not sent, the service asked to retry in ${Math.ceil(held / 1000)} s` });
-      waited += delay;
-      await retry!.clock.sleep(delay);
+      waited += held;
       continue;
     }
     try {

@@ -12,7 +12,7 @@
  * server, not the service's state. Heartbeats never look at the gate (they carry events and acks, and the
  * service sheds them last).
  */
-import { parseRetryAfterMs } from './backoff.js';
+import { parseRetryAfterMs, RETRY_AFTER_JITTER_MS } from './backoff.js';
 import type { Clock } from './clock.js';
 
 export class BusyGate {
@@ -23,6 +23,21 @@ export class BusyGate {
   /** Milliseconds until door and ban requests may be sent again; 0 when the gate is open. */
   remainingMs(): number {
     return Math.max(0, this.until - this.clock.now());
+  }
+
+  /**
+   * Waits for the gate to open, plus up to 1 s of jitter as for any `Retry-After` (a fleet's servers do
+   * not all return in one instant), when that fits in `budgetMs`.
+   * @returns the ms waited (0: the gate was open), or null when it stays closed longer than the budget
+   *   (nothing waited: the caller answers without the request).
+   */
+  async waitWithin(budgetMs: number, random: () => number = Math.random): Promise<number | null> {
+    const held = this.remainingMs();
+    if (held === 0) return 0;
+    const delay = held + Math.floor(random() * RETRY_AFTER_JITTER_MS);
+    if (delay > budgetMs) return null;
+    await this.clock.sleep(delay);
+    return delay;
   }
 
   /**

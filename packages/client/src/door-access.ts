@@ -36,7 +36,7 @@
  *   total; a single check is not retried (the player is at the door now: failMode answers).
  */
 import { systemClock, WAKE_REASON, type Clock } from './clock.js';
-import { RETRY_AFTER_JITTER_MS, retryAfterWithJitterMs } from './backoff.js';
+import { retryAfterWithJitterMs } from './backoff.js';
 import { BusyGate } from './busy-gate.js';
 import { ConcurrencyLimiter } from './limiter.js';
 import { TransportError, type TransportResponse } from './http-transport.js';
@@ -318,15 +318,13 @@ export class DoorAccess {
     let waited = 0;
     for (;;) {
       // The service said "busy" to one of this server's requests: wait for its Retry-After, or fail now.
-      const held = this.gate.remainingMs();
+      const held = await this.gate.waitWithin(retry ? (this.opts.maxRetryWaitMs ?? 10_000) - waited : 0, this.random);
+      if (held === null) {
+        this.problem({ kind: 'server_error', status: 503, message: `${method} ${path}: not sent, the service asked to retry in ${Math.ceil(this.gate.remainingMs() / 1000)} s` });
+        return undefined;
+      }
       if (held > 0) {
-        const delay = held + Math.floor(this.random() * RETRY_AFTER_JITTER_MS);
-        if (!retry || waited + delay > (this.opts.maxRetryWaitMs ?? 10_000)) {
-          this.problem({ kind: 'server_error', status: 503, message: `${method} ${path}: not sent, the service asked to retry in ${Math.ceil(held / 1000)} s` });
-          return undefined;
-        }
-        waited += delay;
-        await this.clock.sleep(delay);
+        waited += held;
         continue;
       }
       let res: TransportResponse;
