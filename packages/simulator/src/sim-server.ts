@@ -19,6 +19,8 @@
  */
 import { GameClient, type CommandEntry, type CommandOutcome, type HeartbeatRequest, type HeartbeatSuccess, type ProblemInfo, type SetupErrorInfo, type AttemptInfo, type FetchLike } from '@gis/client';
 import { DoorPlay, type DoorPlaySummary } from './door-play.js';
+import { loadConfig } from '../../../src/config.js';
+import { ROLES } from '../../../src/queues/worker-roles.js';
 import type { TimerWheel } from './timer-wheel.js';
 
 export const SDK_VERSION = 'gis-simulator/0.2.0';
@@ -29,8 +31,8 @@ const MEAN_STAY_S = 180;
 /** Mean time before a leaving player is replaced, s. */
 const MEAN_REPLACE_S = 20;
 /** The service's default GONE_AFTER_MISSED_INTERVALS and its liveness sweep's period, s (src/queues). */
-const GONE_AFTER_MISSED_INTERVALS = 3;
-const SWEEP_PERIOD_S = 5;
+const GONE_AFTER_MISSED_INTERVALS = loadConfig({}).goneAfterMissedIntervals;
+const SWEEP_PERIOD_S = ROLES['sweep-liveness'].everyMs / 1000;
 /** Each player opens a door about this often, s. */
 const DOOR_EVERY_S = 20;
 
