@@ -7,6 +7,7 @@
  */
 import type { Response } from 'express';
 import { ValidationError, type DomainError, type ErrorKind } from '../../errors.js';
+import { sendJson } from './send-json.js';
 
 /** The spec's status for each kind of domain error. */
 export const STATUS_OF_KIND: Readonly<Record<ErrorKind, number>> = {
@@ -47,14 +48,11 @@ export function applyErrorHead(res: Response, err: DomainError): void {
 }
 
 /**
- * Answers `err` on `res`: status, headers and the envelope. Written with `setHeader`/`end`, not
+ * Answers `err` on `res`: status, headers and the envelope. Written by {@link sendJson}, not
  * `res.json`: Express's send would also hash the body for an ETag and parse the content type, work an
  * error answer does not need, and every refusal under overload pays it (docs/benchmarks.md).
  */
 export function sendError(res: Response, err: DomainError): void {
   applyErrorHead(res, err);
-  const json = JSON.stringify(errorEnvelope(res, err));
-  res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  res.setHeader('Content-Length', Buffer.byteLength(json));
-  res.end(json);
+  sendJson(res, JSON.stringify(errorEnvelope(res, err)), undefined, res.statusCode);
 }
