@@ -16,6 +16,13 @@ export interface Config {
   redisUrl: string;
   /** Prefix of every Redis key this deployment writes; tests use a random one. */
   redisPrefix: string;
+  /**
+   * `REPLAY_LEGACY_WRITES` (default false): write replay claims in the layout of the versions before
+   * 2026-11-29 (hashes of concatenated tags) instead of the sharded sets; every process reads both. Only
+   * for the first step of a rolling upgrade from such a version, so the old processes still running see
+   * the new ones' claims (docs/running.md "Upgrading"; src/store/lua/lib/replay-claim.ts).
+   */
+  replayLegacyWrites: boolean;
   /** Port of the game listener (the five /api/v1/game endpoints plus health). */
   port: number;
   /** Interface the game listener binds to. */
@@ -130,6 +137,7 @@ const schema = {
     DATABASE_URL: { type: 'string', pattern: '^postgres(ql)?://', default: 'postgresql://postgres@127.0.0.1:5432/gis' },
     REDIS_URL: { type: 'string', pattern: '^(rediss?|redis\\+cluster)://', default: 'redis://127.0.0.1:6379' },
     REDIS_PREFIX: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,32}$', default: 'gis' },
+    REPLAY_LEGACY_WRITES: { type: 'boolean', default: false },
     PORT: { type: 'integer', minimum: 0, maximum: 65535, default: 3000 },
     HOST: { type: 'string', minLength: 1, default: '0.0.0.0' },
     LOG_LEVEL: { enum: ['error', 'warn', 'info', 'http', 'debug'], default: 'info' },
@@ -206,6 +214,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     databaseUrl: String(v.DATABASE_URL),
     redisUrl: String(v.REDIS_URL),
     redisPrefix: String(v.REDIS_PREFIX),
+    replayLegacyWrites: (v.REPLAY_LEGACY_WRITES as unknown) === true,
     port: Number(v.PORT),
     host: String(v.HOST),
     logLevel: v.LOG_LEVEL as Config['logLevel'],

@@ -32,7 +32,7 @@ async function main(): Promise<void> {
   const config = loadConfig();
   setLogLevel(config.logLevel);
   // Every Redis key this process touches comes from this one object (src/store/keyspace/key-space.ts).
-  const keySpace = new KeySpace(config.redisPrefix);
+  const keySpace = new KeySpace(config.redisPrefix, config);
   const redis = createRedis(config.redisUrl, { name: 'api' });
   const subscriber = createRedis(config.redisUrl, { name: 'api-sub', forWorker: true });
   // REDIS_WAIT_REPLICAS ≥ 1: heartbeats write and WAIT on a client of their own (src/store/replica-ack.ts).

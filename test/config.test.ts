@@ -56,7 +56,14 @@ describe('config', () => {
     expect(loadConfig({ REDIS_WAIT_REPLICAS: '1', REDIS_WAIT_TIMEOUT_MS: '250' }).redisWait).to.deep.equal({ replicas: 1, timeoutMs: 250 });
   });
 
+  it('REPLAY_LEGACY_WRITES defaults to false (the sets) and takes true for an upgrade\'s first step', () => {
+    expect(loadConfig({}).replayLegacyWrites).to.equal(false);
+    expect(loadConfig({ REPLAY_LEGACY_WRITES: 'true' }).replayLegacyWrites).to.equal(true);
+    expect(loadConfig({ REPLAY_LEGACY_WRITES: 'false' }).replayLegacyWrites).to.equal(false);
+  });
+
   const badValues = [
+    ['REPLAY_LEGACY_WRITES', 'yes'],
     ['REDIS_DURABILITY', 'strict'],
     ['REDIS_DURABILITY', 'REQUIRED'],
     ['REDIS_PERSISTENCE_RECHECK_SECONDS', '-1'],

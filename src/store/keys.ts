@@ -66,15 +66,27 @@ export class GameKeys {
   /** `<prefix>:{g:<gameId>}`: the hash-tagged base every per-game key extends. */
   readonly base: string;
 
-  constructor(prefix: string, readonly gameId: string) {
+  /**
+   * @param replayLegacyWrites whether replay claims go to {@link replayBucket} (the layout before 2026-11-29)
+   *   instead of {@link replayClaims}: `REPLAY_LEGACY_WRITES`, src/store/lua/lib/replay-claim.ts.
+   */
+  constructor(prefix: string, readonly gameId: string, readonly replayLegacyWrites = false) {
     this.base = `${prefix}:{g:${gameId}}`;
   }
 
   /**
-   * hash shard → concatenated replay tags (8 base64 characters each), kept until the latest of its claims' timestamps
-   * + 300 s (+ margin; at most {@link REPLAY_TTL_SECONDS} s after the bucket's end): the signatures claimed in one
-   * {@link REPLAY_BUCKET_SECONDS}-s bucket of server time
-   * (`bucket` = floor(ms / 120 000); src/store/lua/lib/replay-claim.ts).
+   * The replay claims of one {@link REPLAY_BUCKET_SECONDS}-s bucket of server time (`bucket` = floor(ms / 120 000)):
+   * this key is a string "<level> <split> <claims>", its shards `<key>:<n>` sets of claims (integers), each
+   * kept until the latest of its claims' timestamps + 300 s (+ margin; at most {@link REPLAY_TTL_SECONDS} s after
+   * the bucket's end) (src/store/lua/lib/replay-claim.ts).
+   */
+  replayClaims(bucket: number): string {
+    return `${this.base}${S.replayClaims}${bucket}`;
+  }
+  /**
+   * The same bucket in the layout before 2026-11-29: hash shard → concatenated replay tags (8 base64
+   * characters each), read by every process and written instead of {@link replayClaims} during an upgrade's
+   * first step (`REPLAY_LEGACY_WRITES`, src/store/lua/lib/replay-claim.ts).
    */
   replayBucket(bucket: number): string {
     return `${this.base}${S.replay}${bucket}`;

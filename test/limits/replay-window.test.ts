@@ -2,11 +2,14 @@
  * The compact replay cache keeps its promise (spec: Authentication rule 3; src/store/lua/lib/replay-claim.ts): the
  * same key and signature are refused for at least 600 s of server time after their first use, whatever
  * the bucket boundaries, and other signatures are not; with its signed timestamp ts, for as long as the
- * window accepts ts (to ts + 300 s), and its bucket is not kept much longer (issue #32 item 4). Server
+ * window accepts ts (to ts + 300 s), and its bucket is not kept much longer (issue #32 item 4); a bucket
+ * of many claims is split into intsets without losing one (issue #32 item 2); processes writing the
+ * layout before 2026-11-29 (`REPLAY_LEGACY_WRITES`) and the sets refuse each other's signatures. Server
  * time is passed explicitly: no waiting.
  */
 import { expect } from 'chai';
 import { Harness } from '../support/harness.js';
+import { KeySpace } from '../../src/store/keyspace/key-space.js';
 import { BanCheckClaim } from '../../src/limits/ban-check-claim.js';
 import { ReplayError } from '../../src/errors.js';
 import { REPLAY_BUCKET_SECONDS, REPLAY_TTL_SECONDS } from '../../src/store/keys.js';
@@ -14,7 +17,7 @@ import { REPLAY_MARGIN_SECONDS } from '../../src/store/keys.js';
 import { SIGNATURE_WINDOW_SECONDS } from '../../src/auth/signature.js';
 import type { SignedRequest } from '../../src/auth/signed-request.js';
 
-describe('replay cache in bucket hashes', () => {
+describe('replay cache in bucket sets', () => {
   const h = new Harness();
   after(() => h.close());
 
@@ -66,10 +69,13 @@ describe('replay cache in bucket hashes', () => {
       for (const at of [t1, t1 + 1_000, windowEndMs - 1_000, windowEndMs].filter((t) => t >= t1 && t <= windowEndMs)) {
         expect(await outcome(claims, gameId, 'cc33', `v${at}`, at, ts)).to.equal('replay', `skew ${skew} s, at ts + ${(at - ts * 1000) / 1000} s`);
       }
-      const bucket = h.keySpace.game(gameId).replayBucket(Math.floor(t1 / bucketMs));
-      const ttl = await h.redis.pttl(bucket);
-      expect(ttl).to.be.greaterThan(windowEndMs - t1);
-      expect(ttl).to.be.at.most(windowEndMs - t1 + REPLAY_MARGIN_SECONDS * 1000);
+      // one claim: the bucket's head and its only shard
+      const head = h.keySpace.game(gameId).replayClaims(Math.floor(t1 / bucketMs));
+      for (const key of [head, `${head}:0`]) {
+        const ttl = await h.redis.pttl(key);
+        expect(ttl).to.be.greaterThan(windowEndMs - t1);
+        expect(ttl).to.be.at.most(windowEndMs - t1 + REPLAY_MARGIN_SECONDS * 1000);
+      }
     }
   });
 
@@ -80,7 +86,56 @@ describe('replay cache in bucket hashes', () => {
     const gameId = `replay-raise-${process.pid}`;
     expect(await outcome(claims, gameId, 'dd44', 'a', t1, t1 / 1000 + SIGNATURE_WINDOW_SECONDS)).to.equal('ok');
     expect(await outcome(claims, gameId, 'ee55', 'b', t1 + 1_000, t1 / 1000 - SIGNATURE_WINDOW_SECONDS + 1)).to.equal('ok');
-    expect(await h.redis.pttl(h.keySpace.game(gameId).replayBucket(Math.floor(t1 / bucketMs)))).to.be.greaterThan(2 * SIGNATURE_WINDOW_SECONDS * 1000 - 1_000);
+    const head = h.keySpace.game(gameId).replayClaims(Math.floor(t1 / bucketMs));
+    for (const key of [head, `${head}:0`]) expect(await h.redis.pttl(key)).to.be.greaterThan(2 * SIGNATURE_WINDOW_SECONDS * 1000 - 1_000);
     expect(await outcome(claims, gameId, 'dd44', 'c', t1 + 2 * SIGNATURE_WINDOW_SECONDS * 1000, t1 / 1000 + SIGNATURE_WINDOW_SECONDS)).to.equal('replay');
+  });
+
+  it('1,000 claims in one bucket: intset shards of at most 512, every claim refused again, nothing of the legacy layout written', async () => {
+    const claims = new BanCheckClaim(h.redis, h.keySpace);
+    const bucketMs = REPLAY_BUCKET_SECONDS * 1000;
+    const t1 = (Math.floor(Date.now() / bucketMs) - 20) * bucketMs;
+    const gameId = `replay-split-${process.pid}`;
+    const signatures = Array.from({ length: 1000 }, (_, i) => `ff${i.toString(16).padStart(6, '0')}`);
+    for (const [i, sig] of signatures.entries()) expect(await outcome(claims, gameId, sig, `u${i}`, t1 + i)).to.equal('ok');
+    const keys = h.keySpace.game(gameId);
+    const head = keys.replayClaims(Math.floor(t1 / bucketMs));
+    const [level, split, count] = (await h.redis.get(head))!.split(' ').map(Number);
+    expect(count).to.equal(1000);
+    const shards = 2 ** level! + split!;
+    expect(shards).to.be.greaterThan(4);
+    let members = 0;
+    for (let b = 0; b < shards; b++) {
+      const shard = `${head}:${b}`;
+      expect(await h.redis.object('ENCODING', shard), shard).to.equal('intset');
+      const size = await h.redis.scard(shard);
+      expect(size).to.be.at.most(512);
+      members += size;
+      expect(await h.redis.pttl(shard)).to.be.greaterThan(0);
+    }
+    expect(members).to.equal(1000);
+    for (const [i, sig] of signatures.entries()) expect(await outcome(claims, gameId, sig, `v${i}`, t1 + 200_000 + i)).to.equal('replay', sig);
+    expect(await h.redis.exists(keys.replayBucket(Math.floor(t1 / bucketMs)))).to.equal(0);
+  });
+
+  it('REPLAY_LEGACY_WRITES: claims in the old layout (the same tags an old process writes) and the sets refuse each other', async () => {
+    const legacySpace = new KeySpace(h.config.redisPrefix, { replayLegacyWrites: true });
+    const legacy = new BanCheckClaim(h.redis, legacySpace);
+    const sets = new BanCheckClaim(h.redis, h.keySpace);
+    const bucketMs = REPLAY_BUCKET_SECONDS * 1000;
+    const t1 = (Math.floor(Date.now() / bucketMs) - 20) * bucketMs;
+    const gameId = `replay-upgrade-${process.pid}`;
+    expect(await outcome(legacy, gameId, 'ab01', 'a', t1)).to.equal('ok');
+    // what a process before 2026-11-29 wrote: an 8-character tag at a tag boundary of one field of the bucket hash
+    const bucket = legacySpace.game(gameId).replayBucket(Math.floor(t1 / bucketMs));
+    const fields = await h.redis.hgetall(bucket);
+    expect(Object.values(fields)).to.have.length(1);
+    expect(Object.values(fields)[0]).to.match(/^[A-Za-z0-9+/]{8}$/);
+    expect(await h.redis.exists(h.keySpace.game(gameId).replayClaims(Math.floor(t1 / bucketMs)))).to.equal(0);
+    expect(await outcome(sets, gameId, 'ab01', 'b', t1 + 300_000)).to.equal('replay');
+    expect(await outcome(sets, gameId, 'cd02', 'c', t1 + 1_000)).to.equal('ok');
+    expect(await outcome(legacy, gameId, 'cd02', 'd', t1 + 2_000)).to.equal('replay');
+    expect(await outcome(legacy, gameId, 'ef03', 'e', t1 + 3_000)).to.equal('ok');
+    expect(Object.values(await h.redis.hgetall(bucket)).join('')).to.have.length(16);
   });
 });

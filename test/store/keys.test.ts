@@ -10,7 +10,7 @@ describe('redis key families', () => {
 
   it('builds every per-game key under the game hash tag', () => {
     const k = new KeySpace('p').game('G1');
-    const names = [k.replayBucket(1), k.server('s'), k.servers(), k.roster('s'), k.where(), k.eventStream(), k.sessionStream(), k.commandLog(), k.command('c'), k.pendingCommands('s'), k.dispatchedCommands('s'), k.userCommands('u'), k.keysUsed(), k.deadLetters(), k.deadLetterCounts()];
+    const names = [k.replayClaims(1), k.replayBucket(1), k.server('s'), k.servers(), k.roster('s'), k.where(), k.eventStream(), k.sessionStream(), k.commandLog(), k.command('c'), k.pendingCommands('s'), k.dispatchedCommands('s'), k.userCommands('u'), k.keysUsed(), k.deadLetters(), k.deadLetterCounts()];
     for (const n of names) expect(n.startsWith('p:{g:G1}:')).to.equal(true, n);
     expect(new Set(names).size).to.equal(names.length);
     expect(new KeySpace('p').global.activeGames()).to.equal('p:active-games');

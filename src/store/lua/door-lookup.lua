@@ -9,7 +9,7 @@
 
   A: b base, m mode ("one" | "all" | "version"), u externalId, d doorKey (mode "one"), t now ms (string),
      s externalServerId ("" when none), w the door-cache window (floor(now / TTL ms)),
-     rs/rt/rx (replay), qf quota field (versions are appended for "one" and "all"), q quota, qs quota added
+     rm/rs/rt/rx/rl (replay), qf quota field (versions are appended for "one" and "all"), q quota, qs quota added
      per live server (0 = none), qu/qa the per-user field and allowance of a door check (mode "one" only;
      versions appended to qu), qx/qr/tf/tt (quota)
   Returns {"replay"} when the signature was already used; {"limited", <seconds to the window's end>} when

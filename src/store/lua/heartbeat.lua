@@ -12,7 +12,7 @@
      distinct externalIds in roster order (so an unchanged roster is never decoded: cjson.decode of 30
      players costs more than the rest of the script), ev events JSON array or "", ak acks, fl failures
      [{id, reason}], st server TTL s, dc true to deliver commands (the key has the commands scope),
-     sa the signed timestamp s (-1 when unknown), keyId, rs/rt/rx (replay), q quota, qx/qr/tf/tt
+     sa the signed timestamp s (-1 when unknown), keyId, rm/rs/rt/rx/rl (replay), q quota, qx/qr/tf/tt
      (quota, lib/common.lua)
   Returns {"replay"} when the signature was already used, {"limited", <seconds to the window's end>}
   when the server is over its quota (src/limits/quotas.ts; nothing else is written), else

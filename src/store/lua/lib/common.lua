@@ -6,36 +6,6 @@
 local A = cmsgpack.unpack(ARGV[1])
 
 --[[
-  Replay claim (spec: Authentication rule 3; src/store/lua/lib/replay-claim.ts). KEYS[first .. first + count - 1]
-  are the replay bucket hashes, newest (the current bucket) first; a bucket's field A.rs (the tag's
-  shard) holds the tags claimed in it, concatenated, each #A.rt bytes. A tag found at a tag boundary in
-  any bucket is a replay; else it is appended to the current bucket, whose expiry is raised to A.rx ms
-  from now if it was sooner (never lowered: the bucket holds other claims whose windows close later).
-  Returns true when claimed, false on a replay.
-]]
-local function claimReplay(first, count)
-  local width = #A.rt
-  local current
-  for i = first, first + count - 1 do
-    local tags = redis.call('HGET', KEYS[i], A.rs)
-    if i == first then current = tags end
-    if tags then
-      local pos = 1
-      while true do
-        local at = string.find(tags, A.rt, pos, true)
-        if not at then break end
-        if (at - 1) % width == 0 then return false end
-        pos = at + 1
-      end
-    end
-  end
-  redis.call('HSET', KEYS[first], A.rs, (current or '') .. A.rt)
-  -- PTTL is -1 for the bucket just created (no expiry yet), so it gets one
-  if redis.call('PTTL', KEYS[first]) < A.rx then redis.call('PEXPIRE', KEYS[first], A.rx) end
-  return true
-end
-
---[[
   Sharded hashes (issue #15 item 5): a family whose fields can outgrow `hash-max-listpack-entries` (128)
   is spread by linear hashing over listpack-sized hashes, where a field costs its bytes plus ~3 B instead
   of ~60–75 B in a hash table. Shard 0 is the head key itself (a family with few fields has one hash),
@@ -60,11 +30,23 @@ local function shardState(head)
   return tonumber(l) or 0, tonumber(p) or 0, tonumber(n) or 0
 end
 
--- The key of the shard of `head` that holds a field of hash h, given the head's level and split pointer.
-local function shardFor(head, level, split, h)
+-- The shard (0, 1, ...) of a field of hash h, given the family's level and split pointer (linear hashing).
+local function shardIndex(level, split, h)
   local b = h % 2 ^ level
   if b < split then b = h % 2 ^ (level + 1) end
-  return shardKey(head, b)
+  return b
+end
+
+-- The level and split pointer after the shard at the split pointer was split.
+local function shardAdvance(level, split)
+  split = split + 1
+  if split == 2 ^ level then return level + 1, 0 end
+  return level, split
+end
+
+-- The key of the shard of `head` that holds a field of hash h, given the head's level and split pointer.
+local function shardFor(head, level, split, h)
+  return shardKey(head, shardIndex(level, split, h))
 end
 
 --[[
@@ -91,11 +73,96 @@ local function shardAdded(head, level, split, n, hashOf, ttlMs)
       redis.call('PEXPIRE', to, ttlMs)
       redis.call('HDEL', from, unpack(gone))
     end
-    split = split + 1
-    if split == 2 ^ level then level, split = level + 1, 0 end
+    level, split = shardAdvance(level, split)
   end
   redis.call('HSET', head, '', level .. ' ' .. split .. ' ' .. n)
   redis.call('PEXPIRE', head, ttlMs)
+end
+
+--[[
+  Replay claim (spec: Authentication rule 3; src/store/lua/lib/replay-claim.ts). KEYS[first .. first + count/2 - 1]
+  head the replay claim sets of the checked buckets, KEYS[first + count/2 ..] are the same buckets' hashes of
+  the layout before 2026-11-29 (read during an upgrade's first step, written instead of the sets when A.rl;
+  docs/running.md "Upgrading"), both newest (the current bucket) first.
+  Sets: a claim is the integer A.rm (< 2^53) in the sharded set of its bucket (replayAdd below), found by
+  SISMEMBER. Legacy hashes: a bucket's field A.rs holds tags claimed in it, concatenated, each #A.rt bytes,
+  scanned. A claim found in any bucket of either layout is a replay; else it is added to the current
+  bucket. Every key written lives at least A.rx ms from now (raised, never lowered: a bucket holds other
+  claims whose windows close later). Returns true when claimed, false on a replay.
+]]
+local REPLAY_SHARD_LOAD = 192
+
+-- The state of the replay claim set headed by `head` (a string "<level> <split> <claims>"): level, split pointer, claims added.
+local function replayState(head)
+  local l, p, n = string.match(redis.call('GET', head) or '', '^(%d+) (%d+) (%d+)$')
+  return tonumber(l) or 0, tonumber(p) or 0, tonumber(n) or 0
+end
+
+-- Raises `key`'s expiry to at least ms from now (a key without one gets it).
+local function keepAtLeast(key, ms)
+  if redis.call('PTTL', key) < ms then redis.call('PEXPIRE', key, ms) end
+end
+
+--[[
+  Adds claim A.rm (its own hash: m = tonumber(A.rm) < 2^53, passed to Redis as the string, since Lua
+  would print the number as "%.14g") to the set family headed by `head` in state (level, split, n):
+  linear hashing as shardAdded, each shard one intset of ~REPLAY_SHARD_LOAD 8-byte integers (under the
+  stock `set-max-intset-entries` 512 even for a shard not yet split at its level).
+]]
+local function replayAdd(head, level, split, n, m)
+  local shard = head .. ':' .. shardIndex(level, split, m)
+  redis.call('SADD', shard, A.rm)
+  keepAtLeast(shard, A.rx)
+  n = n + 1
+  if n > (2 ^ level + split) * REPLAY_SHARD_LOAD then
+    local from, to = head .. ':' .. split, head .. ':' .. (split + 2 ^ level)
+    local moved = {}
+    for _, x in ipairs(redis.call('SMEMBERS', from)) do
+      if tonumber(x) % 2 ^ (level + 1) ~= split then moved[#moved + 1] = x end
+    end
+    if #moved > 0 then
+      redis.call('SADD', to, unpack(moved))
+      redis.call('SREM', from, unpack(moved))
+      -- the moved claims need what `from` was kept for; `to` may already hold claims of its own
+      keepAtLeast(to, redis.call('PTTL', from))
+    end
+    level, split = shardAdvance(level, split)
+  end
+  redis.call('SET', head, level .. ' ' .. split .. ' ' .. n, 'KEEPTTL')
+  keepAtLeast(head, A.rx)
+end
+
+-- Whether the legacy bucket hash `key` holds tag A.rt in field A.rs at a tag boundary.
+local function legacyClaimed(key)
+  local tags = redis.call('HGET', key, A.rs)
+  if not tags then return false end
+  local width, pos = #A.rt, 1
+  while true do
+    local at = string.find(tags, A.rt, pos, true)
+    if not at then return false end
+    if (at - 1) % width == 0 then return true end
+    pos = at + 1
+  end
+end
+
+local function claimReplay(first, count)
+  local buckets = count / 2
+  local m = tonumber(A.rm)
+  local level, split, n
+  for i = first, first + buckets - 1 do
+    local l, p, c = replayState(KEYS[i])
+    if i == first then level, split, n = l, p, c end
+    if c > 0 and redis.call('SISMEMBER', KEYS[i] .. ':' .. shardIndex(l, p, m), A.rm) == 1 then return false end
+    if legacyClaimed(KEYS[i + buckets]) then return false end
+  end
+  if A.rl then
+    local legacy = KEYS[first + buckets]
+    redis.call('HSET', legacy, A.rs, (redis.call('HGET', legacy, A.rs) or '') .. A.rt)
+    keepAtLeast(legacy, A.rx)
+  else
+    replayAdd(KEYS[first], level, split, n, m)
+  end
+  return true
 end
 
 -- The door decision hash's field of user u: the id itself, with one more '#' when it starts with one, so

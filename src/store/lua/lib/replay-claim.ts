@@ -2,24 +2,26 @@
  * The replay cache (spec: Authentication rule 3: a signature is accepted once; 409 `replayed_signature`
  * when the same signature comes again while its timestamp is inside the ±300 s window).
  *
- * Compact form (issue #15 item 5): instead of one key per signature (~200 B each), a claim is a 6-byte
- * tag (8 base64 characters) appended to one field of a per-game hash per {@link REPLAY_BUCKET_SECONDS}-s bucket of server time.
- * The tag is the first 7 bytes of SHA-256(keyId, signature): byte 0 picks one of {@link REPLAY_SHARDS}
- * fields (keeping each field short to scan), bytes 1–6 are the tag. The same key and signature always
- * give the same tag, so a replay is always refused; two different signatures share a tag with
- * probability 2⁻⁴⁸ per pair, a spurious 409 the client answers by re-signing.
+ * A claim is one integer m < 2⁵³ (the first 53 bits of SHA-256(keyId, signature)) in the claims of the
+ * {@link REPLAY_BUCKET_SECONDS}-s bucket of server time it was made in. A bucket's claims are sets spread by
+ * linear hashing on m (src/store/lua/lib/common.lua `replayAdd`): each shard an intset of ~192 integers
+ * (8 B each), one SISMEMBER per bucket to check, one SADD to claim (issue #32 item 2). The layout before
+ * (issue #15 item 5, until 2026-11-29) concatenated 8-character tags in one field of 64 per bucket: a
+ * claim read six ~14 KB fields into Lua, scanned them and rewrote one (~150 µs of Redis per request in a
+ * 1,000-server game, most of the fleet's Redis time). The same key and signature always give the same m,
+ * so a replay is always refused; two different signatures share m with probability 2⁻⁵³ per pair, a
+ * spurious 409 the client answers by re-signing.
  *
  * Soundness of the window: a signature with timestamp ts accepted at server time t₁ can only be accepted
  * again at a t₂ ≤ ts + 300 s (the window check of src/adapters/http/authenticate.ts), and ts ≤ t₁ + 300 s, so
  * t₂ ≤ t₁ + 600 s. A claim at t₂ reads the buckets of floor(t₂/120 s) back to floor((t₂ − 600 s)/120 s)
- * ({@link REPLAY_BUCKETS_CHECKED} buckets), so t₁'s bucket is read; it must still be there, i.e. live until
- * ts + 300 s. Each claim raises (never lowers) its bucket's expiry to ts + 300 s + {@link REPLAY_MARGIN_SECONDS}
- * (issue #32 item 4): a bucket lives until the latest of its claims' windows closes, about 300 s after
- * its end for well-clocked servers instead of 600 s, and up to 630 s for a client 300 s ahead. Rolling
- * deploy: the versions before (2026-11-28) read the same buckets and set a bucket's expiry to 601 s after
- * its end unconditionally, which is still after ts + 300 s for every claim in it (ts ≤ t₁ + 300 s, t₁ before
- * the end), so old and new processes refuse each other's signatures for the whole window. The scripts run
- * the check (src/store/lua/lib/common.lua `claimReplay`).
+ * ({@link REPLAY_BUCKETS_CHECKED} buckets), so t₁'s bucket is read; its claim must still be there, i.e. live
+ * until ts + 300 s. Each claim raises (never lowers) the expiry of the keys it writes to ts + 300 s +
+ * {@link REPLAY_MARGIN_SECONDS}, and a split gives the new shard the expiry of the one it came from.
+ *
+ * Upgrading (docs/running.md "Upgrading"): every process reads both layouts; `REPLAY_LEGACY_WRITES`
+ * makes it write the old one. A rolling upgrade from a version before 2026-11-29 first rolls out with it
+ * set (old processes see every claim), then without it (the processes of step one read the sets).
  */
 import { hash } from 'node:crypto';
 import { REPLAY_BUCKET_SECONDS, REPLAY_BUCKETS_CHECKED, REPLAY_MARGIN_SECONDS, REPLAY_TTL_SECONDS, type GameKeys } from '../../keys.js';
@@ -30,17 +32,20 @@ import { REPLAY_BUCKET_SECONDS, REPLAY_BUCKETS_CHECKED, REPLAY_MARGIN_SECONDS, R
  */
 const SIGNATURE_WINDOW_SECONDS = REPLAY_TTL_SECONDS / 2;
 
-/** Fields per replay bucket hash. */
-export const REPLAY_SHARDS = 64;
-/** Bytes of one replay tag (before base64). */
-export const REPLAY_TAG_BYTES = 6;
+/** Fields per bucket hash of the layout before 2026-11-29 (read always, written with `REPLAY_LEGACY_WRITES`). */
+const LEGACY_SHARDS = 64;
+/** Bytes of one tag of that layout (before base64). */
+const LEGACY_TAG_BYTES = 6;
 
-/** The KEYS and named arguments (`rs`, `rt`, `rx`) of one replay claim inside a script. */
+/** The KEYS and named arguments of one replay claim inside a script (src/store/lua/lib/common.lua `claimReplay`). */
 export interface ReplayClaim {
-  /** Replay bucket hashes, the current bucket first. */
+  /** The checked buckets' set heads, the current bucket first, then the same buckets' legacy hashes. */
   keys: string[];
-  /** `rx`: ms from now the current bucket must live at least (the script only raises its expiry). */
-  args: { rs: string; rt: string; rx: number };
+  /**
+   * `rm`: the claim, a decimal integer < 2⁵³; `rs`, `rt`: its legacy field and tag; `rx`: ms from now the
+   * keys written must live at least (the script only raises expiries); `rl`: write the legacy layout.
+   */
+  args: { rm: string; rs: string; rt: string; rx: number; rl: boolean };
 }
 
 /**
@@ -52,16 +57,23 @@ export function replayClaim(keys: GameKeys, keyId: string, signature: string, no
   const digest = hash('sha256', `${keyId}\n${signature}`, 'buffer');
   const bucketMs = REPLAY_BUCKET_SECONDS * 1000;
   const bucket = Math.floor(nowMs / bucketMs);
-  const buckets: string[] = [];
-  for (let i = 0; i < REPLAY_BUCKETS_CHECKED; i++) buckets.push(keys.replayBucket(bucket - i));
+  const sets: string[] = [];
+  const legacy: string[] = [];
+  for (let i = 0; i < REPLAY_BUCKETS_CHECKED; i++) {
+    sets.push(keys.replayClaims(bucket - i));
+    legacy.push(keys.replayBucket(bucket - i));
+  }
   return {
-    keys: buckets,
+    keys: [...sets, ...legacy],
     args: {
-      rs: String(digest[0]! % REPLAY_SHARDS),
+      // 48 + 5 bits: exact in Lua's doubles, an 8-byte intset member in Redis
+      rm: String(digest.readUIntBE(0, 6) * 32 + (digest[6]! >> 3)),
+      rs: String(digest[0]! % LEGACY_SHARDS),
       // base64 (6 bytes = 8 characters, no padding): Redis's cmsgpack does not decode msgpack bin
-      rt: digest.subarray(1, 1 + REPLAY_TAG_BYTES).toString('base64'),
-      // the bucket lives at least until this request's window closes (+ margin); never ≤ 0, which would delete it
+      rt: digest.subarray(1, 1 + LEGACY_TAG_BYTES).toString('base64'),
+      // the keys live at least until this request's window closes (+ margin); never ≤ 0, which would delete them
       rx: Math.max(1000, Math.ceil(((signedAtSeconds ?? nowMs / 1000 + SIGNATURE_WINDOW_SECONDS) + SIGNATURE_WINDOW_SECONDS + REPLAY_MARGIN_SECONDS) * 1000 - nowMs)),
+      rl: keys.replayLegacyWrites,
     },
   };
 }
