@@ -37,13 +37,6 @@ local function shardIndex(level, split, h)
   return b
 end
 
--- The level and split pointer after the shard at the split pointer was split.
-local function shardAdvance(level, split)
-  split = split + 1
-  if split == 2 ^ level then return level + 1, 0 end
-  return level, split
-end
-
 -- The key of the shard of `head` that holds a field of hash h, given the head's level and split pointer.
 local function shardFor(head, level, split, h)
   return shardKey(head, shardIndex(level, split, h))
@@ -73,7 +66,8 @@ local function shardAdded(head, level, split, n, hashOf, ttlMs)
       redis.call('PEXPIRE', to, ttlMs)
       redis.call('HDEL', from, unpack(gone))
     end
-    level, split = shardAdvance(level, split)
+    split = split + 1
+    if split == 2 ^ level then level, split = level + 1, 0 end
   end
   redis.call('HSET', head, '', level .. ' ' .. split .. ' ' .. n)
   redis.call('PEXPIRE', head, ttlMs)
@@ -81,55 +75,34 @@ end
 
 --[[
   Replay claim (spec: Authentication rule 3; src/store/lua/lib/replay-claim.ts). KEYS[first .. first + count/2 - 1]
-  head the replay claim sets of the checked buckets, KEYS[first + count/2 ..] are the same buckets' hashes of
-  the layout before 2026-11-29 (read during an upgrade's first step, written instead of the sets when A.rl;
-  docs/running.md "Upgrading"), both newest (the current bucket) first.
-  Sets: a claim is the integer A.rm (< 2^53) in the sharded set of its bucket (replayAdd below), found by
-  SISMEMBER. Legacy hashes: a bucket's field A.rs holds tags claimed in it, concatenated, each #A.rt bytes,
-  scanned. A claim found in any bucket of either layout is a replay; else it is added to the current
-  bucket. Every key written lives at least A.rx ms from now (raised, never lowered: a bucket holds other
-  claims whose windows close later). Returns true when claimed, false on a replay.
+  are the checked buckets' claim counters, KEYS[first + count/2 ..] the same buckets' hashes of the layout
+  before 2026-11-29 (docs/running.md "Upgrading"), both newest (the current bucket) first.
+  A bucket's claims are the integers A.rm (< 2^53) in sets `<counter>:<shard>`, spread by linear hashing on
+  the integer: with n claims counted the bucket has max(1, ceil(n / REPLAY_SHARD_LOAD)) shards, each an
+  intset of ~REPLAY_SHARD_LOAD 8-byte members (under the stock `set-max-intset-entries` 512 even for a
+  shard not yet split at its level). The state is the count alone: level and split pointer follow from it
+  (replayShards), so a claim reads the counters in one MGET and each bucket with one SISMEMBER. Legacy
+  hashes: a bucket's field A.rs holds tags, each #A.rt bytes, concatenated; read only when one exists.
+  A claim found in any bucket of either layout is a replay; else it is added to the current bucket (sets,
+  or the legacy hash when A.rl). Every key written lives at least A.rx ms from now: raised, never
+  lowered (a bucket holds other claims whose windows close later), with REPLAY_EXPIRY_HEADROOM_MS to
+  spare, so a busy bucket's expiries are rewritten once per that time rather than at every claim.
+  Returns true when claimed, false on a replay.
 ]]
 local REPLAY_SHARD_LOAD = 192
+local REPLAY_EXPIRY_HEADROOM_MS = 10000
 
--- The state of the replay claim set headed by `head` (a string "<level> <split> <claims>"): level, split pointer, claims added.
-local function replayState(head)
-  local l, p, n = string.match(redis.call('GET', head) or '', '^(%d+) (%d+) (%d+)$')
-  return tonumber(l) or 0, tonumber(p) or 0, tonumber(n) or 0
+-- Level and split pointer of a replay bucket holding n claims (shards = 2^level + split).
+local function replayShards(n)
+  local shards = math.max(1, math.ceil(n / REPLAY_SHARD_LOAD))
+  local level = 0
+  while 2 ^ (level + 1) <= shards do level = level + 1 end
+  return level, shards - 2 ^ level
 end
 
--- Raises `key`'s expiry to at least ms from now (a key without one gets it).
+-- Raises `key`'s expiry to at least ms from now, with headroom (a key without one gets it).
 local function keepAtLeast(key, ms)
-  if redis.call('PTTL', key) < ms then redis.call('PEXPIRE', key, ms) end
-end
-
---[[
-  Adds claim A.rm (its own hash: m = tonumber(A.rm) < 2^53, passed to Redis as the string, since Lua
-  would print the number as "%.14g") to the set family headed by `head` in state (level, split, n):
-  linear hashing as shardAdded, each shard one intset of ~REPLAY_SHARD_LOAD 8-byte integers (under the
-  stock `set-max-intset-entries` 512 even for a shard not yet split at its level).
-]]
-local function replayAdd(head, level, split, n, m)
-  local shard = head .. ':' .. shardIndex(level, split, m)
-  redis.call('SADD', shard, A.rm)
-  keepAtLeast(shard, A.rx)
-  n = n + 1
-  if n > (2 ^ level + split) * REPLAY_SHARD_LOAD then
-    local from, to = head .. ':' .. split, head .. ':' .. (split + 2 ^ level)
-    local moved = {}
-    for _, x in ipairs(redis.call('SMEMBERS', from)) do
-      if tonumber(x) % 2 ^ (level + 1) ~= split then moved[#moved + 1] = x end
-    end
-    if #moved > 0 then
-      redis.call('SADD', to, unpack(moved))
-      redis.call('SREM', from, unpack(moved))
-      -- the moved claims need what `from` was kept for; `to` may already hold claims of its own
-      keepAtLeast(to, redis.call('PTTL', from))
-    end
-    level, split = shardAdvance(level, split)
-  end
-  redis.call('SET', head, level .. ' ' .. split .. ' ' .. n, 'KEEPTTL')
-  keepAtLeast(head, A.rx)
+  if redis.call('PTTL', key) < ms then redis.call('PEXPIRE', key, ms + REPLAY_EXPIRY_HEADROOM_MS) end
 end
 
 -- Whether the legacy bucket hash `key` holds tag A.rt in field A.rs at a tag boundary.
@@ -145,22 +118,56 @@ local function legacyClaimed(key)
   end
 end
 
+--[[
+  Counts claim A.rm (m = its number) into the bucket counted by `counter`: past a multiple of
+  REPLAY_SHARD_LOAD the shard at the split pointer is split first (its members that now hash to the new
+  shard move there, with its expiry), then m goes to its shard. A.rm goes to Redis as the string, since
+  Lua would print the number as "%.14g".
+]]
+local function replayAdd(counter, m)
+  local n = redis.call('INCR', counter)
+  local level, split = replayShards(n - 1)
+  if math.max(1, math.ceil(n / REPLAY_SHARD_LOAD)) > 2 ^ level + split then
+    local from, to = counter .. ':' .. split, counter .. ':' .. (split + 2 ^ level)
+    local moved = {}
+    for _, x in ipairs(redis.call('SMEMBERS', from)) do
+      if tonumber(x) % 2 ^ (level + 1) ~= split then moved[#moved + 1] = x end
+    end
+    if #moved > 0 then
+      redis.call('SADD', to, unpack(moved))
+      redis.call('SREM', from, unpack(moved))
+      keepAtLeast(to, redis.call('PTTL', from))
+    end
+    level, split = replayShards(n)
+  end
+  local shard = counter .. ':' .. shardIndex(level, split, m)
+  redis.call('SADD', shard, A.rm)
+  keepAtLeast(shard, A.rx)
+  keepAtLeast(counter, A.rx)
+end
+
 local function claimReplay(first, count)
   local buckets = count / 2
   local m = tonumber(A.rm)
-  local level, split, n
-  for i = first, first + buckets - 1 do
-    local l, p, c = replayState(KEYS[i])
-    if i == first then level, split, n = l, p, c end
-    if c > 0 and redis.call('SISMEMBER', KEYS[i] .. ':' .. shardIndex(l, p, m), A.rm) == 1 then return false end
-    if legacyClaimed(KEYS[i + buckets]) then return false end
+  local counts = redis.call('MGET', unpack(KEYS, first, first + buckets - 1))
+  for i = 1, buckets do
+    local n = tonumber(counts[i])
+    if n then
+      local level, split = replayShards(n)
+      if redis.call('SISMEMBER', KEYS[first + i - 1] .. ':' .. shardIndex(level, split, m), A.rm) == 1 then return false end
+    end
+  end
+  local legacy = first + buckets
+  if redis.call('EXISTS', unpack(KEYS, legacy, legacy + buckets - 1)) > 0 then
+    for i = legacy, legacy + buckets - 1 do
+      if legacyClaimed(KEYS[i]) then return false end
+    end
   end
   if A.rl then
-    local legacy = KEYS[first + buckets]
-    redis.call('HSET', legacy, A.rs, (redis.call('HGET', legacy, A.rs) or '') .. A.rt)
-    keepAtLeast(legacy, A.rx)
+    redis.call('HSET', KEYS[legacy], A.rs, (redis.call('HGET', KEYS[legacy], A.rs) or '') .. A.rt)
+    keepAtLeast(KEYS[legacy], A.rx)
   else
-    replayAdd(KEYS[first], level, split, n, m)
+    replayAdd(KEYS[first], m)
   end
   return true
 end
