@@ -142,8 +142,16 @@ local function replayAdd(counter, m)
   end
   local shard = counter .. ':' .. shardIndex(level, split, m)
   redis.call('SADD', shard, A.rm)
-  keepAtLeast(shard, A.rx)
-  keepAtLeast(counter, A.rx)
+  -- the counter is raised with every shard, never lowered (GT), so it outlives them all; a shard that
+  -- need not be raised means the counter need not either
+  local keep = A.rx + REPLAY_EXPIRY_HEADROOM_MS
+  if n == 1 then
+    redis.call('PEXPIRE', shard, keep)
+    redis.call('PEXPIRE', counter, keep)
+  elseif redis.call('PTTL', shard) < A.rx then
+    redis.call('PEXPIRE', shard, keep)
+    redis.call('PEXPIRE', counter, keep, 'GT')
+  end
 end
 
 local function claimReplay(first, count)
