@@ -76,9 +76,9 @@ export class GameKeys {
 
   /**
    * The replay claims of one {@link REPLAY_BUCKET_SECONDS}-s bucket of server time (`bucket` = floor(ms / 120 000)):
-   * this key is a string "<level> <split> <claims>", its shards `<key>:<n>` sets of claims (integers), each
-   * kept until the latest of its claims' timestamps + 300 s (+ margin; at most {@link REPLAY_TTL_SECONDS} s after
-   * the bucket's end) (src/store/lua/lib/replay-claim.ts).
+   * this key counts them (a string integer; the bucket's shard count follows from it), its shards `<key>:<n>`
+   * are sets of claims (integers), each kept until the latest of its claims' timestamps + 300 s (+ margin
+   * and 10 s of headroom) (src/store/lua/lib/replay-claim.ts, src/store/lua/lib/common.lua `claimReplay`).
    */
   replayClaims(bucket: number): string {
     return `${this.base}${S.replayClaims}${bucket}`;

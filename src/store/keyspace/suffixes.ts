@@ -8,7 +8,7 @@
  * and never spells a suffix itself. Suffixes that end in `:` take a variable part.
  */
 export const GAME_SUFFIXES = {
-  /** string per 120 s bucket heading the sharded sets of its replay claims (src/store/lua/lib/replay-claim.ts). */
+  /** string per 120 s bucket: its replay claims' count; `<key>:<shard>` sets of the claims (src/store/lua/lib/replay-claim.ts). */
   replayClaims: ':rq:',
   /** hash per 120 s bucket: replay tags in the layout before 2026-11-29, read and written during an upgrade (src/store/lua/lib/replay-claim.ts). */
   replay: ':rp:',
