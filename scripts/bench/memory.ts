@@ -63,7 +63,7 @@ const DOOR_CACHE_TTL_SECONDS = 60;
 
 /**
  * The family of a key under `prefix`: its suffix after the hash tag (`{g:…}`, `{w:…}`) up to the first
- * variable part, e.g. `server`, `rl:ban`, `doors:dc`, `rp`. Spelled independently of src/store so the
+ * variable part, e.g. `server`, `rl:ban`, `doors:dc`, `rq`. Spelled independently of src/store so the
  * same script measures any version of the key layout.
  */
 export function familyOf(key: string, prefix: string): string {

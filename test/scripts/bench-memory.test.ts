@@ -30,12 +30,13 @@ describe('bench:memory census', () => {
     // one counter hash per (kind, window, key), whatever the number of players; a window may turn mid-run
     for (const f of ['rl:ban', 'rl:bulk', 'rl:door', 'rl:hb']) expect(c.byFamily[f]?.keys).to.be.within(1, 2, f);
     expect(c.byFamily['doors:dc']?.keys).to.be.within(1, 2);
-    expect(c.byFamily.rp?.keys).to.be.within(1, 2);
+    // a bucket's claim counter and its one shard; a bucket may turn mid-run
+    expect(c.byFamily.rq?.keys).to.be.within(2, 4);
     expect(c.bytes).to.equal(Object.values(c.byFamily).reduce((n, f) => n + f.bytes, 0));
     expect(c.streams.keys).to.be.greaterThan(0);
   });
 
-  it('counts shard keys in their family, and every counter and decision hash stays a listpack', async () => {
+  it('counts shard keys in their family, every counter and decision hash stays a listpack, every replay claim set an intset', async () => {
     const prefix = `${h.config.redisPrefix}:census-shards`;
     // 2 servers × 30 players × 2 doors: 60 users, each one door-quota counter (a check counts per user
     // first: src/limits/quotas.ts) and one decision pointer, more than one shard holds (40)
@@ -43,10 +44,11 @@ describe('bench:memory census', () => {
     const c = await census(h.redis, prefix);
     expect(c.byFamily['rl:door']?.keys).to.be.at.least(2);
     expect(c.byFamily['doors:dc']?.keys).to.be.at.least(2);
-    expect(Object.keys(c.byFamily).sort()).to.deep.equal(['active-games', 'doors:dc', 'keys-used', 'rl:ban', 'rl:bulk', 'rl:door', 'rl:hb', 'roster', 'rp', 'server', 'servers', 'where']);
+    expect(Object.keys(c.byFamily).sort()).to.deep.equal(['active-games', 'doors:dc', 'keys-used', 'rl:ban', 'rl:bulk', 'rl:door', 'rl:hb', 'roster', 'rq', 'server', 'servers', 'where']);
     for (const key of await scanKeys(h.redis, `${prefix}:*`)) {
       const family = familyOf(key, prefix);
       if (family.startsWith('rl:') || family === 'doors:dc') expect(await h.redis.object('ENCODING', key)).to.equal('listpack', key);
+      if (family === 'rq' && (await h.redis.type(key)) === 'set') expect(await h.redis.object('ENCODING', key)).to.equal('intset', key);
     }
   });
 });
