@@ -17,7 +17,9 @@ function stats(out: string): Record<string, number> {
 describe('Luau SDK: chaos in virtual time (real Luau)', function () {
   this.timeout(120_000);
 
-  for (const seed of [28, 1]) {
+  // seed 18 left 70 events queued after stop() while batches stayed at 1 after each halving (rules.luau
+  // covers the mechanism itself; a seed depends on the order of math.random() draws)
+  for (const seed of [28, 1, 18]) {
     it(`seed ${seed}: heartbeats never stop, no event is lost unless reported, the budget holds`, () => {
       const out = runLuau('test/chaos.luau', { args: [String(seed)] });
       expect(out.trim().split('\n').at(-1), out).to.equal('OK chaos');

@@ -12,6 +12,7 @@ const SCENARIOS = [
   'track refuses what the service would refuse, at the caller, queueing nothing',
   'a 400 naming one event drops it (reported) and the rest are delivered at once',
   'a 400 naming no event halves the batch until the bad event is alone, then drops it',
+  'once the halving dropped the bad event, the rest go out in full batches again',
   'a 409 from a clock 400 s fast is retried at once with the serverTime correction',
   'the interval is clamped to 15-60 s and uptime counts from the server\'s start',
   'checkDoors asks only for what is not cached; the bulk answers are used as they are',
