@@ -109,6 +109,20 @@ describe('reference client: a 400 never stops heartbeats (real API)', function (
     expect(await stored('split-srv')).to.deep.equal(good.map((e) => e.eventId).sort());
   });
 
+  it('once the halving dropped the bad event alone, the rest go out in one full batch', async () => {
+    const problems: ProblemInfo[] = [];
+    const c = makeClient('regrow-srv', problems);
+    const deep = c.track({ type: 'step', externalId: 'u1', payload: nested(40) });
+    const good = Array.from({ length: 40 }, (_, i) => c.track({ type: 'step', externalId: 'u1', payload: { i } }));
+    c.start();
+    await until(() => (c.nudge(), c.stats().eventsQueued === 0), 'the queue to drain');
+    // 41 → 20 → 10 → 5 → 2 → 1 (the bad one, dropped): all 400s; then one 200 with the other 40 (with the
+    // batch left at 1 and doubling per 200, it took 6)
+    expect(c.stats().heartbeatsOk).to.equal(1);
+    expect(problems.filter((p) => p.kind === 'event_rejected').map((p) => p.eventId)).to.deep.equal([deep.eventId]);
+    expect(await stored('regrow-srv')).to.deep.equal(good.map((e) => e.eventId).sort());
+  });
+
   it('survives a cycle that throws: reported, backed off, the next cycle delivers', async () => {
     const problems: ProblemInfo[] = [];
     const c = makeClient('throw-srv', problems);

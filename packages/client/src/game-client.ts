@@ -576,7 +576,7 @@ export class GameClient {
 
   /**
    * A 400 on a heartbeat carrying `events`: drops the event `error.pointer` names, else halves the batch
-   * (as for 413) or drops the one event left; reports each drop as `event_rejected`. Returns undefined to
+   * (as for 413) or drops the one event left and sends full batches again; reports each drop as `event_rejected`. Returns undefined to
    * resend at once, or a backoff when the batch had no events (the roster or acks were refused).
    */
   private rejected(events: EventEntry[], res: TransportResponse): Cycle | undefined {
@@ -586,6 +586,10 @@ export class GameClient {
     const bad = index !== undefined ? events[index] : events.length === 1 ? events[0] : undefined;
     if (bad) {
       this.events.remove(bad.eventId);
+      // Found by halving, it is gone: the rest go out in full batches again. Left at 1 and doubling once
+      // per 200 (one heartbeat an interval), a queue with a bad event every few intervals never drains
+      // (the Luau SDK had the same flaw: sdk/luau/GameIntegration/init.luau `Client.rejected`).
+      if (index === undefined) this.batchLimit = this.maxEventsPerHeartbeat;
       this.recorder.counters.eventsRejected++;
       this.problem({ kind: 'event_rejected', status: 400, eventId: bad.eventId, pointer, message: `event ${bad.eventId} (${bad.type}) refused: ${message}; dropped` });
       return undefined;
