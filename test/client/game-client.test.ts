@@ -460,6 +460,19 @@ describe('client: game client heartbeat loop', function () {
     expect(c.stats().eventsQueued).to.equal(0);
   });
 
+  it('stop() reports the events it could not deliver by its deadline (events_unsent), once', async () => {
+    const c = makeClient({ backoff: { baseMs: 200, maxMs: 200 } });
+    c.start();
+    await until(() => c.stats().heartbeatsOk === 1, 'first 200');
+    c.track({ type: 'death', externalId: 'u1' });
+    c.track({ type: 'death', externalId: 'u2' });
+    for (let i = 0; i < 20; i++) stub.enqueue(stub.error(503, 'unavailable'));
+    await c.stop({ timeoutMs: 1_000 });
+    const unsent = problems.filter((p) => p.kind === 'events_unsent');
+    expect(unsent.map((p) => p.message)).to.deep.equal(['stop(): 2 event(s) not delivered before the deadline']);
+    expect(c.stats().eventsQueued).to.equal(2);
+  });
+
   it('records stats: attempts by status and a latency sample per attempt', async () => {
     stub.enqueue(stub.error(409, 'replayed_signature'), stub.error(500, 'internal'));
     const c = makeClient({ backoff: { baseMs: 4000, maxMs: 4000 } });

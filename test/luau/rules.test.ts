@@ -23,6 +23,7 @@ const SCENARIOS = [
   'HTTP disabled is a setup error reported once; the loop keeps trying and recovers',
   'the platform\'s request limit pauses every request for 30 s; checks fail by their mode meanwhile',
   'one request budget per server: checks keep the reserve free, heartbeats go first',
+  'stop() reports the events it could not deliver by its deadline',
   'only 401/403 stop the loop; a 404 or 500 backs off and heartbeats go on',
   'a raising roster (a platform call) costs one backoff, not the loop',
 ];

@@ -249,6 +249,7 @@ export interface ProblemInfo {
     | 'event_rejected'
     | 'bad_request'
     | 'event_queue_overflow'
+    | 'events_unsent'
     | 'bad_response'
     | 'clock_skew'
     | 'handler_error';

@@ -325,8 +325,9 @@ export class GameClient {
   /**
    * Stops the loop. With `flush` (default true) it then waits for running command handlers and sends
    * final heartbeats until every queued event, ack and failure got a 200, or `timeoutMs` (default 10 000
-   * ms) passed, or a setup error occurred; the last roster is reported by that final heartbeat.
-   * Commands arriving in the final responses are not executed. Resolves when done; never rejects.
+   * ms) passed, or a setup error occurred; the last roster is reported by that final heartbeat. Events
+   * still queued then are reported as one `events_unsent` problem (their count in the message; `stats()`
+   * too). Commands arriving in the final responses are not executed. Resolves when done; never rejects.
    */
   async stop(opts: { flush?: boolean; timeoutMs?: number } = {}): Promise<void> {
     const flush = opts.flush ?? true;
@@ -346,12 +347,14 @@ export class GameClient {
     }
     for (;;) {
       const out = await this.cycle();
-      if (out.kind === 'halt') return;
+      if (out.kind === 'halt') break;
       if (out.kind === 'ok' && this.events.size === 0 && this.commands.pendingResults === 0) return;
       const left = deadline - this.clock.now();
-      if (left <= 0) return;
+      if (left <= 0) break;
       if (out.kind === 'retry') await this.clock.sleep(Math.min(out.delayMs, left));
     }
+    // what the game must know before the process exits: these die with it unless it keeps them itself
+    if (this.events.size > 0) this.problem({ kind: 'events_unsent', message: `stop(): ${this.events.size} event(s) not delivered before the deadline` });
   }
 
   /**
