@@ -136,14 +136,17 @@ local function replayAdd(counter, m)
     if #moved > 0 then
       redis.call('SADD', to, unpack(moved))
       redis.call('SREM', from, unpack(moved))
-      keepAtLeast(to, redis.call('PTTL', from))
+      -- exactly what `from` was kept for, no headroom: no shard may outlive the counter (below)
+      local ttl = redis.call('PTTL', from)
+      if redis.call('PTTL', to) < ttl then redis.call('PEXPIRE', to, ttl) end
     end
     level, split = replayShards(n)
   end
   local shard = counter .. ':' .. shardIndex(level, split, m)
   redis.call('SADD', shard, A.rm)
-  -- the counter is raised with every shard, never lowered (GT), so it outlives them all; a shard that
-  -- need not be raised means the counter need not either
+  -- the counter is raised with every shard, never lowered (GT), and a split copies an expiry without
+  -- adding to it, so the counter outlives every shard (a bucket whose counter is gone is not read); a
+  -- shard that need not be raised means the counter need not either
   local keep = A.rx + REPLAY_EXPIRY_HEADROOM_MS
   if n == 1 then
     redis.call('PEXPIRE', shard, keep)
