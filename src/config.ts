@@ -17,12 +17,14 @@ export interface Config {
   /** Prefix of every Redis key this deployment writes; tests use a random one. */
   redisPrefix: string;
   /**
-   * `REPLAY_LEGACY_WRITES` (default false): write replay claims in the layout of the versions before
-   * 2026-11-29 (hashes of concatenated tags) instead of the sharded sets; every process reads both. Only
-   * for the first step of a rolling upgrade from such a version, so the old processes still running see
-   * the new ones' claims (docs/running.md "Upgrading"; src/store/lua/lib/replay-claim.ts).
+   * `LEGACY_LAYOUT_WRITES` (default false): write replay claims and user locations in the layout of the
+   * versions before 2026-11-29 (hashes of concatenated tags; one hash of locations per game) instead of
+   * the sharded sets and hashes; every process reads both. Only for the first step of a rolling upgrade
+   * from such a version, so the old processes still running see what the new ones write (docs/running.md
+   * "Upgrading"; src/store/lua/lib/replay-claim.ts, user-location.ts). Until 2026-11-29 it was named
+   * `REPLAY_LEGACY_WRITES` (replay claims only), which boot now refuses with a pointer to the new name.
    */
-  replayLegacyWrites: boolean;
+  legacyWrites: boolean;
   /** Port of the game listener (the five /api/v1/game endpoints plus health). */
   port: number;
   /** Interface the game listener binds to. */
@@ -137,7 +139,7 @@ const schema = {
     DATABASE_URL: { type: 'string', pattern: '^postgres(ql)?://', default: 'postgresql://postgres@127.0.0.1:5432/gis' },
     REDIS_URL: { type: 'string', pattern: '^(rediss?|redis\\+cluster)://', default: 'redis://127.0.0.1:6379' },
     REDIS_PREFIX: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,32}$', default: 'gis' },
-    REPLAY_LEGACY_WRITES: { type: 'boolean', default: false },
+    LEGACY_LAYOUT_WRITES: { type: 'boolean', default: false },
     PORT: { type: 'integer', minimum: 0, maximum: 65535, default: 3000 },
     HOST: { type: 'string', minLength: 1, default: '0.0.0.0' },
     LOG_LEVEL: { enum: ['error', 'warn', 'info', 'http', 'debug'], default: 'info' },
@@ -183,6 +185,8 @@ export class ConfigError extends Error {
  * @throws {ConfigError} listing every missing or malformed variable.
  */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Readonly<Config> {
+  // renamed when it came to cover user locations too: an upgrade that kept the old name would write the new layouts unseen
+  if (env.REPLAY_LEGACY_WRITES !== undefined) throw new ConfigError(['REPLAY_LEGACY_WRITES is now LEGACY_LAYOUT_WRITES (docs/running.md "Upgrading")']);
   const ajv = new Ajv({ useDefaults: true, coerceTypes: true, allErrors: true });
   const copy: Record<string, unknown> = {};
   for (const name of Object.keys(schema.properties)) {
@@ -214,7 +218,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     databaseUrl: String(v.DATABASE_URL),
     redisUrl: String(v.REDIS_URL),
     redisPrefix: String(v.REDIS_PREFIX),
-    replayLegacyWrites: (v.REPLAY_LEGACY_WRITES as unknown) === true,
+    legacyWrites: (v.LEGACY_LAYOUT_WRITES as unknown) === true,
     port: Number(v.PORT),
     host: String(v.HOST),
     logLevel: v.LOG_LEVEL as Config['logLevel'],

@@ -56,14 +56,20 @@ describe('config', () => {
     expect(loadConfig({ REDIS_WAIT_REPLICAS: '1', REDIS_WAIT_TIMEOUT_MS: '250' }).redisWait).to.deep.equal({ replicas: 1, timeoutMs: 250 });
   });
 
-  it('REPLAY_LEGACY_WRITES defaults to false (the sets) and takes true for an upgrade\'s first step', () => {
-    expect(loadConfig({}).replayLegacyWrites).to.equal(false);
-    expect(loadConfig({ REPLAY_LEGACY_WRITES: 'true' }).replayLegacyWrites).to.equal(true);
-    expect(loadConfig({ REPLAY_LEGACY_WRITES: 'false' }).replayLegacyWrites).to.equal(false);
+  it('LEGACY_LAYOUT_WRITES defaults to false (the new layouts) and takes true for an upgrade\'s first step', () => {
+    expect(loadConfig({}).legacyWrites).to.equal(false);
+    expect(loadConfig({ LEGACY_LAYOUT_WRITES: 'true' }).legacyWrites).to.equal(true);
+    expect(loadConfig({ LEGACY_LAYOUT_WRITES: 'false' }).legacyWrites).to.equal(false);
+  });
+
+  it('refuses the old name REPLAY_LEGACY_WRITES and names the new one', () => {
+    for (const value of ['true', 'false']) {
+      expect(() => loadConfig({ REPLAY_LEGACY_WRITES: value })).to.throw(ConfigError, /LEGACY_LAYOUT_WRITES/);
+    }
   });
 
   const badValues = [
-    ['REPLAY_LEGACY_WRITES', 'yes'],
+    ['LEGACY_LAYOUT_WRITES', 'yes'],
     ['REDIS_DURABILITY', 'strict'],
     ['REDIS_DURABILITY', 'REQUIRED'],
     ['REDIS_PERSISTENCE_RECHECK_SECONDS', '-1'],

@@ -105,7 +105,7 @@ async function main(): Promise<void> {
   });
   await persistence.start();
   const db = createDb(config.databaseUrl, config.dbPoolSize);
-  const keySpace = new KeySpace(config.redisPrefix);
+  const keySpace = new KeySpace(config.redisPrefix, config);
   metrics.watchStreams({ db, redis, keySpace });
   // A copy of a `--processes N` group is scraped through the primary's aggregated endpoint.
   let metricsServer: MetricsServer | null = null;

@@ -24,6 +24,7 @@ import type { Blocklist } from './blocklist.js';
 import type { PlatformWriteQueue, QueuedWrite } from './platform-write-queue.js';
 import type { Ban } from '@prisma/client';
 import type { KeySpace } from '../store/keyspace/key-space.js';
+import { locateUserCall } from '../store/lua/locate-user.js';
 
 /** Longest ban duration accepted, seconds (10 years); longer is a permanent ban. */
 export const MAX_BAN_SECONDS = 10 * 365 * 24 * 3600;
@@ -285,16 +286,18 @@ export class BanService {
     return out;
   }
 
-  /** Kicks the banned user from every covered server they are on now (user location: `{g:}:where`). */
+  /** Kicks the banned user from every covered server they are on now (user locations: src/store/lua/lib/user-location.ts). */
   private async kickOnline(gameIds: string[], ban: Ban, issuedBy: string): Promise<KickResult[]> {
     const kick = this.deps.kick;
     if (!kick || !gameIds.length) return [];
-    const pipeline = this.deps.redis.pipeline();
-    for (const id of gameIds) pipeline.hget(this.deps.keySpace.game(id).where(), ban.externalId);
-    const where = (await pipeline.exec()) ?? [];
+    // one script per game: each game's keys are in their own Cluster slot
+    const located = await Promise.all(gameIds.map((id) => {
+      const call = locateUserCall(this.deps.keySpace.game(id), { externalId: ban.externalId });
+      return this.deps.redis.runScript('locateUser', call.keys, call.args);
+    }));
     const results: KickResult[] = [];
     for (const [i, gameId] of gameIds.entries()) {
-      const server = where[i]?.[1];
+      const server = located[i];
       if (typeof server !== 'string' || !server) continue;
       if (ban.scope === 'server' && server !== ban.externalServerId) continue;
       try {

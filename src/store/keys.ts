@@ -67,10 +67,11 @@ export class GameKeys {
   readonly base: string;
 
   /**
-   * @param replayLegacyWrites whether replay claims go to {@link replayBucket} (the layout before 2026-11-29)
-   *   instead of {@link replayClaims}: `REPLAY_LEGACY_WRITES`, src/store/lua/lib/replay-claim.ts.
+   * @param legacyWrites whether replay claims and user locations are written in the layout before
+   *   2026-11-29 ({@link replayBucket}, {@link where}) instead of {@link replayClaims} and
+   *   {@link userLocations}: `LEGACY_LAYOUT_WRITES`, src/store/lua/lib/replay-claim.ts and user-location.ts.
    */
-  constructor(prefix: string, readonly gameId: string, readonly replayLegacyWrites = false) {
+  constructor(prefix: string, readonly gameId: string, readonly legacyWrites = false) {
     this.base = `${prefix}:{g:${gameId}}`;
   }
 
@@ -86,7 +87,7 @@ export class GameKeys {
   /**
    * The same bucket in the layout before 2026-11-29: hash shard → concatenated replay tags (8 base64
    * characters each), read by every process and written instead of {@link replayClaims} during an upgrade's
-   * first step (`REPLAY_LEGACY_WRITES`, src/store/lua/lib/replay-claim.ts).
+   * first step (`LEGACY_LAYOUT_WRITES`, src/store/lua/lib/replay-claim.ts).
    */
   replayBucket(bucket: number): string {
     return `${this.base}${S.replay}${bucket}`;
@@ -106,7 +107,19 @@ export class GameKeys {
   roster(externalServerId: string): string {
     return `${this.base}${S.roster}${externalServerId}`;
   }
-  /** hash externalId → externalServerId: where each online user is (command routing). */
+  /**
+   * The head of the user locations, hash externalId → externalServerId of every user on a roster (command
+   * routing, kicks), spread over listpack-sized shards `<key>:<n>`; its field '' holds the shards' state
+   * (src/store/lua/lib/user-location.ts).
+   */
+  userLocations(): string {
+    return `${this.base}${S.userLocations}`;
+  }
+  /**
+   * The user locations in the layout before 2026-11-29, one hash externalId → externalServerId: read by
+   * every process while it exists, written instead of {@link userLocations} during an upgrade's first step
+   * (`LEGACY_LAYOUT_WRITES`, src/store/lua/lib/user-location.ts).
+   */
   where(): string {
     return `${this.base}${S.where}`;
   }

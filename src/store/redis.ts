@@ -19,7 +19,7 @@ import { luaSuffixPreamble } from './keyspace/suffixes.js';
 const luaDir = new URL('./lua/', import.meta.url);
 
 /** The project's Lua scripts, by command name (file `<kebab-case name>.lua`). */
-const SCRIPTS = ['heartbeat', 'sweepServer', 'issueCommand', 'expireCommands', 'nudgeAdmit', 'banLookup', 'banSync', 'banWriteSlot', 'doorLookup', 'doorStore', 'raiseDoorsVersion', 'banCheckClaim'] as const;
+const SCRIPTS = ['heartbeat', 'sweepServer', 'issueCommand', 'expireCommands', 'nudgeAdmit', 'banLookup', 'banSync', 'banWriteSlot', 'doorLookup', 'doorStore', 'raiseDoorsVersion', 'banCheckClaim', 'locateUser'] as const;
 
 export type ScriptName = (typeof SCRIPTS)[number];
 

@@ -4,7 +4,7 @@
  * the bucket boundaries, and other signatures are not; with its signed timestamp ts, for as long as the
  * window accepts ts (to ts + 300 s), and its bucket is not kept much longer (issue #32 item 4); a bucket
  * of many claims is split into intsets without losing one (issue #32 item 2); processes writing the
- * layout before 2026-11-29 (`REPLAY_LEGACY_WRITES`) and the sets refuse each other's signatures. Server
+ * layout before 2026-11-29 (`LEGACY_LAYOUT_WRITES`) and the sets refuse each other's signatures. Server
  * time is passed explicitly: no waiting.
  */
 import { expect } from 'chai';
@@ -121,8 +121,8 @@ describe('replay cache in bucket sets', () => {
     expect(await h.redis.exists(keys.replayBucket(Math.floor(t1 / bucketMs)))).to.equal(0);
   });
 
-  it('REPLAY_LEGACY_WRITES: claims in the old layout (the same tags an old process writes) and the sets refuse each other', async () => {
-    const legacySpace = new KeySpace(h.config.redisPrefix, { replayLegacyWrites: true });
+  it('LEGACY_LAYOUT_WRITES: claims in the old layout (the same tags an old process writes) and the sets refuse each other', async () => {
+    const legacySpace = new KeySpace(h.config.redisPrefix, { legacyWrites: true });
     const legacy = new BanCheckClaim(h.redis, legacySpace);
     const sets = new BanCheckClaim(h.redis, h.keySpace);
     const bucketMs = REPLAY_BUCKET_SECONDS * 1000;

@@ -92,22 +92,21 @@ describe('roster reconciliation and sessions', () => {
 
   it('keeps the user-location map in step for command routing, across servers', async () => {
     const g = await h.game();
-    const keys = h.keySpace.game(g.gameId);
     await hbAt(h, g, ['m'], 'srv-1');
-    expect(await h.redis.hget(keys.where(), 'm')).to.equal('srv-1');
+    expect(await h.locate(g.gameId, 'm')).to.equal('srv-1');
     await hbAt(h, g, ['m'], 'srv-2'); // moved: appears on srv-2 before srv-1 reports the leave
-    expect(await h.redis.hget(keys.where(), 'm')).to.equal('srv-2');
+    expect(await h.locate(g.gameId, 'm')).to.equal('srv-2');
     await hbAt(h, g, [], 'srv-1');
-    expect(await h.redis.hget(keys.where(), 'm')).to.equal('srv-2');
+    expect(await h.locate(g.gameId, 'm')).to.equal('srv-2');
     await hbAt(h, g, [], 'srv-2');
-    expect(await h.redis.hexists(keys.where(), 'm')).to.equal(0);
+    expect(await h.locate(g.gameId, 'm')).to.equal('');
     // a server whose roster did not change still re-claims a user another server released
     await hbAt(h, g, ['n'], 'srv-1');
     await hbAt(h, g, ['n'], 'srv-2');
     await hbAt(h, g, [], 'srv-2');
-    expect(await h.redis.hexists(keys.where(), 'n')).to.equal(0);
+    expect(await h.locate(g.gameId, 'n')).to.equal('');
     await hbAt(h, g, ['n'], 'srv-1');
-    expect(await h.redis.hget(keys.where(), 'n')).to.equal('srv-1');
+    expect(await h.locate(g.gameId, 'n')).to.equal('srv-1');
   });
 
   it('stores a teamless player as the bare username and reads every name and team back as sent', async () => {
@@ -146,12 +145,12 @@ describe('roster reconciliation and sessions', () => {
     const players = Array.from({ length: MAX_ROSTER }, (_, i) => `full-${i}`);
     await hbAt(h, g, players);
     expect(await h.redis.hlen(keys.roster('srv-a'))).to.equal(MAX_ROSTER);
-    expect(await h.redis.hlen(keys.where())).to.equal(MAX_ROSTER);
+    for (const p of players) expect(await h.locate(g.gameId, p)).to.equal('srv-a');
     // Another server claims one user; the unchanged roster (not decoded again) still re-locates it.
     await hbAt(h, g, ['full-7'], 'srv-b');
-    expect(await h.redis.hget(keys.where(), 'full-7')).to.equal('srv-b');
+    expect(await h.locate(g.gameId, 'full-7')).to.equal('srv-b');
     await hbAt(h, g, players);
-    expect(await h.redis.hget(keys.where(), 'full-7')).to.equal('srv-a');
+    expect(await h.locate(g.gameId, 'full-7')).to.equal('srv-a');
     await h.flush(g.gameId);
     expect(await h.db.session.count({ where: { gameId: g.gameId, externalServerId: 'srv-a' } })).to.equal(MAX_ROSTER);
   });
@@ -179,7 +178,7 @@ describe('roster reconciliation and sessions', () => {
     const server = await h.db.gameServer.findFirstOrThrow({ where: { gameId: g.gameId, externalServerId: 'crashy' } });
     expect(server.goneAt!.getTime()).to.equal(last);
     expect(await h.redis.exists(keys.server('crashy'), keys.roster('crashy'))).to.equal(0);
-    expect(await h.redis.hexists(keys.where(), 'x')).to.equal(0);
+    expect(await h.locate(g.gameId, 'x')).to.equal('');
     // a second sweep changes nothing
     r = await sweepGame(h.redis, h.db, h.keySpace, g.gameId, missed, last + 20 * 60_000);
     expect(r.gone).to.deep.equal([]);

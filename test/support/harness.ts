@@ -24,6 +24,7 @@ import { flushSessions } from '../../src/presence/session-flusher.js';
 import { flushCommandLog } from '../../src/commands/command-log-flusher.js';
 import { flushAccessLog } from '../../src/doors/access-log-flusher.js';
 import type { HeartbeatRequest } from '../../src/schemas/heartbeat.js';
+import { locateUserCall } from '../../src/store/lua/locate-user.js';
 import type { Express } from 'express';
 
 export const ALL_SCOPES: Scope[] = ['heartbeat', 'events', 'doors', 'commands', 'records:read', 'chat'];
@@ -56,7 +57,7 @@ export class Harness {
   constructor(overrides: Record<string, string> = {}, opts: { patientRedis?: boolean } = {}) {
     this.config = loadConfig({ ...process.env, ...overrides });
     setLogLevel(this.config.logLevel);
-    this.keySpace = new KeySpace(this.config.redisPrefix);
+    this.keySpace = new KeySpace(this.config.redisPrefix, this.config);
     // As the API's own client (src/server.ts), unless the test asked for a patient one.
     this.redis = opts.patientRedis
       ? createRedis(this.config.redisUrl, { name: 'test', forWorker: true })
@@ -103,6 +104,12 @@ export class Harness {
   /** POST /api/v1/game/heartbeat with `body`. */
   heartbeat(g: TestGame, body: HeartbeatRequest, opts: { timestamp?: number } = {}) {
     return this.signed(g, 'post', '/api/v1/game/heartbeat', body, opts);
+  }
+
+  /** The server whose roster holds user `externalId` in `gameId` by the user locations, or '' (what a ban's kick reads). */
+  async locate(gameId: string, externalId: string): Promise<string> {
+    const call = locateUserCall(this.keySpace.game(gameId), { externalId });
+    return (await this.redis.runScript('locateUser', call.keys, call.args)) as string;
   }
 
   /** Drains every stream of `gameId` into Postgres, as the workers would. */

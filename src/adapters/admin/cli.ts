@@ -252,7 +252,7 @@ export async function runCli(argv: string[], deps: CliDeps): Promise<number> {
     const ctx: CommandContext = {
       args: new ArgReader(resolved.values),
       config,
-      keySpace: new KeySpace(config.redisPrefix),
+      keySpace: new KeySpace(config.redisPrefix, config),
       nowMs: (deps.now ?? Date.now)(),
       actor: operatorName(),
       json,

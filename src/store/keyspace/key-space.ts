@@ -27,19 +27,20 @@ export class KeySpace {
   /**
    * @param prefix the deployment's Redis prefix, `REDIS_PREFIX` as validated by src/config.ts
    *   (`[A-Za-z0-9_-]{1,32}`); tests and benchmarks choose a random one to keep their keys apart.
-   * @param layout which layout replay claims are written in: `replayLegacyWrites` (src/config.ts
-   *   `REPLAY_LEGACY_WRITES`, default false) for an upgrade's first step (src/store/lua/lib/replay-claim.ts).
+   * @param layout which layout replay claims and user locations are written in: `legacyWrites` (src/config.ts
+   *   `LEGACY_LAYOUT_WRITES`, default false) for an upgrade's first step (src/store/lua/lib/replay-claim.ts,
+   *   user-location.ts).
    */
   constructor(
     private readonly prefix: string,
-    private readonly layout: { replayLegacyWrites: boolean } = { replayLegacyWrites: false },
+    private readonly layout: { legacyWrites: boolean } = { legacyWrites: false },
   ) {
     this.global = new GlobalKeys(prefix);
   }
 
   /** The keys of one game, all under `<prefix>:{g:<gameId>}` (one Cluster slot). A new view per call; building it is one string concatenation. */
   game(gameId: string): GameKeys {
-    return new GameKeys(this.prefix, gameId, this.layout.replayLegacyWrites);
+    return new GameKeys(this.prefix, gameId, this.layout.legacyWrites);
   }
 
   /** The keys of one workspace, all under `<prefix>:{w:<workspaceId>}` (one Cluster slot): its blocklist. */

@@ -15,6 +15,9 @@ export const GAME_SUFFIXES = {
   server: ':server:',
   servers: ':servers',
   roster: ':roster:',
+  /** hash shards, no TTL: externalId → externalServerId of every user on a roster (src/store/lua/lib/user-location.ts). */
+  userLocations: ':loc',
+  /** hash: the same in the layout before 2026-11-29, read and written during an upgrade (src/store/lua/lib/user-location.ts). */
   where: ':where',
   events: ':events',
   sessions: ':sessions',

@@ -1,9 +1,10 @@
 --[[
   One heartbeat, atomically, in one round trip (spec: POST /api/v1/game/heartbeat).
   KEYS (one Cluster slot, built by heartbeat.ts beside this file): 1 server hash, 2 live-server zset,
-  3 roster, 4 where, 5 sessions stream, 6 keys-used, 7 events stream, 8 cmdlog stream, 9 pending list,
-  10 dispatched zset, 11 doors version, 12 the key's `hb` quota hash of this window, 13 the minute's
-  throttle hash, 14.. the replay buckets (lib/common.lua). Command hashes, user queues and another
+  3 roster, 4 user locations, 5 sessions stream, 6 keys-used, 7 events stream, 8 cmdlog stream, 9 pending
+  list, 10 dispatched zset, 11 doors version, 12 user locations of the layout before 2026-11-29, 13 the
+  key's `hb` quota hash of this window, 14 the minute's throttle hash, 15.. the replay buckets
+  (lib/common.lua). Command hashes, user queues and another
   server's pending list are derived from the ids and names found: A.b .. SFX.<family> .. <name>.
 
   A: b base "<prefix>:{g:<gameId>}", sid externalServerId, t now ms (string), m server meta
@@ -13,7 +14,7 @@
      players costs more than the rest of the script), ev events JSON array or "", ak acks, fl failures
      [{id, reason}], st server TTL s, dc true to deliver commands (the key has the commands scope),
      sa the signed timestamp s (-1 when unknown), keyId, rm/rs/rt/rx/rl (replay), q quota, qx/qr/tf/tt
-     (quota, lib/common.lua)
+     (quota), wl (user locations; lib/common.lua)
   Returns {"replay"} when the signature was already used, {"limited", <seconds to the window's end>}
   when the server is over its quota (src/limits/quotas.ts; nothing else is written), else
   {"ok", <doors version or "">, <command entry JSON>...}: the doors version (src/doors/doors-version.ts)
@@ -24,8 +25,8 @@ local now = tonumber(nowS)
 
 -- 1. replay cache (spec: Authentication rule 3), then the per-(key, server) quota in fixed windows; a
 --    429 is counted per minute for the ingest health check
-if not claimReplay(14, #KEYS - 13) then return {'replay'} end
-local limited = overQuota(12, 13, sid, A.q)
+if not claimReplay(15, #KEYS - 14) then return {'replay'} end
+local limited = overQuota(13, 14, sid, A.q)
 if limited then return limited end
 redis.call('HSET', KEYS[6], A.keyId, nowS)
 
@@ -64,7 +65,8 @@ redis.call('EXPIRE', serverKey, A.st)
 redis.call('ZADD', KEYS[2], now, sid)
 
 -- 3. roster reconciliation: joins open sessions now, leaves close at the previous heartbeat
-local rosterKey, whereKey, pendingKey = KEYS[3], KEYS[4], KEYS[9]
+local rosterKey, pendingKey = KEYS[3], KEYS[9]
+local locations = userLocations(4, 12)
 -- A roster value's part after the open time (src/presence/server-view.ts `parseRosterValue`): the bare
 -- username for a player without a team whose name cannot be taken for JSON (the common case; 9 B less
 -- than the JSON array per player), else the JSON [username, team].
@@ -82,7 +84,7 @@ if not stale and prev[2] ~= A.rd then
   local old = {}
   local flat = redis.call('HGETALL', rosterKey)
   for i = 1, #flat, 2 do old[flat[i]] = flat[i + 1] end
-  local done = {}
+  local done, left = {}, {}
   for _, p in ipairs(players) do
     local uid = p[1]
     if not done[uid] then
@@ -111,24 +113,25 @@ if not stale and prev[2] ~= A.rd then
     if not seen[uid] then
       local nl = string.find(before, '\n', 1, true)
       redis.call('HDEL', rosterKey, uid)
-      if redis.call('HGET', whereKey, uid) == sid then redis.call('HDEL', whereKey, uid) end
+      left[#left + 1] = uid
       redis.call('XADD', sessions, '*', 'k', 'c', 's', sid, 'u', uid, 'at', string.sub(before, 1, nl - 1),
         'cl', prevLast, 'r', 'left')
     end
   end
+  releaseUsers(locations, left, sid)
 end
--- every listed user is located here (one read, one write at most), also when the roster is unchanged:
--- another server may have claimed or released the user meanwhile
+-- every listed user is located here (one read, and one write at most, per shard the users fall in), also
+-- when the roster is unchanged: another server may have claimed or released the user meanwhile
 if #uids > 0 then
-  local located = redis.call('HMGET', whereKey, unpack(uids))
+  local at, misplaced = locateUsers(locations, uids)
   local fix = {}
   for i, uid in ipairs(uids) do
-    if located[i] ~= sid then
+    if at[i] ~= sid or misplaced[i] then
       fix[#fix + 1] = uid
       fix[#fix + 1] = sid
     end
   end
-  if #fix > 0 then redis.call('HSET', whereKey, unpack(fix)) end
+  placeUsers(locations, fix)
 end
 redis.call('EXPIRE', rosterKey, A.st)
 
@@ -170,7 +173,7 @@ if #pending > 0 then
     local c = redis.call('HMGET', h, 'status', 'exp', 'iat', 'user')
     if c[1] == 'pending' then
       local user = c[4] or ''
-      local at = user ~= '' and redis.call('HGET', whereKey, user)
+      local at = user ~= '' and locateUsers(locations, {user})[1]
       if tonumber(c[2]) <= now then
         expire(h, id)
       elseif user ~= '' and at ~= sid then

@@ -1,14 +1,15 @@
 /**
  * The typed builder of a `heartbeat.lua` call (one heartbeat in one round trip; the script's header lists
  * what it reads): the caller names what the heartbeat carries, this puts the game's keys in the order the
- * script reads them by index (server hash .. doors version, then the quota count's two keys, then the
- * replay buckets) and adds the replay claim and quota count of lib/.
+ * script reads them by index (server hash .. doors version, the old user locations, then the quota
+ * count's two keys, then the replay buckets) and adds the replay claim, quota count and user locations of lib/.
  */
 import { hash } from 'node:crypto';
 import { SERVER_TTL_SECONDS, type GameKeys } from '../keys.js';
 import type { ScriptCall } from '../redis.js';
 import { quotaScriptArgs, type QuotaCount } from './lib/quota-count.js';
 import { replayClaim } from './lib/replay-claim.js';
+import { userLocationArgs } from './lib/user-location.js';
 
 /** What one heartbeat call needs, by name. */
 export interface HeartbeatCall {
@@ -46,12 +47,13 @@ export function heartbeatCall(keys: GameKeys, call: HeartbeatCall): ScriptCall {
   const { sid, meta } = call;
   const replay = replayClaim(keys, call.keyId, call.signature, call.nowMs, call.signedAtSeconds);
   const quota = quotaScriptArgs(keys, call.keyId, call.quota, call.nowMs);
+  const locations = userLocationArgs(keys);
   return {
     keys: [
       keys.server(sid),
       keys.servers(),
       keys.roster(sid),
-      keys.where(),
+      locations.keys[0],
       keys.sessionStream(),
       keys.keysUsed(),
       keys.eventStream(),
@@ -59,6 +61,7 @@ export function heartbeatCall(keys: GameKeys, call: HeartbeatCall): ScriptCall {
       keys.pendingCommands(sid),
       keys.dispatchedCommands(sid),
       keys.doorsVersion(),
+      locations.keys[1],
       ...quota.keys,
       ...replay.keys,
     ],
@@ -81,6 +84,7 @@ export function heartbeatCall(keys: GameKeys, call: HeartbeatCall): ScriptCall {
       keyId: call.keyId,
       ...replay.args,
       ...quota.args,
+      ...locations.args,
     },
   };
 }

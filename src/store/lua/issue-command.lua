@@ -1,19 +1,20 @@
 --[[
   Creates one command's hot state and routes it, atomically (spec: Command lifecycle, (new) -> pending).
-  KEYS: 1 the command hash, 2 live-server zset, 3 where, 4 the game's expiry zset, 5 `cmdlog` stream.
+  KEYS: 1 the command hash, 2 live-server zset, 3 user locations, 4 the game's expiry zset, 5 `cmdlog`
+  stream, 6 user locations of the layout before 2026-11-29 (lib/common.lua).
   The destination server's queues and other commands' hashes are derived from the server and ids found:
   A.b .. SFX.<family> .. <name> (one Cluster slot).
 
   Routing (src/commands/command-service.ts documents it for operators):
     - server target: the server's pending list, only while the server is live (in the `servers` zset);
-    - user target: the pending list of the server whose roster holds the user (`where`), else the user's
+    - user target: the pending list of the server whose roster holds the user (its location), else the user's
       waiting list, which the heartbeat script moves to a server's pending list when the user joins it.
   The destination queue is capped: a server holds at most A.sc open commands (pending + dispatched),
   a waiting user at most A.uc. Ids whose command is no longer open are pruned before refusing.
 
   A: b base, id command id, json entry JSON {"id","type","payload","issuedAt","expiresAt"}, iat issuedAt
      ms (string), exp expiresAt ms (string), ts target externalServerId or "", u target externalId or "",
-     sc server queue cap, uc user queue cap, ttl hash TTL s
+     sc server queue cap, uc user queue cap, ttl hash TTL s, wl (user locations, lib/common.lua)
   Appends a `pending` entry to the game's `cmdlog` stream (only when the command is stored).
   Returns {"ok", <server it was routed to, or "" while waiting>}, {"server_not_live"} or
   {"full", <open commands in the destination queue>, <that server, or "" for the user's queue>}.
@@ -50,7 +51,7 @@ if targetServer ~= '' then
   if not redis.call('ZSCORE', KEYS[2], targetServer) then return {'server_not_live'} end
   dest = targetServer
 else
-  dest = redis.call('HGET', KEYS[3], user) or ''
+  dest = locateUsers(userLocations(3, 6), {user})[1] or ''
 end
 
 local queueKey

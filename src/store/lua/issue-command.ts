@@ -1,9 +1,11 @@
 /**
  * The typed builder of an `issue-command.lua` call (a command queued for its server or waiting user):
- * KEYS = the command hash, live servers, where, the game's expiry zset, the `cmdlog` stream.
+ * KEYS = the command hash, live servers, user locations, the game's expiry zset, the `cmdlog` stream, old
+ * user locations (lib/user-location.ts).
  */
 import type { GameKeys } from '../keys.js';
 import type { ScriptCall } from '../redis.js';
+import { userLocationArgs } from './lib/user-location.js';
 
 /** What one command issue needs, by name (the script's header says what each holds). */
 export interface IssueCommandCall {
@@ -24,8 +26,9 @@ export interface IssueCommandCall {
 
 /** KEYS and named arguments of `issue-command.lua` for `call` in `keys`' game. */
 export function issueCommandCall(keys: GameKeys, call: IssueCommandCall): ScriptCall {
+  const locations = userLocationArgs(keys);
   return {
-    keys: [keys.command(call.id), keys.servers(), keys.where(), keys.commandExpiry(), keys.commandLog()],
+    keys: [keys.command(call.id), keys.servers(), locations.keys[0], keys.commandExpiry(), keys.commandLog(), locations.keys[1]],
     args: {
       b: keys.base,
       id: call.id,
@@ -37,6 +40,7 @@ export function issueCommandCall(keys: GameKeys, call: IssueCommandCall): Script
       sc: call.serverCap,
       uc: call.userCap,
       ttl: call.ttlSeconds,
+      ...locations.args,
     },
   };
 }

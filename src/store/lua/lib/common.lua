@@ -14,8 +14,9 @@ local A = cmsgpack.unpack(ARGV[1])
   real field: subjects are digests, user ids are non-empty) holds the state "<level> <split> <fields>".
   When the fields pass SHARD_LOAD per shard on average, the shard at the split pointer is split in two
   (its fields that now hash to the new shard move there), so a field is never lost. A shard not yet
-  split at this level holds up to twice the average, hence a load of 40, not 128. Removed fields are not
-  uncounted: shards never merge, and the family expires as a whole.
+  split at this level holds up to twice the average, hence a load of 40, not 128. Shards never merge. The
+  families that expire as a whole do not uncount removed fields; the user locations (below), which have
+  no expiry, do.
 ]]
 local SHARD_LOAD = 40
 
@@ -43,13 +44,13 @@ local function shardFor(head, level, split, h)
 end
 
 --[[
-  Records that a field was added to one of head's shards (state from shardState): counts it and, past
-  SHARD_LOAD, splits the shard at the pointer; every key it writes expires ttlMs from now. hashOf(field)
-  gives a field's h, or nil for a field to leave where it is (the state field, a field of an older layout).
+  Records head's field count n (level, split: its state before) and splits the shard at the pointer while
+  the fields pass SHARD_LOAD per shard on average; every key it writes expires ttlMs from now (nil: no
+  expiry). hashOf(field) gives a field's h, or nil for a field to leave where it is (the state field, a
+  field of an older layout). Returns the new level and split pointer.
 ]]
-local function shardAdded(head, level, split, n, hashOf, ttlMs)
-  n = n + 1
-  if n > (2 ^ level + split) * SHARD_LOAD then
+local function shardResize(head, level, split, n, hashOf, ttlMs)
+  while n > (2 ^ level + split) * SHARD_LOAD do
     local from, to = shardKey(head, split), shardKey(head, split + 2 ^ level)
     local flat = redis.call('HGETALL', from)
     local moved, gone = {}, {}
@@ -63,14 +64,20 @@ local function shardAdded(head, level, split, n, hashOf, ttlMs)
     end
     if #gone > 0 then
       redis.call('HSET', to, unpack(moved))
-      redis.call('PEXPIRE', to, ttlMs)
+      if ttlMs then redis.call('PEXPIRE', to, ttlMs) end
       redis.call('HDEL', from, unpack(gone))
     end
     split = split + 1
     if split == 2 ^ level then level, split = level + 1, 0 end
   end
   redis.call('HSET', head, '', level .. ' ' .. split .. ' ' .. n)
-  redis.call('PEXPIRE', head, ttlMs)
+  if ttlMs then redis.call('PEXPIRE', head, ttlMs) end
+  return level, split
+end
+
+-- Records that a field was added to one of head's shards (state from shardState), splitting as needed.
+local function shardAdded(head, level, split, n, hashOf, ttlMs)
+  shardResize(head, level, split, n + 1, hashOf, ttlMs)
 end
 
 --[[
@@ -235,4 +242,156 @@ local function overQuota(counter, throttled, subject, quota)
   redis.call('HINCRBY', KEYS[throttled], A.tf, 1)
   redis.call('EXPIRE', KEYS[throttled], A.tt)
   return {'limited', tostring(A.qr)}
+end
+
+--[[
+  User locations (src/store/lua/lib/user-location.ts): externalId -> externalServerId of every user on a
+  live server's roster, read to route a user-target command (spec: Command lifecycle) and to kick on a ban.
+  A sharded hash (above) headed by KEYS[head], without expiry, whose count is the fields present: a
+  release uncounts what it removes, so the shard count follows the game's peak population, not its churn.
+  KEYS[legacy] is the single hash of the layout before 2026-11-29 (docs/running.md "Upgrading"), which old
+  processes read and write alone. A user is in at most one of the two: a write goes to the layout this
+  process writes (the old one with A.wl) and deletes the user from the other; reads and releases look in
+  both (the shards only while they count a user, the old hash only while it exists). A heartbeat rewrites
+  each listed user it found in the other layout, so the old hash empties within a heartbeat interval of
+  every server once no process writes it.
+]]
+
+-- h of a user id: a decimal id (Roblox's) below 10^15 is its own h, any other its SHA-1's first 32 bits.
+local function userHash(u)
+  if #u <= 15 and not string.find(u, '%D') then return tonumber(u) end
+  return tonumber(string.sub(redis.sha1hex(u), 1, 8), 16)
+end
+
+-- h of a field of the locations' shards; nil for the state field.
+local function locationFieldHash(f)
+  if f == '' then return nil end
+  return userHash(f)
+end
+
+-- The user locations of this call: {head, legacy, level, split, n, old (whether the old hash may hold users)}.
+local function userLocations(head, legacy)
+  local w = {head = KEYS[head], legacy = KEYS[legacy]}
+  w.level, w.split, w.n = shardState(w.head)
+  w.old = A.wl or redis.call('EXISTS', w.legacy) == 1
+  return w
+end
+
+-- uids by shard: the shards' keys in first-seen order and, per key, the indexes into uids it holds.
+local function locationShards(w, uids)
+  local order, groups = {}, {}
+  for i, u in ipairs(uids) do
+    local k = shardFor(w.head, w.level, w.split, userHash(u))
+    if not groups[k] then
+      groups[k] = {}
+      order[#order + 1] = k
+    end
+    local g = groups[k]
+    g[#g + 1] = i
+  end
+  return order, groups
+end
+
+-- Calls fn(key, fields, indexes) once per shard that uids fall in (fields: those uids, indexes: theirs in uids).
+local function eachLocationShard(w, uids, fn)
+  local order, groups = locationShards(w, uids)
+  for _, k in ipairs(order) do
+    local fields = {}
+    for j, i in ipairs(groups[k]) do fields[j] = uids[i] end
+    fn(k, fields, groups[k])
+  end
+end
+
+--[[
+  Where each of uids is: a list parallel to uids of externalServerId or false, and the set of indexes found
+  in the layout this process does not write (a heartbeat rewrites them).
+]]
+local function locateUsers(w, uids)
+  local out, misplaced = {}, {}
+  if w.n > 0 then
+    eachLocationShard(w, uids, function(k, fields, at)
+      local got = redis.call('HMGET', k, unpack(fields))
+      for j, i in ipairs(at) do
+        out[i] = got[j]
+        if got[j] and A.wl then misplaced[i] = true end
+      end
+    end)
+  end
+  if w.old then
+    local missing, at = {}, {}
+    for i = 1, #uids do
+      if not out[i] then
+        missing[#missing + 1] = uids[i]
+        at[#at + 1] = i
+      end
+    end
+    if #missing > 0 then
+      local got = redis.call('HMGET', w.legacy, unpack(missing))
+      for j, i in ipairs(at) do
+        out[i] = got[j]
+        if got[j] and not A.wl then misplaced[i] = true end
+      end
+    end
+  end
+  return out, misplaced
+end
+
+-- Deletes fields from shard k and uncounts those it held.
+local function dropFromShard(w, k, fields)
+  local removed = redis.call('HDEL', k, unpack(fields))
+  if removed > 0 then
+    w.n = math.max(0, w.n - removed)
+    redis.call('HSET', w.head, '', w.level .. ' ' .. w.split .. ' ' .. w.n)
+  end
+end
+
+-- Locates users at servers: flat = {uid1, sid1, uid2, sid2, ...} (distinct uids); splits as the count grows.
+local function placeUsers(w, flat)
+  if #flat == 0 then return end
+  local uids = {}
+  for i = 1, #flat, 2 do uids[#uids + 1] = flat[i] end
+  if A.wl then
+    redis.call('HSET', w.legacy, unpack(flat))
+    if w.n > 0 then eachLocationShard(w, uids, function(k, fields) dropFromShard(w, k, fields) end) end
+    return
+  end
+  local added = 0
+  eachLocationShard(w, uids, function(k, _, at)
+    local kv = {}
+    for _, i in ipairs(at) do
+      kv[#kv + 1] = flat[2 * i - 1]
+      kv[#kv + 1] = flat[2 * i]
+    end
+    added = added + redis.call('HSET', k, unpack(kv))
+  end)
+  if w.old then redis.call('HDEL', w.legacy, unpack(uids)) end
+  if added > 0 then
+    w.n = w.n + added
+    w.level, w.split = shardResize(w.head, w.level, w.split, w.n, locationFieldHash, nil)
+  end
+end
+
+-- The fields of uids whose value in `key` is sid (a user another server claimed meanwhile is not one).
+local function locatedAt(key, uids, sid)
+  local at = redis.call('HMGET', key, unpack(uids))
+  local here = {}
+  for i, u in ipairs(uids) do
+    if at[i] == sid then here[#here + 1] = u end
+  end
+  return here
+end
+
+-- Releases users from server sid: each of uids still located there is no longer located anywhere.
+local function releaseUsers(w, uids, sid)
+  if #uids == 0 then return end
+  if w.n > 0 then
+    eachLocationShard(w, uids, function(k, fields)
+      local here = locatedAt(k, fields, sid)
+      if #here > 0 then dropFromShard(w, k, here) end
+    end)
+  end
+  if w.old then
+    local here = locatedAt(w.legacy, uids, sid)
+    if #here > 0 then redis.call('HDEL', w.legacy, unpack(here)) end
+  end
 end

@@ -20,7 +20,7 @@
  * until ts + 300 s. Each claim raises (never lowers) the expiry of the keys it writes to at least ts + 300 s +
  * {@link REPLAY_MARGIN_SECONDS} (with 10 s of headroom), and a split gives the new shard the expiry of the one it came from.
  *
- * Upgrading (docs/running.md "Upgrading"): every process reads both layouts; `REPLAY_LEGACY_WRITES`
+ * Upgrading (docs/running.md "Upgrading"): every process reads both layouts; `LEGACY_LAYOUT_WRITES`
  * makes it write the old one. A rolling upgrade from a version before 2026-11-29 first rolls out with it
  * set (old processes see every claim), then without it (the processes of step one read the sets).
  */
@@ -33,7 +33,7 @@ import { REPLAY_BUCKET_SECONDS, REPLAY_BUCKETS_CHECKED, REPLAY_MARGIN_SECONDS, R
  */
 const SIGNATURE_WINDOW_SECONDS = REPLAY_TTL_SECONDS / 2;
 
-/** Fields per bucket hash of the layout before 2026-11-29 (read always, written with `REPLAY_LEGACY_WRITES`). */
+/** Fields per bucket hash of the layout before 2026-11-29 (read always, written with `LEGACY_LAYOUT_WRITES`). */
 const LEGACY_SHARDS = 64;
 /** Bytes of one tag of that layout (before base64). */
 const LEGACY_TAG_BYTES = 6;
@@ -74,7 +74,7 @@ export function replayClaim(keys: GameKeys, keyId: string, signature: string, no
       rt: digest.subarray(1, 1 + LEGACY_TAG_BYTES).toString('base64'),
       // the keys live at least until this request's window closes (+ margin); never ≤ 0, which would delete them
       rx: Math.max(1000, Math.ceil(((signedAtSeconds ?? nowMs / 1000 + SIGNATURE_WINDOW_SECONDS) + SIGNATURE_WINDOW_SECONDS + REPLAY_MARGIN_SECONDS) * 1000 - nowMs)),
-      rl: keys.replayLegacyWrites,
+      rl: keys.legacyWrites,
     },
   };
 }

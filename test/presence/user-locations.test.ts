@@ -1,0 +1,132 @@
+/**
+ * User locations (src/store/lua/lib/user-location.ts; issue #32 item 4): where each user on a roster is,
+ * read to route a user-target command (spec: Command lifecycle) and to kick on a ban, in listpack-sized
+ * shards whose count follows the game's population, not its churn; and the rolling upgrade from the one
+ * hash per game of the layout before 2026-11-29 (`LEGACY_LAYOUT_WRITES`, docs/running.md "Upgrading"):
+ * a harness with the flag writes exactly what an old process writes.
+ */
+import { expect } from 'chai';
+import { Harness, heartbeatBody, type TestGame } from '../support/harness.js';
+
+describe('user locations in shards', () => {
+  const h = new Harness();
+  const old = new Harness({ LEGACY_LAYOUT_WRITES: 'true' });
+  after(async () => {
+    await h.close();
+    await old.close();
+  });
+
+  async function hb(via: Harness, g: TestGame, sid: string, players: string[]): Promise<void> {
+    const res = await via.heartbeat(g, heartbeatBody(players, { externalServerId: sid }));
+    expect(res.status).to.equal(200);
+  }
+
+  /** The shards' state: [level, split pointer, users counted]. */
+  async function state(g: TestGame): Promise<number[]> {
+    const raw = await h.redis.hget(h.keySpace.game(g.gameId).userLocations(), '');
+    return (raw ?? '').split(' ').map(Number);
+  }
+
+  /** Every shard key of the game's user locations, the head included. */
+  async function shardKeys(g: TestGame): Promise<string[]> {
+    const head = h.keySpace.game(g.gameId).userLocations();
+    const found = [head];
+    let cursor = '0';
+    do {
+      const [next, keys] = await h.redis.scan(cursor, 'MATCH', `${head}:*`, 'COUNT', 1000);
+      cursor = next;
+      found.push(...keys);
+    } while (cursor !== '0');
+    return found;
+  }
+
+  // half decimal ids (their own hash), half not (hashed by SHA-1)
+  const population = (round: number, server: number, n: number) =>
+    Array.from({ length: n }, (_, i) => (i % 2 ? `${round}${String(server * 1000 + i).padStart(8, '0')}` : `r${round}-s${server}-p${i}`));
+
+  it('locates 2,000 users of 40 servers in listpack shards, counts those present, and needs no new shard after churn', async () => {
+    const g = await h.game();
+    const servers = 40;
+    for (let s = 0; s < servers; s++) await hb(h, g, `srv-${s}`, population(1, s, 50));
+    const [level, split, n] = await state(g);
+    expect(n).to.equal(2000);
+    const keys = await shardKeys(g);
+    expect(keys.length).to.equal(2 ** level! + split!);
+    expect(keys.length).to.be.greaterThan(2000 / 128);
+    let fields = 0;
+    for (const key of keys) {
+      expect(await h.redis.object('ENCODING', key)).to.equal('listpack', key);
+      fields += await h.redis.hlen(key);
+    }
+    expect(fields).to.equal(2000 + 1); // the head's state field
+    for (const s of [0, 17, 39]) for (const u of population(1, s, 50)) expect(await h.locate(g.gameId, u)).to.equal(`srv-${s}`);
+
+    // everyone leaves, a new population of the same size arrives: the count follows, the shards stay
+    for (let s = 0; s < servers; s++) await hb(h, g, `srv-${s}`, []);
+    expect(await state(g)).to.deep.equal([level, split, 0]);
+    expect(await h.locate(g.gameId, population(1, 3, 50)[7]!)).to.equal('');
+    for (let s = 0; s < servers; s++) await hb(h, g, `srv-${s}`, population(2, s, 50));
+    expect(await state(g)).to.deep.equal([level, split, 2000]);
+    for (const u of population(2, 21, 50)) expect(await h.locate(g.gameId, u)).to.equal('srv-21');
+  });
+
+  it('a user on two servers is located at the one that listed them last, and released only by that one', async () => {
+    const g = await h.game();
+    await hb(h, g, 'srv-a', ['1001', 'x']);
+    await hb(h, g, 'srv-b', ['1001']); // moved: listed by srv-b before srv-a reports the leave
+    expect(await h.locate(g.gameId, '1001')).to.equal('srv-b');
+    await hb(h, g, 'srv-a', ['x']);
+    expect(await h.locate(g.gameId, '1001')).to.equal('srv-b');
+    expect((await state(g))[2]).to.equal(2);
+    await hb(h, g, 'srv-b', []);
+    expect(await h.locate(g.gameId, '1001')).to.equal('');
+    expect((await state(g))[2]).to.equal(1);
+  });
+
+  it('upgrade: old processes write the one hash; the new layout reads it and moves each user it writes or releases out of it', async () => {
+    const g = await h.game();
+    const keys = h.keySpace.game(g.gameId);
+    await hb(old, g, 'srv-1', ['a', 'b', 'c']);
+    expect(await h.redis.hgetall(keys.where())).to.deep.equal({ a: 'srv-1', b: 'srv-1', c: 'srv-1' });
+    expect(await h.redis.exists(keys.userLocations())).to.equal(0);
+    // what an old process wrote, a new one finds
+    expect(await h.locate(g.gameId, 'b')).to.equal('srv-1');
+
+    // a new process: 'a' moves to srv-2 (into the shards, out of the hash), which the old ones still see
+    // as located at srv-1 until their own next heartbeat of srv-1 (as two old processes would disagree)
+    await hb(h, g, 'srv-2', ['a']);
+    expect(await h.redis.hget(keys.where(), 'a')).to.equal(null);
+    expect(await h.locate(g.gameId, 'a')).to.equal('srv-2');
+    expect(await old.locate(g.gameId, 'b')).to.equal('srv-1');
+
+    // srv-1's next heartbeat through a new process: 'b' and 'c' move into the shards, the hash is gone
+    await hb(h, g, 'srv-1', ['b', 'c']);
+    expect(await h.redis.exists(keys.where())).to.equal(0);
+    expect(await h.locate(g.gameId, 'c')).to.equal('srv-1');
+    expect((await state(g))[2]).to.equal(3);
+
+    // step 2, while processes of step 1 still run: they find users in the shards, and what they write
+    // goes to the old hash and leaves the shards, so the two layouts never disagree about a user
+    expect(await old.locate(g.gameId, 'a')).to.equal('srv-2');
+    await hb(old, g, 'srv-1', ['b', 'c']);
+    expect(await h.redis.hgetall(keys.where())).to.deep.equal({ b: 'srv-1', c: 'srv-1' });
+    expect((await state(g))[2]).to.equal(1);
+    await hb(old, g, 'srv-1', ['b', 'a']); // 'a' moves back to srv-1, 'c' leaves
+    expect(await h.redis.hgetall(keys.where())).to.deep.equal({ a: 'srv-1', b: 'srv-1' });
+    expect((await state(g))[2]).to.equal(0);
+    expect(await h.locate(g.gameId, 'a')).to.equal('srv-1');
+    expect(await h.locate(g.gameId, 'c')).to.equal('');
+    await hb(h, g, 'srv-2', []); // srv-2 no longer lists 'a': its release must not touch srv-1's claim
+    expect(await h.locate(g.gameId, 'a')).to.equal('srv-1');
+  });
+
+  it('a release finds a user still in the old hash and removes them there', async () => {
+    const g = await h.game();
+    const keys = h.keySpace.game(g.gameId);
+    await hb(old, g, 'srv-1', ['p', 'q']);
+    await hb(h, g, 'srv-1', ['q']); // p left: released from the hash; q moved into the shards
+    expect(await h.redis.hgetall(keys.where())).to.deep.equal({});
+    expect(await h.locate(g.gameId, 'p')).to.equal('');
+    expect(await h.locate(g.gameId, 'q')).to.equal('srv-1');
+  });
+});
