@@ -226,9 +226,10 @@ export class GameKeys {
    * Subjects (`hb` `<externalServerId>`, `door` `u:<externalId>:<doorsVersion>:<subjectVersion>` and, past the
    * user's allowance (src/limits/quotas.ts), `d:<externalId>:<doorKey>:<doorsVersion>:<subjectVersion>`,
    * `bulk` `<externalId>:<doorsVersion>:<subjectVersion>`, `ban` `<externalId>`, `manifest` `-`) are
-   * fields named by a 12-hex-digit SHA-1 prefix, spread by linear hashing over this hash (shard 0, which
-   * also holds the state in field `''`) and `<this key>:<shard>` for shards 1, 2, ..., each kept
-   * within the listpack encoding (~16 B a subject instead of ~75 B in a hash table). The shards are derived
+   * fields named by 2⁴⁸ + the first 48 bits of their SHA-1 in decimal (15 digits; 12 hex digits before
+   * 2026-11-29), spread by linear hashing over this hash (shard 0, which also holds the state in field
+   * `''`) and `<this key>:<shard>` for shards 1, 2, ..., each kept within the listpack encoding, where
+   * such a field is a 64-bit integer (~10 B a subject with its count instead of ~75 B in a hash table). The shards are derived
    * by `overQuota` (src/store/lua/lib/common.lua) and share this key's hash tag.
    */
   rateWindow(kind: string, window: number, keyId: string): string {
