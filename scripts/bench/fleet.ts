@@ -128,6 +128,8 @@ interface Step {
   /** Sessions the liveness sweep closed as gone (servers silent for 3 intervals under the load). */
   sessionsClosedAsGone: number;
   bytesPerLiveServer: number | null;
+  /** The game's Redis bytes per live server by key family (bench:memory's families), largest first. */
+  bytesPerLiveServerByFamily: { family: string; bytes: number }[];
   /** Why this step is over the knee, or null. */
   over: string | null;
 }
@@ -144,7 +146,7 @@ interface SimSummary {
   watchedPids: { pid: number; cpuSeconds: number | null }[];
   events: { match: boolean };
   sessions: { match: boolean; closedAsGone: number };
-  redisMemory: { gameKeys: { bytesPerLiveServer: number | null } | null };
+  redisMemory: { liveServers: number; gameKeys: { bytesPerLiveServer: number | null; byFamily: Record<string, { bytes: number }> } | null };
 }
 
 /** Pins `pid` and all its threads to `cpu`. @throws when taskset fails (not Linux, no such CPU). */
@@ -239,6 +241,9 @@ function stepOf(servers: number, s: SimSummary, names: string[], idleShare: numb
     sessionsClosedAsGone: s.sessions.closedAsGone,
     redisTopCommands,
     bytesPerLiveServer: s.redisMemory.gameKeys?.bytesPerLiveServer ?? null,
+    bytesPerLiveServerByFamily: Object.entries(s.redisMemory.gameKeys?.byFamily ?? {})
+      .map(([family, f]) => ({ family, bytes: Math.round(f.bytes / Math.max(1, s.redisMemory.liveServers)) }))
+      .sort((a, b) => b.bytes - a.bytes),
     over,
   };
 }
@@ -316,6 +321,7 @@ async function main(): Promise<number> {
       rows.push(step);
       log(`  ${step.over ?? 'within the limits'}; service ${step.serviceCoreShare} of its core, ${step.cpuUsPerRequest} µs CPU per request`);
       log(`  Redis time by command: ${step.redisTopCommands.map((c) => `${c.command} ${(c.usec / 1e6).toFixed(2)} s / ${c.calls}`).join(', ')}`);
+      log(`  Redis B per live server by family: ${step.bytesPerLiveServerByFamily.map((f) => `${f.family} ${f.bytes}`).join(', ')}`);
       if (step.over) break;
     }
     const within = rows.filter((r) => !r.over);

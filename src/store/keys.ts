@@ -108,9 +108,9 @@ export class GameKeys {
     return `${this.base}${S.roster}${externalServerId}`;
   }
   /**
-   * The head of the user locations, hash externalId → externalServerId of every user on a roster (command
-   * routing, kicks), spread over listpack-sized shards `<key>:<n>`; its field '' holds the shards' state
-   * (src/store/lua/lib/user-location.ts).
+   * The head of the user locations, hash externalId → externalServerId (or `<server>\n<previous server>`)
+   * of every user on a roster (command routing, kicks), spread over listpack-sized shards `<key>:<n>`; its
+   * field '' holds the shards' state (src/store/lua/lib/user-location.ts).
    */
   userLocations(): string {
     return `${this.base}${S.userLocations}`;

@@ -100,13 +100,15 @@ describe('roster reconciliation and sessions', () => {
     expect(await h.locate(g.gameId, 'm')).to.equal('srv-2');
     await hbAt(h, g, [], 'srv-2');
     expect(await h.locate(g.gameId, 'm')).to.equal('');
-    // a server whose roster did not change still re-claims a user another server released
+    // a user another server claimed and released goes back to the server whose roster still holds them,
+    // without a heartbeat of that server
     await hbAt(h, g, ['n'], 'srv-1');
     await hbAt(h, g, ['n'], 'srv-2');
+    expect(await h.locate(g.gameId, 'n')).to.equal('srv-2');
     await hbAt(h, g, [], 'srv-2');
-    expect(await h.locate(g.gameId, 'n')).to.equal('');
-    await hbAt(h, g, ['n'], 'srv-1');
     expect(await h.locate(g.gameId, 'n')).to.equal('srv-1');
+    await hbAt(h, g, [], 'srv-1');
+    expect(await h.locate(g.gameId, 'n')).to.equal('');
   });
 
   it('stores a teamless player as the bare username and reads every name and team back as sent', async () => {
@@ -139,17 +141,20 @@ describe('roster reconciliation and sessions', () => {
     expect(await h.db.session.count({ where: { gameId: g.gameId } })).to.equal(1);
   });
 
-  it(`reconciles a full roster of ${MAX_ROSTER} players, then locates them again when it repeats unchanged`, async () => {
+  it(`reconciles a full roster of ${MAX_ROSTER} players; a user another server claims goes back when it releases them`, async () => {
     const g = await h.game();
     const keys = h.keySpace.game(g.gameId);
     const players = Array.from({ length: MAX_ROSTER }, (_, i) => `full-${i}`);
     await hbAt(h, g, players);
     expect(await h.redis.hlen(keys.roster('srv-a'))).to.equal(MAX_ROSTER);
     for (const p of players) expect(await h.locate(g.gameId, p)).to.equal('srv-a');
-    // Another server claims one user; the unchanged roster (not decoded again) still re-locates it.
+    // Another server claims one user; the unchanged roster (not decoded again) leaves the claim alone, and
+    // gets the user back when the other server releases them.
     await hbAt(h, g, ['full-7'], 'srv-b');
     expect(await h.locate(g.gameId, 'full-7')).to.equal('srv-b');
     await hbAt(h, g, players);
+    expect(await h.locate(g.gameId, 'full-7')).to.equal('srv-b');
+    await hbAt(h, g, [], 'srv-b');
     expect(await h.locate(g.gameId, 'full-7')).to.equal('srv-a');
     await h.flush(g.gameId);
     expect(await h.db.session.count({ where: { gameId: g.gameId, externalServerId: 'srv-a' } })).to.equal(MAX_ROSTER);

@@ -7,6 +7,8 @@
  */
 import { expect } from 'chai';
 import { Harness, heartbeatBody, type TestGame } from '../support/harness.js';
+import { HeartbeatService } from '../../src/presence/heartbeat-service.js';
+import { issueCommand } from '../../src/commands/command-service.js';
 
 describe('user locations in shards', () => {
   const h = new Harness();
@@ -81,6 +83,30 @@ describe('user locations in shards', () => {
     await hb(h, g, 'srv-b', []);
     expect(await h.locate(g.gameId, '1001')).to.equal('');
     expect((await state(g))[2]).to.equal(1);
+  });
+
+  it('an unchanged roster is not re-located until five minutes after the last time; then a lost location heals and the user\'s waiting command is delivered', async () => {
+    const g = await h.game();
+    const keyId = (await h.db.apiKey.findUniqueOrThrow({ where: { prefix: g.keyPrefix } })).id;
+    const service = new HeartbeatService(h.redis, h.keySpace);
+    let seq = 0;
+    const beat = (nowMs: number) =>
+      service.record({ gameId: g.gameId, keyId, signature: `heal-${++seq}`, heartbeatIntervalSeconds: 15, deliverCommands: true, body: heartbeatBody(['4242', 'ann'], { externalServerId: 'srv-h' }), nowMs });
+    const t0 = Date.now();
+    await beat(t0);
+    expect(await h.locate(g.gameId, '4242')).to.equal('srv-h');
+    // the location is lost (as in a Redis failover that dropped the write), the roster stays the same
+    const head = h.keySpace.game(g.gameId).userLocations();
+    await h.redis.hdel(head, '4242');
+    await beat(t0 + 15_000);
+    expect(await h.locate(g.gameId, '4242')).to.equal('');
+    // a command for the user, who is located nowhere now, waits in the user's queue
+    const c = await issueCommand({ db: h.db, redis: h.redis, keySpace: h.keySpace }, { issuedBy: 'test:moderator', gameId: g.gameId, type: 'kick', target: { externalId: '4242' }, payload: { reason: 'x' }, expiresInSeconds: 3600 });
+    expect(c.routedTo).to.equal(null);
+    const healed = await beat(t0 + 300_000);
+    expect(await h.locate(g.gameId, '4242')).to.equal('srv-h');
+    expect(healed.commands.map((e) => (JSON.parse(e) as { id: string }).id)).to.deep.equal([c.id]);
+    expect(await h.locate(g.gameId, 'ann')).to.equal('srv-h');
   });
 
   it('upgrade: old processes write the one hash; the new layout reads it and moves each user it writes or releases out of it', async () => {

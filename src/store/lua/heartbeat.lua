@@ -33,7 +33,7 @@ redis.call('HSET', KEYS[6], A.keyId, nowS)
 -- 2. server registration / refresh
 local serverKey = KEYS[1]
 local meta = A.m
-local prev = redis.call('HMGET', serverKey, 'last', 'rd', 'up', 'sa')
+local prev = redis.call('HMGET', serverKey, 'last', 'rd', 'up', 'sa', 'lt')
 local prevLast = prev[1]
 local sessions = KEYS[5]
 local scope, region = meta.sc, meta.rg
@@ -77,6 +77,8 @@ local function rosterInfo(name, team)
 end
 local uids = A.u
 if stale then uids = {} end
+-- users this heartbeat newly lists (their sessions open now)
+local joined, isJoined = {}, {}
 if not stale and prev[2] ~= A.rd then
   local players = cjson.decode(A.rj)
   local seen = {}
@@ -94,6 +96,8 @@ if not stale and prev[2] ~= A.rd then
       if not before then
         redis.call('HSET', rosterKey, uid, nowS .. '\n' .. info)
         redis.call('XADD', sessions, '*', 'k', 'o', 's', sid, 'u', uid, 'n', tostring(p[2]), 'at', nowS, 'sc', scope)
+        joined[#joined + 1] = uid
+        isJoined[uid] = true
         -- commands that waited for this user now go to this server
         local userQueue = base .. SFX.userCommands .. uid
         local waiting = redis.call('LRANGE', userQueue, 0, -1)
@@ -120,19 +124,31 @@ if not stale and prev[2] ~= A.rd then
   end
   releaseUsers(locations, left, sid)
 end
--- every listed user is located here (one read, and one write at most, per shard the users fall in), also
--- when the roster is unchanged: another server may have claimed or released the user meanwhile
-if #uids > 0 then
-  local at, misplaced = locateUsers(locations, uids)
-  local fix = {}
-  for i, uid in ipairs(uids) do
+-- Joined users are located here (claimed from the server that held them, which gets them back when this
+-- one releases them: lib/common.lua). Every listed user is re-located (one read, and one write at most,
+-- per shard the users fall in) on the server's first heartbeat, every LOCATE_REFRESH_MS after (which
+-- heals a location lost, e.g. in a Redis failover) and while the old layout's hash exists (to empty it).
+local LOCATE_REFRESH_MS = 300000
+local full = not stale and (locations.old or not prev[5] or now - tonumber(prev[5]) >= LOCATE_REFRESH_MS)
+local toLocate = joined
+if full then toLocate = uids end
+if #toLocate > 0 then
+  local at, misplaced = locateUsers(locations, toLocate)
+  local claims = {}
+  for i, uid in ipairs(toLocate) do
     if at[i] ~= sid or misplaced[i] then
-      fix[#fix + 1] = uid
-      fix[#fix + 1] = sid
+      claims[#claims + 1] = {uid, at[i] ~= sid and at[i]}
+      -- a listed user no server held: commands that waited for them come here (joins moved theirs above)
+      if not at[i] and not isJoined[uid] then
+        local userQueue = base .. SFX.userCommands .. uid
+        for _, id in ipairs(redis.call('LRANGE', userQueue, 0, -1)) do redis.call('RPUSH', pendingKey, id) end
+        redis.call('DEL', userQueue)
+      end
     end
   end
-  placeUsers(locations, fix)
+  placeUsers(locations, sid, claims)
 end
+if full then redis.call('HSET', serverKey, 'lt', nowS) end
 redis.call('EXPIRE', rosterKey, A.st)
 
 -- 4. events, buffered for the flusher (spec: Events, upsert by eventId happens in Postgres)

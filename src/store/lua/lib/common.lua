@@ -252,16 +252,21 @@ local function overQuota(counter, throttled, subject, quota)
 end
 
 --[[
-  User locations (src/store/lua/lib/user-location.ts): externalId -> externalServerId of every user on a
-  live server's roster, read to route a user-target command (spec: Command lifecycle) and to kick on a ban.
+  User locations (src/store/lua/lib/user-location.ts): externalId -> the server whose roster holds the
+  user, read to route a user-target command (spec: Command lifecycle) and to kick on a ban.
   A sharded hash (above) headed by KEYS[head], without expiry, whose count is the fields present: a
   release uncounts what it removes, so the shard count follows the game's peak population, not its churn.
+  A value is "<externalServerId>", or "<externalServerId>\n<previous>" when the user was claimed from a
+  previous server that still listed them (a player in two rosters while moving): when the claimant
+  releases the user, the location goes back to the previous server if its roster still holds the user,
+  so a heartbeat need not re-locate its unchanged roster to take a user back.
   KEYS[legacy] is the single hash of the layout before 2026-11-29 (docs/running.md "Upgrading"), which old
-  processes read and write alone. A user is in at most one of the two: a write goes to the layout this
-  process writes (the old one with A.wl) and deletes the user from the other; reads and releases look in
-  both (the shards only while they count a user, the old hash only while it exists). A heartbeat rewrites
-  each listed user it found in the other layout, so the old hash empties within a heartbeat interval of
-  every server once no process writes it.
+  processes read and write alone (plain server ids, re-located by every heartbeat). A user is in at most
+  one of the two: a write goes to the layout this process writes (the old one with A.wl) and deletes the
+  user from the other; reads and releases look in both (the shards only while they count a user, the old
+  hash only while it exists). While the old hash exists a heartbeat re-locates its whole roster, moving
+  each user it finds in the other layout, so it empties within a heartbeat interval of every server once
+  no process writes it.
 ]]
 
 -- h of a user id: a decimal id (Roblox's) below 10^15 is its own h, any other its SHA-1's first 32 bits.
@@ -274,6 +279,13 @@ end
 local function locationFieldHash(f)
   if f == '' then return nil end
   return userHash(f)
+end
+
+-- A location value's server and previous server (or nil).
+local function locationParts(v)
+  local nl = string.find(v, '\n', 1, true)
+  if not nl then return v, nil end
+  return string.sub(v, 1, nl - 1), string.sub(v, nl + 1)
 end
 
 -- The user locations of this call: {head, legacy, level, split, n, old (whether the old hash may hold users)}.
@@ -319,7 +331,7 @@ local function locateUsers(w, uids)
     eachLocationShard(w, uids, function(k, fields, at)
       local got = redis.call('HMGET', k, unpack(fields))
       for j, i in ipairs(at) do
-        out[i] = got[j]
+        out[i] = got[j] and locationParts(got[j])
         if got[j] and A.wl then misplaced[i] = true end
       end
     end)
@@ -352,12 +364,20 @@ local function dropFromShard(w, k, fields)
   end
 end
 
--- Locates users at servers: flat = {uid1, sid1, uid2, sid2, ...} (distinct uids); splits as the count grows.
-local function placeUsers(w, flat)
-  if #flat == 0 then return end
+--[[
+  Locates users at server sid: claims = {{uid, previous server or false}, ...} (distinct uids); splits as
+  the count grows. The old hash gets the plain server id, as old processes write it.
+]]
+local function placeUsers(w, sid, claims)
+  if #claims == 0 then return end
   local uids = {}
-  for i = 1, #flat, 2 do uids[#uids + 1] = flat[i] end
+  for i, c in ipairs(claims) do uids[i] = c[1] end
   if A.wl then
+    local flat = {}
+    for _, u in ipairs(uids) do
+      flat[#flat + 1] = u
+      flat[#flat + 1] = sid
+    end
     redis.call('HSET', w.legacy, unpack(flat))
     if w.n > 0 then eachLocationShard(w, uids, function(k, fields) dropFromShard(w, k, fields) end) end
     return
@@ -366,8 +386,9 @@ local function placeUsers(w, flat)
   eachLocationShard(w, uids, function(k, _, at)
     local kv = {}
     for _, i in ipairs(at) do
-      kv[#kv + 1] = flat[2 * i - 1]
-      kv[#kv + 1] = flat[2 * i]
+      local c = claims[i]
+      kv[#kv + 1] = c[1]
+      kv[#kv + 1] = c[2] and (sid .. '\n' .. c[2]) or sid
     end
     added = added + redis.call('HSET', k, unpack(kv))
   end)
@@ -378,27 +399,38 @@ local function placeUsers(w, flat)
   end
 end
 
--- The fields of uids whose value in `key` is sid (a user another server claimed meanwhile is not one).
-local function locatedAt(key, uids, sid)
-  local at = redis.call('HMGET', key, unpack(uids))
-  local here = {}
-  for i, u in ipairs(uids) do
-    if at[i] == sid then here[#here + 1] = u end
-  end
-  return here
-end
-
--- Releases users from server sid: each of uids still located there is no longer located anywhere.
+--[[
+  Releases users from server sid: each of uids still located there goes back to the server it was claimed
+  from if that server's roster (A.b .. SFX.roster .. <server>) still holds the user, else is no longer
+  located anywhere. A user another server claimed meanwhile is left alone.
+]]
 local function releaseUsers(w, uids, sid)
   if #uids == 0 then return end
   if w.n > 0 then
     eachLocationShard(w, uids, function(k, fields)
-      local here = locatedAt(k, fields, sid)
-      if #here > 0 then dropFromShard(w, k, here) end
+      local got = redis.call('HMGET', k, unpack(fields))
+      local gone = {}
+      for j, u in ipairs(fields) do
+        if got[j] then
+          local at, before = locationParts(got[j])
+          if at == sid then
+            if before and redis.call('HEXISTS', A.b .. SFX.roster .. before, u) == 1 then
+              redis.call('HSET', k, u, before)
+            else
+              gone[#gone + 1] = u
+            end
+          end
+        end
+      end
+      if #gone > 0 then dropFromShard(w, k, gone) end
     end)
   end
   if w.old then
-    local here = locatedAt(w.legacy, uids, sid)
-    if #here > 0 then redis.call('HDEL', w.legacy, unpack(here)) end
+    local got = redis.call('HMGET', w.legacy, unpack(uids))
+    local gone = {}
+    for i, u in ipairs(uids) do
+      if got[i] == sid then gone[#gone + 1] = u end
+    end
+    if #gone > 0 then redis.call('HDEL', w.legacy, unpack(gone)) end
   end
 end

@@ -7,7 +7,10 @@
  * Layout (issue #32 item 4): a sharded hash (linear hashing over listpack-sized hashes, ~40 users each),
  * headed by {@link GameKeys.userLocations}, no expiry; it counts the fields present (a release uncounts),
  * so its shard count follows the game's peak population. A user's field is their externalId, its shard
- * chosen by the id itself when it is decimal (Roblox ids) or by its SHA-1 otherwise. Before 2026-11-29 it
+ * chosen by the id itself when it is decimal (Roblox ids) or by its SHA-1 otherwise; its value the server,
+ * or `<server>\n<previous server>` when it was claimed from a server that still listed the user, which
+ * gets the user back when the claimant releases them (so a heartbeat locates only the users it newly
+ * lists; it re-locates its whole roster on its first heartbeat and every five minutes). Before 2026-11-29 it
  * was one hash per game ({@link GameKeys.where}), in Redis's hash-table encoding past 128 users: ~64 B a
  * user instead of ~20 B (`npm run bench:memory`).
  *
