@@ -4,7 +4,7 @@
  * without the request waiting for it.
  *
  * Cache: `{g}:doors:dc:<doorsVersion>:<window>`, one sharded hash (listpack-sized shards, src/store/lua/
- * lib/common.lua) per game, doors version and door-cache window (floor(now / TTL)) (src/store/keys.ts
+ * lib/sharded-hash.lua) per game, doors version and door-cache window (floor(now / TTL)) (src/store/keys.ts
  * `doorDecisions`; fields instead of one key per user, issue #15 item 5). Decisions are cached per subject
  * context, not per user (issue #32 item 4; src/doors/context-key.ts): field `#<workspaceVersion>:<context
  * key>` → the context's decisions ({@link packDecision} codes, not their JSON), shared by every user of

@@ -79,7 +79,7 @@ export class GameKeys {
    * The replay claims of one {@link REPLAY_BUCKET_SECONDS}-s bucket of server time (`bucket` = floor(ms / 120 000)):
    * this key counts them (a string integer; the bucket's shard count follows from it), its shards `<key>:<n>`
    * are sets of claims (integers), each kept until the latest of its claims' timestamps + 300 s (+ margin
-   * and 10 s of headroom) (src/store/lua/lib/replay-claim.ts, src/store/lua/lib/common.lua `claimReplay`).
+   * and 10 s of headroom) (src/store/lua/lib/replay-claim.ts, src/store/lua/lib/replay.lua `claimReplay`).
    */
   replayClaims(bucket: number): string {
     return `${this.base}${S.replayClaims}${bucket}`;
@@ -198,7 +198,7 @@ export class GameKeys {
    * `packDecision` of src/doors/decision-cache.ts, ~3 B for a decision no policy made): every user's
    * cached decisions under one doors version, written in one door-cache window (`window` = floor(ms / TTL
    * ms) of the door cache TTL `DOOR_CACHE_TTL_SECONDS`); the head of a sharded hash whose shards
-   * `<this key>:<shard>` door-store.lua / door-lookup.lua derive (src/store/lua/lib/common.lua). Lives until two windows after the window's start
+   * `<this key>:<shard>` door-store.lua / door-lookup.lua derive (src/store/lua/lib/sharded-hash.lua). Lives until two windows after the window's start
    * plus {@link DOOR_DECISIONS_TTL_MARGIN_SECONDS} s. Written and read by door-store.lua / door-lookup.lua,
    * which derive it from the doors version they read (src/doors/decision-cache.ts).
    */
@@ -230,7 +230,7 @@ export class GameKeys {
    * 2026-11-29), spread by linear hashing over this hash (shard 0, which also holds the state in field
    * `''`) and `<this key>:<shard>` for shards 1, 2, ..., each kept within the listpack encoding, where
    * such a field is a 64-bit integer (~10 B a subject with its count instead of ~75 B in a hash table). The shards are derived
-   * by `overQuota` (src/store/lua/lib/common.lua) and share this key's hash tag.
+   * by `overQuota` (src/store/lua/lib/quota.lua) and share this key's hash tag.
    */
   rateWindow(kind: string, window: number, keyId: string): string {
     return `${this.base}${S.rateWindow}${kind}:${window}:${keyId}`;

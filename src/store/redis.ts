@@ -1,7 +1,7 @@
 /**
  * Redis connections. One client per role per process, never per request. The Lua scripts run by EVALSHA
  * (EVAL once when Redis answers NOSCRIPT: a fresh or restarted Redis). Each script is the file `lua/<name>.lua`
- * preceded by the generated suffix table (src/store/keyspace/suffixes.ts) and `lua/lib/common.lua`; it
+ * preceded by the generated suffix table (src/store/keyspace/suffixes.ts) and the library `lua/lib/*.lua`; it
  * receives its keys as KEYS and its arguments as one msgpack-packed table (issue #18).
  *
  * One factory, {@link createRedis}, for the API, the workers, pub/sub and BullMQ: a single Redis for
@@ -64,10 +64,17 @@ function fileName(name: string): string {
   return name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 }
 
-/** The source Redis runs for script `name`: suffix table, shared library, the script itself. */
+/**
+ * The Lua library every script is prepended with, one file per concern, in this order (a file uses the
+ * locals of those before it): the named arguments `A`, sharded hashes, replay claims, door-decision
+ * fields, quota counters, user locations.
+ */
+const LUA_LIBRARY = ['args', 'sharded-hash', 'replay', 'door-fields', 'quota', 'user-locations'] as const;
+
+/** The source Redis runs for script `name`: suffix table, the library, the script itself. */
 export function scriptSource(name: ScriptName): string {
-  const lib = readFileSync(new URL('lib/common.lua', luaDir), 'utf8');
-  return luaSuffixPreamble() + lib + readFileSync(new URL(`${fileName(name)}.lua`, luaDir), 'utf8');
+  const lib = LUA_LIBRARY.map((f) => readFileSync(new URL(`lib/${f}.lua`, luaDir), 'utf8')).join('\n');
+  return luaSuffixPreamble() + lib + '\n' + readFileSync(new URL(`${fileName(name)}.lua`, luaDir), 'utf8');
 }
 
 /** A script's source and its SHA-1 (the EVALSHA name), read once per process. */

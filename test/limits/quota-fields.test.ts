@@ -1,5 +1,5 @@
 /**
- * Quota counter fields (src/store/lua/lib/common.lua `countSubject`; issue #32 item 4): a subject's field
+ * Quota counter fields (src/store/lua/lib/quota.lua `countSubject`; issue #32 item 4): a subject's field
  * is 2⁴⁸ + the first 48 bits of its SHA-1 in decimal (an integer in a listpack), and a window's hash that
  * still holds fields of the form written before 2026-11-29 (12 hex digits: a rolling deploy) splits both
  * forms by their own hash without losing a count. Server time is passed explicitly: no waiting.
@@ -20,7 +20,7 @@ function fieldHash(f: string): number {
   throw new Error(`not a quota field: ${f}`);
 }
 
-/** Linear hashing's shard of h (src/store/lua/lib/common.lua `shardIndex`). */
+/** Linear hashing's shard of h (src/store/lua/lib/sharded-hash.lua `shardIndex`). */
 function shardIndex(level: number, split: number, h: number): number {
   const b = h % 2 ** level;
   return b < split ? h % 2 ** (level + 1) : b;

@@ -1,6 +1,6 @@
 /**
  * Issue #15 item 5: quota counters spread over listpack-sized shards (`overQuota`, src/store/lua/lib/
- * common.lua; layout in src/store/keys.ts `rateWindow`). Many subjects in one window: every shard stays
+ * quota.lua; layout in src/store/keys.ts `rateWindow`). Many subjects in one window: every shard stays
  * within `hash-max-listpack-entries`, every subject is counted exactly once, every shard expires with the
  * window, and a subject's count survives the splits that happen after it was first counted.
  */

@@ -74,7 +74,7 @@ describe('replay cache in bucket sets', () => {
       for (const key of [head, `${head}:0`]) {
         const ttl = await h.redis.pttl(key);
         expect(ttl).to.be.greaterThan(windowEndMs - t1);
-        // + the 10 s of headroom an expiry is raised with (lib/common.lua, REPLAY_EXPIRY_HEADROOM_MS)
+        // + the 10 s of headroom an expiry is raised with (lib/replay.lua, REPLAY_EXPIRY_HEADROOM_MS)
         expect(ttl).to.be.at.most(windowEndMs - t1 + REPLAY_MARGIN_SECONDS * 1000 + 10_000);
       }
     }

@@ -9,6 +9,7 @@ import { expect } from 'chai';
 import { Harness, heartbeatBody, type TestGame } from '../support/harness.js';
 import { HeartbeatService } from '../../src/presence/heartbeat-service.js';
 import { issueCommand } from '../../src/commands/command-service.js';
+import { scanKeys } from '../support/redis-keys.js';
 
 describe('user locations in shards', () => {
   const h = new Harness();
@@ -29,17 +30,10 @@ describe('user locations in shards', () => {
     return (raw ?? '').split(' ').map(Number);
   }
 
-  /** Every shard key of the game's user locations, the head included. */
+  /** Every shard key of the game's user locations, the head included (on every master of a Cluster). */
   async function shardKeys(g: TestGame): Promise<string[]> {
     const head = h.keySpace.game(g.gameId).userLocations();
-    const found = [head];
-    let cursor = '0';
-    do {
-      const [next, keys] = await h.redis.scan(cursor, 'MATCH', `${head}:*`, 'COUNT', 1000);
-      cursor = next;
-      found.push(...keys);
-    } while (cursor !== '0');
-    return found;
+    return [head, ...(await scanKeys(h.redis, `${head.replace(/[[\]*?\\]/g, '\\$&')}:*`))];
   }
 
   // half decimal ids (their own hash), half not (hashed by SHA-1)

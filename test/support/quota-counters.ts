@@ -1,5 +1,5 @@
 /**
- * The layout of quota counters as src/store/lua/lib/common.lua (`overQuota`) writes it, for tests that
+ * The layout of quota counters as src/store/lua/lib/quota.lua (`overQuota`) writes it, for tests that
  * fill or inspect a counter: a subject's field is 2⁴⁸ + the first 48 bits of its SHA-1 in decimal (15
  * digits); while a window's counters have a single shard (at most 40 subjects) that field lives in the
  * head hash `GameKeys.rateWindow(kind, window, keyId)` itself.

@@ -5,7 +5,7 @@
   separate read in the workspace's slot, sent in the same tick.
 
   KEYS: 1 the key's `ban` quota hash of this window, 2 the minute's throttle hash, 3.. the replay buckets.
-  A: rm, rs, rt, rx, rl (replay, lib/common.lua), qf quota field (the user), q quota, qx, qr, tf, tt (quota).
+  A: rm, rs, rt, rx, rl (replay, lib/replay.lua), qf quota field (the user), q quota, qx, qr, tf, tt (quota, lib/quota.lua).
   Returns {"replay"}, {"limited", <seconds to the window's end>} or {"ok"}.
 ]]
 if not claimReplay(3, #KEYS - 2) then return {'replay'} end

@@ -3,8 +3,8 @@
   rule 3, doors/check, doors/bulk, doors/manifest).
   KEYS (one Cluster slot): 1 doors version, 2 door subject versions, 3 live-server zset, 4 access stream,
   5 the key's quota hash of this window (`door`, `bulk` or `manifest`), 6 the minute's throttle hash,
-  7.. the replay buckets (lib/common.lua). The decision hashes are derived from the doors version read
-  here: A.b .. SFX.doorDecisions .. <doors version> .. ':' .. <window> heads a sharded hash (lib/common.lua)
+  7.. the replay buckets (lib/replay.lua). The decision hashes are derived from the doors version read
+  here: A.b .. SFX.doorDecisions .. <doors version> .. ':' .. <window> heads a sharded hash (lib/sharded-hash.lua)
   whose fields are user ids.
 
   A: b base, m mode ("one" | "all" | "version"), u externalId, d doorKey (mode "one"), t now ms (string),

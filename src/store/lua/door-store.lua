@@ -2,11 +2,11 @@
   The write side of a door request (src/doors/decision-cache.ts): caches fresh decisions and appends the
   access-log entry, in one round trip. Decisions are cached per subject context (src/doors/context-key.ts):
   the context's field A.c holds its decisions under one doors version, shared by every user of that
-  context; the user's field (lib/common.lua doorUserField) holds a pointer {subject version, A.c}. Both are written to the current
+  context; the user's field (lib/door-fields.lua doorUserField) holds a pointer {subject version, A.c}. Both are written to the current
   window's hash: the context's decisions merged with its still-fresh ones of both windows (the previous
   window's copy stays until that hash expires), the pointer moved (the previous window loses it), so a
   user's pointer is stored once.
-  KEYS: 1 head of the sharded decision hash (lib/common.lua) of the current window, 2 of the previous
+  KEYS: 1 head of the sharded decision hash (lib/sharded-hash.lua) of the current window, 2 of the previous
   window (both under the doors version the decisions were made under), 3 access stream.
   A: u externalId, sv subject version, c the context's field "#<workspace version>:<context key>",
      t now ms (string), e flat array doorKey, expiresAtMs (string), decision code

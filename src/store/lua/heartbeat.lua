@@ -4,8 +4,8 @@
   3 roster, 4 user locations, 5 sessions stream, 6 keys-used, 7 events stream, 8 cmdlog stream, 9 pending
   list, 10 dispatched zset, 11 doors version, 12 user locations of the layout before 2026-11-29, 13 the
   key's `hb` quota hash of this window, 14 the minute's throttle hash, 15.. the replay buckets
-  (lib/common.lua). Command hashes, user queues and another
-  server's pending list are derived from the ids and names found: A.b .. SFX.<family> .. <name>.
+  (lib/replay.lua). Command hashes, user queues, another server's pending list and roster are derived
+  from the ids and names found: A.b .. SFX.<family> .. <name>.
 
   A: b base "<prefix>:{g:<gameId>}", sid externalServerId, t now ms (string), m server meta
      {sc, pc, mp, sdk, up, rg, iv} (sc, rg "" when none), rj roster JSON [[externalId,username,team],...],
@@ -13,8 +13,8 @@
      distinct externalIds in roster order (so an unchanged roster is never decoded: cjson.decode of 30
      players costs more than the rest of the script), ev events JSON array or "", ak acks, fl failures
      [{id, reason}], st server TTL s, dc true to deliver commands (the key has the commands scope),
-     sa the signed timestamp s (-1 when unknown), keyId, rm/rs/rt/rx/rl (replay), q quota, qx/qr/tf/tt
-     (quota), wl (user locations; lib/common.lua)
+     sa the signed timestamp s (-1 when unknown), keyId, rm/rs/rt/rx/rl (replay, lib/replay.lua), q quota,
+     qx/qr/tf/tt (quota, lib/quota.lua), wl (user locations, lib/user-locations.lua)
   Returns {"replay"} when the signature was already used, {"limited", <seconds to the window's end>}
   when the server is over its quota (src/limits/quotas.ts; nothing else is written), else
   {"ok", <doors version or "">, <command entry JSON>...}: the doors version (src/doors/doors-version.ts)
@@ -125,9 +125,10 @@ if not stale and prev[2] ~= A.rd then
   releaseUsers(locations, left, sid)
 end
 -- Joined users are located here (claimed from the server that held them, which gets them back when this
--- one releases them: lib/common.lua). Every listed user is re-located (one read, and one write at most,
+-- one releases them: lib/user-locations.lua). Every listed user is re-located (one read, and one write at most,
 -- per shard the users fall in) on the server's first heartbeat, every LOCATE_REFRESH_MS after (which
 -- heals a location lost, e.g. in a Redis failover) and while the old layout's hash exists (to empty it).
+-- The server hash's `lt` holds when that last happened (ms).
 local LOCATE_REFRESH_MS = 300000
 local full = not stale and (locations.old or not prev[5] or now - tonumber(prev[5]) >= LOCATE_REFRESH_MS)
 local toLocate = joined

@@ -1,7 +1,7 @@
 --[[
   Creates one command's hot state and routes it, atomically (spec: Command lifecycle, (new) -> pending).
   KEYS: 1 the command hash, 2 live-server zset, 3 user locations, 4 the game's expiry zset, 5 `cmdlog`
-  stream, 6 user locations of the layout before 2026-11-29 (lib/common.lua).
+  stream, 6 user locations of the layout before 2026-11-29 (lib/user-locations.lua).
   The destination server's queues and other commands' hashes are derived from the server and ids found:
   A.b .. SFX.<family> .. <name> (one Cluster slot).
 
@@ -14,7 +14,7 @@
 
   A: b base, id command id, json entry JSON {"id","type","payload","issuedAt","expiresAt"}, iat issuedAt
      ms (string), exp expiresAt ms (string), ts target externalServerId or "", u target externalId or "",
-     sc server queue cap, uc user queue cap, ttl hash TTL s, wl (user locations, lib/common.lua)
+     sc server queue cap, uc user queue cap, ttl hash TTL s, wl (user locations, lib/user-locations.lua)
   Appends a `pending` entry to the game's `cmdlog` stream (only when the command is stored).
   Returns {"ok", <server it was routed to, or "" while waiting>}, {"server_not_live"} or
   {"full", <open commands in the destination queue>, <that server, or "" for the user's queue>}.

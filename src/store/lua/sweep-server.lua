@@ -3,10 +3,11 @@
   stops reporting close at the last heartbeat in which each user appeared, i.e. the server's last
   heartbeat, not when the absence is noticed). Idempotent; a heartbeat that arrived meanwhile wins.
   KEYS: 1 server hash, 2 live-server zset, 3 roster, 4 user locations, 5 sessions stream, 6 pending list,
-  7 dispatched zset (of this server), 8 user locations of the layout before 2026-11-29 (lib/common.lua). Command hashes and user queues are derived from the ids and users
-  found: A.b .. SFX.<family> .. <id>.
+  7 dispatched zset (of this server), 8 user locations of the layout before 2026-11-29 (lib/user-locations.lua).
+  Command hashes, user queues and the rosters of servers its users were claimed from are derived from
+  the ids, users and servers found: A.b .. SFX.<family> .. <id>.
   A: b base "<prefix>:{g:<gameId>}", sid externalServerId, cutoff ms (stale when last <= cutoff), wl
-  (user locations, lib/common.lua).
+  (user locations, lib/user-locations.lua).
   Returns the number of sessions closed, or -1 when the server is not stale (or already gone).
 ]]
 local base, sid, cutoff = A.b, A.sid, A.cutoff

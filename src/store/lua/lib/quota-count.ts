@@ -3,7 +3,7 @@
  * scripts that count (heartbeat, ban-check-claim, door-lookup): the KEYS (the
  * head of the key's counter hashes of the current window, the game's throttle hash of this minute) and
  * the named arguments `q`, `qs`, `qf`, `qx`, `qr`, `tf`, `tt` (and `qu`, `qa` for a door check) read by `overQuota` in
- * src/store/lua/lib/common.lua, which spreads the subjects over listpack-sized shards of the head.
+ * src/store/lua/lib/quota.lua, which spreads the subjects over listpack-sized shards of the head.
  */
 import { THROTTLE_COUNT_TTL_SECONDS, type GameKeys } from '../../keys.js';
 

@@ -4,7 +4,7 @@
  *
  * A claim is one integer m < 2⁵³ (the first 53 bits of SHA-256(keyId, signature)) in the claims of the
  * {@link REPLAY_BUCKET_SECONDS}-s bucket of server time it was made in. A bucket's claims are sets spread by
- * linear hashing on m (src/store/lua/lib/common.lua `replayAdd`): each shard an intset of ~192 integers
+ * linear hashing on m (src/store/lua/lib/replay.lua `replayAdd`): each shard an intset of ~192 integers
  * (8 B each), one SISMEMBER per bucket to check, one SADD to claim (issue #32 item 2). The layout before
  * (issue #15 item 5, until 2026-11-29) concatenated 8-character tags in one field of 64 per bucket: a
  * claim read six fields of up to ~14 KB into Lua, scanned them and rewrote one, which went whole to the AOF:
@@ -38,7 +38,7 @@ const LEGACY_SHARDS = 64;
 /** Bytes of one tag of that layout (before base64). */
 const LEGACY_TAG_BYTES = 6;
 
-/** The KEYS and named arguments of one replay claim inside a script (src/store/lua/lib/common.lua `claimReplay`). */
+/** The KEYS and named arguments of one replay claim inside a script (src/store/lua/lib/replay.lua `claimReplay`). */
 export interface ReplayClaim {
   /** The checked buckets' claim counters, the current bucket first, then the same buckets' legacy hashes. */
   keys: string[];

@@ -2,7 +2,7 @@
  * User locations: externalId → externalServerId of every user on a live server's roster (a user-target
  * command is routed there, spec: Command lifecycle; a ban kicks there). The scripts that read or write them
  * (heartbeat, sweep-server, issue-command, locate-user) take the two keys and the flag built here and
- * call `userLocations`, `locateUsers`, `placeUsers`, `releaseUsers` of src/store/lua/lib/common.lua.
+ * call `userLocations`, `locateUsers`, `placeUsers`, `releaseUsers` of src/store/lua/lib/user-locations.lua.
  *
  * Layout (issue #32 item 4): a sharded hash (linear hashing over listpack-sized hashes, ~40 users each),
  * headed by {@link GameKeys.userLocations}, no expiry; it counts the fields present (a release uncounts),

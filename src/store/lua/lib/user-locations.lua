@@ -1,0 +1,183 @@
+--[[
+  User locations (src/store/lua/lib/user-location.ts): externalId -> the server whose roster holds the
+  user, read to route a user-target command (spec: Command lifecycle) and to kick on a ban.
+  A sharded hash (lib/sharded-hash.lua) headed by KEYS[head], without expiry, whose count is the fields present: a
+  release uncounts what it removes, so the shard count follows the game's peak population, not its churn.
+  A value is "<externalServerId>", or "<externalServerId>\n<previous>" when the user was claimed from a
+  previous server that still listed them (a player in two rosters while moving): when the claimant
+  releases the user, the location goes back to the previous server if its roster still holds the user,
+  so a heartbeat need not re-locate its unchanged roster to take a user back.
+  KEYS[legacy] is the single hash of the layout before 2026-11-29 (docs/running.md "Upgrading"), which old
+  processes read and write alone (plain server ids, re-located by every heartbeat). A user is in at most
+  one of the two: a write goes to the layout this process writes (the old one with A.wl) and deletes the
+  user from the other; reads and releases look in both (the shards only while they count a user, the old
+  hash only while it exists). While the old hash exists a heartbeat re-locates its whole roster, moving
+  each user it finds in the other layout, so it empties within a heartbeat interval of every server once
+  no process writes it.
+]]
+
+-- h of a user id: a decimal id (Roblox's) below 10^15 is its own h, any other its SHA-1's first 32 bits.
+local function userHash(u)
+  if #u <= 15 and not string.find(u, '%D') then return tonumber(u) end
+  return tonumber(string.sub(redis.sha1hex(u), 1, 8), 16)
+end
+
+-- h of a field of the locations' shards; nil for the state field.
+local function locationFieldHash(f)
+  if f == '' then return nil end
+  return userHash(f)
+end
+
+-- A location value's server and previous server (or nil).
+local function locationParts(v)
+  local nl = string.find(v, '\n', 1, true)
+  if not nl then return v, nil end
+  return string.sub(v, 1, nl - 1), string.sub(v, nl + 1)
+end
+
+-- The user locations of this call: {head, legacy, level, split, n, old (whether the old hash may hold users)}.
+local function userLocations(head, legacy)
+  local w = {head = KEYS[head], legacy = KEYS[legacy]}
+  w.level, w.split, w.n = shardState(w.head)
+  w.old = A.wl or redis.call('EXISTS', w.legacy) == 1
+  return w
+end
+
+-- uids by shard: the shards' keys in first-seen order and, per key, the indexes into uids it holds.
+local function locationShards(w, uids)
+  local order, groups = {}, {}
+  for i, u in ipairs(uids) do
+    local k = shardFor(w.head, w.level, w.split, userHash(u))
+    if not groups[k] then
+      groups[k] = {}
+      order[#order + 1] = k
+    end
+    local g = groups[k]
+    g[#g + 1] = i
+  end
+  return order, groups
+end
+
+-- Calls fn(key, fields, indexes) once per shard that uids fall in (fields: those uids, indexes: theirs in uids).
+local function eachLocationShard(w, uids, fn)
+  local order, groups = locationShards(w, uids)
+  for _, k in ipairs(order) do
+    local fields = {}
+    for j, i in ipairs(groups[k]) do fields[j] = uids[i] end
+    fn(k, fields, groups[k])
+  end
+end
+
+--[[
+  Where each of uids is: a list parallel to uids of externalServerId or false, and the set of indexes found
+  in the layout this process does not write (a heartbeat rewrites them).
+]]
+local function locateUsers(w, uids)
+  local out, misplaced = {}, {}
+  if w.n > 0 then
+    eachLocationShard(w, uids, function(k, fields, at)
+      local got = redis.call('HMGET', k, unpack(fields))
+      for j, i in ipairs(at) do
+        out[i] = got[j] and locationParts(got[j])
+        if got[j] and A.wl then misplaced[i] = true end
+      end
+    end)
+  end
+  if w.old then
+    local missing, at = {}, {}
+    for i = 1, #uids do
+      if not out[i] then
+        missing[#missing + 1] = uids[i]
+        at[#at + 1] = i
+      end
+    end
+    if #missing > 0 then
+      local got = redis.call('HMGET', w.legacy, unpack(missing))
+      for j, i in ipairs(at) do
+        out[i] = got[j]
+        if got[j] and not A.wl then misplaced[i] = true end
+      end
+    end
+  end
+  return out, misplaced
+end
+
+-- Deletes fields from shard k and uncounts those it held.
+local function dropFromShard(w, k, fields)
+  local removed = redis.call('HDEL', k, unpack(fields))
+  if removed > 0 then
+    w.n = math.max(0, w.n - removed)
+    redis.call('HSET', w.head, '', w.level .. ' ' .. w.split .. ' ' .. w.n)
+  end
+end
+
+--[[
+  Locates users at server sid: claims = {{uid, previous server or false}, ...} (distinct uids); splits as
+  the count grows. The old hash gets the plain server id, as old processes write it.
+]]
+local function placeUsers(w, sid, claims)
+  if #claims == 0 then return end
+  local uids = {}
+  for i, c in ipairs(claims) do uids[i] = c[1] end
+  if A.wl then
+    local flat = {}
+    for _, u in ipairs(uids) do
+      flat[#flat + 1] = u
+      flat[#flat + 1] = sid
+    end
+    redis.call('HSET', w.legacy, unpack(flat))
+    if w.n > 0 then eachLocationShard(w, uids, function(k, fields) dropFromShard(w, k, fields) end) end
+    return
+  end
+  local added = 0
+  eachLocationShard(w, uids, function(k, _, at)
+    local kv = {}
+    for _, i in ipairs(at) do
+      local c = claims[i]
+      kv[#kv + 1] = c[1]
+      kv[#kv + 1] = c[2] and (sid .. '\n' .. c[2]) or sid
+    end
+    added = added + redis.call('HSET', k, unpack(kv))
+  end)
+  if w.old then redis.call('HDEL', w.legacy, unpack(uids)) end
+  if added > 0 then
+    w.n = w.n + added
+    w.level, w.split = shardResize(w.head, w.level, w.split, w.n, locationFieldHash, nil)
+  end
+end
+
+--[[
+  Releases users from server sid: each of uids still located there goes back to the server it was claimed
+  from if that server's roster (A.b .. SFX.roster .. <server>) still holds the user, else is no longer
+  located anywhere. A user another server claimed meanwhile is left alone.
+]]
+local function releaseUsers(w, uids, sid)
+  if #uids == 0 then return end
+  if w.n > 0 then
+    eachLocationShard(w, uids, function(k, fields)
+      local got = redis.call('HMGET', k, unpack(fields))
+      local gone = {}
+      for j, u in ipairs(fields) do
+        if got[j] then
+          local at, before = locationParts(got[j])
+          if at == sid then
+            if before and redis.call('HEXISTS', A.b .. SFX.roster .. before, u) == 1 then
+              redis.call('HSET', k, u, before)
+            else
+              gone[#gone + 1] = u
+            end
+          end
+        end
+      end
+      if #gone > 0 then dropFromShard(w, k, gone) end
+    end)
+  end
+  if w.old then
+    local got = redis.call('HMGET', w.legacy, unpack(uids))
+    local gone = {}
+    for i, u in ipairs(uids) do
+      if got[i] == sid then gone[#gone + 1] = u end
+    end
+    if #gone > 0 then redis.call('HDEL', w.legacy, unpack(gone)) end
+  end
+end
