@@ -17,12 +17,12 @@
 local REPLAY_SHARD_LOAD = 192
 local REPLAY_EXPIRY_HEADROOM_MS = 10000
 
--- Level and split pointer of a replay bucket holding n claims (shards = 2^level + split).
+-- Level, split pointer and shard count (2^level + split) of a replay bucket holding n claims.
 local function replayShards(n)
   local shards = math.max(1, math.ceil(n / REPLAY_SHARD_LOAD))
   local level = 0
   while 2 ^ (level + 1) <= shards do level = level + 1 end
-  return level, shards - 2 ^ level
+  return level, shards - 2 ^ level, shards
 end
 
 -- Raises `key`'s expiry to at least ms from now, with headroom (a key without one gets it).
@@ -51,8 +51,8 @@ end
 ]]
 local function replayAdd(counter, m)
   local n = redis.call('INCR', counter)
-  local level, split = replayShards(n - 1)
-  if math.max(1, math.ceil(n / REPLAY_SHARD_LOAD)) > 2 ^ level + split then
+  local level, split, before = replayShards(n - 1)
+  if select(3, replayShards(n)) > before then
     local from, to = counter .. ':' .. split, counter .. ':' .. (split + 2 ^ level)
     local moved = {}
     for _, x in ipairs(redis.call('SMEMBERS', from)) do
