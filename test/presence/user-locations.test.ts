@@ -126,12 +126,13 @@ describe('user locations in shards', () => {
     expect((await state(g))[2]).to.equal(3);
 
     // step 2, while processes of step 1 still run: they find users in the shards, and what they write
-    // goes to the old hash and leaves the shards, so the two layouts never disagree about a user
+    // goes to the old hash and leaves the shards, so the two layouts never disagree about a user ('d'
+    // joins: a changed roster re-locates the whole roster while the old layout is written)
     expect(await old.locate(g.gameId, 'a')).to.equal('srv-2');
-    await hb(old, g, 'srv-1', ['b', 'c']);
-    expect(await h.redis.hgetall(keys.where())).to.deep.equal({ b: 'srv-1', c: 'srv-1' });
+    await hb(old, g, 'srv-1', ['b', 'c', 'd']);
+    expect(await h.redis.hgetall(keys.where())).to.deep.equal({ b: 'srv-1', c: 'srv-1', d: 'srv-1' });
     expect((await state(g))[2]).to.equal(1);
-    await hb(old, g, 'srv-1', ['b', 'a']); // 'a' moves back to srv-1, 'c' leaves
+    await hb(old, g, 'srv-1', ['b', 'a']); // 'a' moves back to srv-1, 'c' and 'd' leave
     expect(await h.redis.hgetall(keys.where())).to.deep.equal({ a: 'srv-1', b: 'srv-1' });
     expect((await state(g))[2]).to.equal(0);
     expect(await h.locate(g.gameId, 'a')).to.equal('srv-1');

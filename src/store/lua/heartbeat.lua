@@ -66,7 +66,22 @@ redis.call('ZADD', KEYS[2], now, sid)
 
 -- 3. roster reconciliation: joins open sessions now, leaves close at the previous heartbeat
 local rosterKey, pendingKey = KEYS[3], KEYS[9]
-local locations = userLocations(4, 12)
+-- The user locations, read on first use: a heartbeat whose roster did not change between refreshes
+-- (most of them) touches none.
+local locations
+local function userLocs()
+  if not locations then locations = userLocations(4, 12) end
+  return locations
+end
+-- Commands that waited for user uid (located nowhere) now go to this server.
+local function takeWaiting(uid)
+  local userQueue = base .. SFX.userCommands .. uid
+  local waiting = redis.call('LRANGE', userQueue, 0, -1)
+  if #waiting > 0 then
+    for _, id in ipairs(waiting) do redis.call('RPUSH', pendingKey, id) end
+    redis.call('DEL', userQueue)
+  end
+end
 -- A roster value's part after the open time (src/presence/server-view.ts `parseRosterValue`): the bare
 -- username for a player without a team whose name cannot be taken for JSON (the common case; 9 B less
 -- than the JSON array per player), else the JSON [username, team].
@@ -77,8 +92,8 @@ local function rosterInfo(name, team)
 end
 local uids = A.u
 if stale then uids = {} end
--- users this heartbeat newly lists (their sessions open now)
-local joined, isJoined = {}, {}
+-- users this heartbeat newly lists (their sessions open now) and no longer lists
+local joined, isJoined, left = {}, {}, {}
 if not stale and prev[2] ~= A.rd then
   local players = cjson.decode(A.rj)
   local seen = {}
@@ -86,7 +101,7 @@ if not stale and prev[2] ~= A.rd then
   local old = {}
   local flat = redis.call('HGETALL', rosterKey)
   for i = 1, #flat, 2 do old[flat[i]] = flat[i + 1] end
-  local done, left = {}, {}
+  local done = {}
   for _, p in ipairs(players) do
     local uid = p[1]
     if not done[uid] then
@@ -98,13 +113,7 @@ if not stale and prev[2] ~= A.rd then
         redis.call('XADD', sessions, '*', 'k', 'o', 's', sid, 'u', uid, 'n', tostring(p[2]), 'at', nowS, 'sc', scope)
         joined[#joined + 1] = uid
         isJoined[uid] = true
-        -- commands that waited for this user now go to this server
-        local userQueue = base .. SFX.userCommands .. uid
-        local waiting = redis.call('LRANGE', userQueue, 0, -1)
-        if #waiting > 0 then
-          for _, id in ipairs(waiting) do redis.call('RPUSH', pendingKey, id) end
-          redis.call('DEL', userQueue)
-        end
+        takeWaiting(uid)
       else
         local nl = string.find(before, '\n', 1, true)
         if string.sub(before, nl + 1) ~= info then
@@ -122,34 +131,31 @@ if not stale and prev[2] ~= A.rd then
         'cl', prevLast, 'r', 'left')
     end
   end
-  releaseUsers(locations, left, sid)
+  if #left > 0 then releaseUsers(userLocs(), left, sid) end
 end
 -- Joined users are located here (claimed from the server that held them, which gets them back when this
--- one releases them: lib/user-locations.lua). Every listed user is re-located (one read, and one write at most,
--- per shard the users fall in) on the server's first heartbeat, every LOCATE_REFRESH_MS after (which
--- heals a location lost, e.g. in a Redis failover) and while the old layout's hash exists (to empty it).
--- The server hash's `lt` holds when that last happened (ms).
+-- one releases them: lib/user-locations.lua). Every listed user is re-located (one read, and one write at
+-- most, per shard the users fall in) on the server's first heartbeat, every LOCATE_REFRESH_MS after (which
+-- heals a location lost, e.g. in a Redis failover) and, while the old layout's hash exists, whenever the
+-- roster changed (to empty that hash). The server hash's `lt` holds when the last refresh happened (ms).
 local LOCATE_REFRESH_MS = 300000
-local full = not stale and (locations.old or not prev[5] or now - tonumber(prev[5]) >= LOCATE_REFRESH_MS)
+local refresh = not stale and (not prev[5] or now - tonumber(prev[5]) >= LOCATE_REFRESH_MS)
+local full = refresh or ((#joined > 0 or #left > 0) and userLocs().old)
 local toLocate = joined
 if full then toLocate = uids end
 if #toLocate > 0 then
-  local at, misplaced = locateUsers(locations, toLocate)
+  local at, misplaced = locateUsers(userLocs(), toLocate)
   local claims = {}
   for i, uid in ipairs(toLocate) do
     if at[i] ~= sid or misplaced[i] then
       claims[#claims + 1] = {uid, at[i] ~= sid and at[i]}
       -- a listed user no server held: commands that waited for them come here (joins moved theirs above)
-      if not at[i] and not isJoined[uid] then
-        local userQueue = base .. SFX.userCommands .. uid
-        for _, id in ipairs(redis.call('LRANGE', userQueue, 0, -1)) do redis.call('RPUSH', pendingKey, id) end
-        redis.call('DEL', userQueue)
-      end
+      if not at[i] and not isJoined[uid] then takeWaiting(uid) end
     end
   end
-  placeUsers(locations, sid, claims)
+  placeUsers(userLocs(), sid, claims)
 end
-if full then redis.call('HSET', serverKey, 'lt', nowS) end
+if refresh then redis.call('HSET', serverKey, 'lt', nowS) end
 redis.call('EXPIRE', rosterKey, A.st)
 
 -- 4. events, buffered for the flusher (spec: Events, upsert by eventId happens in Postgres)
@@ -190,7 +196,7 @@ if #pending > 0 then
     local c = redis.call('HMGET', h, 'status', 'exp', 'iat', 'user')
     if c[1] == 'pending' then
       local user = c[4] or ''
-      local at = user ~= '' and locateUsers(locations, {user})[1]
+      local at = user ~= '' and locateUsers(userLocs(), {user})[1]
       if tonumber(c[2]) <= now then
         expire(h, id)
       elseif user ~= '' and at ~= sid then

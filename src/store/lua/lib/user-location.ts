@@ -17,8 +17,9 @@
  * Upgrading (docs/running.md "Upgrading"): old processes read and write only the old hash. A user is in
  * at most one of the two layouts: a process writes the shards, or the old hash with `LEGACY_LAYOUT_WRITES`
  * (as the old processes do), and deletes the user from the other; it reads and releases in both (the old
- * hash only while it exists). A heartbeat rewrites every listed user it found in the other layout, so once
- * no process writes the old hash it empties within a heartbeat interval of every server.
+ * hash only while it exists). A heartbeat that re-locates its whole roster (when its roster changed while
+ * the old hash exists, and at the five-minute refresh) rewrites every listed user it found in the other
+ * layout, so once no process writes the old hash it empties within five minutes of every server.
  */
 import type { GameKeys } from '../../keys.js';
 

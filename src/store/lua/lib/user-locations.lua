@@ -1,8 +1,9 @@
 --[[
   User locations (src/store/lua/lib/user-location.ts): externalId -> the server whose roster holds the
   user, read to route a user-target command (spec: Command lifecycle) and to kick on a ban.
-  A sharded hash (lib/sharded-hash.lua) headed by KEYS[head], without expiry, whose count is the fields present: a
-  release uncounts what it removes, so the shard count follows the game's peak population, not its churn.
+  A sharded hash (lib/sharded-hash.lua) headed by KEYS[head], without expiry, whose count is the fields
+  present: a release uncounts what it removes, so the shard count follows the game's peak population, not
+  its churn.
   A value is "<externalServerId>", or "<externalServerId>\n<previous>" when the user was claimed from a
   previous server that still listed them (a player in two rosters while moving): when the claimant
   releases the user, the location goes back to the previous server if its roster still holds the user,
@@ -11,21 +12,16 @@
   processes read and write alone (plain server ids, re-located by every heartbeat). A user is in at most
   one of the two: a write goes to the layout this process writes (the old one with A.wl) and deletes the
   user from the other; reads and releases look in both (the shards only while they count a user, the old
-  hash only while it exists). While the old hash exists a heartbeat re-locates its whole roster, moving
-  each user it finds in the other layout, so it empties within a heartbeat interval of every server once
-  no process writes it.
+  hash only while it exists). While the old hash exists a heartbeat that re-locates its whole roster
+  (heartbeat.lua: when its roster changed, and at the five-minute refresh) moves each user it finds in
+  the other layout, so the old hash empties within five minutes of every server once no process writes it.
 ]]
 
--- h of a user id: a decimal id (Roblox's) below 10^15 is its own h, any other its SHA-1's first 32 bits.
+-- h of a field of the shards: a decimal id (Roblox's) below 10^15 is its own h, any other the first 32
+-- bits of its SHA-1 (lib/door-fields.lua); nil for the state field '' (tonumber('') is nil).
 local function userHash(u)
   if #u <= 15 and not string.find(u, '%D') then return tonumber(u) end
-  return tonumber(string.sub(redis.sha1hex(u), 1, 8), 16)
-end
-
--- h of a field of the locations' shards; nil for the state field.
-local function locationFieldHash(f)
-  if f == '' then return nil end
-  return userHash(f)
+  return userFieldHash(u)
 end
 
 -- A location value's server and previous server (or nil).
@@ -43,29 +39,19 @@ local function userLocations(head, legacy)
   return w
 end
 
--- uids by shard: the shards' keys in first-seen order and, per key, the indexes into uids it holds.
-local function locationShards(w, uids)
-  local order, groups = {}, {}
-  for i, u in ipairs(uids) do
-    local k = shardFor(w.head, w.level, w.split, userHash(u))
-    if not groups[k] then
-      groups[k] = {}
-      order[#order + 1] = k
-    end
-    local g = groups[k]
-    g[#g + 1] = i
-  end
-  return order, groups
-end
-
 -- Calls fn(key, fields, indexes) once per shard that uids fall in (fields: those uids, indexes: theirs in uids).
 local function eachLocationShard(w, uids, fn)
-  local order, groups = locationShards(w, uids)
-  for _, k in ipairs(order) do
-    local fields = {}
-    for j, i in ipairs(groups[k]) do fields[j] = uids[i] end
-    fn(k, fields, groups[k])
+  local order, fields, indexes = {}, {}, {}
+  for i, u in ipairs(uids) do
+    local k = shardFor(w.head, w.level, w.split, userHash(u))
+    if not fields[k] then
+      order[#order + 1] = k
+      fields[k], indexes[k] = {}, {}
+    end
+    table.insert(fields[k], u)
+    table.insert(indexes[k], i)
   end
+  for _, k in ipairs(order) do fn(k, fields[k], indexes[k]) end
 end
 
 --[[
@@ -102,13 +88,11 @@ local function locateUsers(w, uids)
   return out, misplaced
 end
 
--- Deletes fields from shard k and uncounts those it held.
-local function dropFromShard(w, k, fields)
-  local removed = redis.call('HDEL', k, unpack(fields))
-  if removed > 0 then
-    w.n = math.max(0, w.n - removed)
-    redis.call('HSET', w.head, '', w.level .. ' ' .. w.split .. ' ' .. w.n)
-  end
+-- Records that `removed` fields left the shards (the state is written once per call, not per shard).
+local function uncount(w, removed)
+  if removed == 0 then return end
+  w.n = math.max(0, w.n - removed)
+  redis.call('HSET', w.head, '', w.level .. ' ' .. w.split .. ' ' .. w.n)
 end
 
 --[[
@@ -126,7 +110,11 @@ local function placeUsers(w, sid, claims)
       flat[#flat + 1] = sid
     end
     redis.call('HSET', w.legacy, unpack(flat))
-    if w.n > 0 then eachLocationShard(w, uids, function(k, fields) dropFromShard(w, k, fields) end) end
+    if w.n > 0 then
+      local removed = 0
+      eachLocationShard(w, uids, function(k, fields) removed = removed + redis.call('HDEL', k, unpack(fields)) end)
+      uncount(w, removed)
+    end
     return
   end
   local added = 0
@@ -142,7 +130,7 @@ local function placeUsers(w, sid, claims)
   if w.old then redis.call('HDEL', w.legacy, unpack(uids)) end
   if added > 0 then
     w.n = w.n + added
-    w.level, w.split = shardResize(w.head, w.level, w.split, w.n, locationFieldHash, nil)
+    w.level, w.split = shardResize(w.head, w.level, w.split, w.n, userHash, nil)
   end
 end
 
@@ -154,6 +142,7 @@ end
 local function releaseUsers(w, uids, sid)
   if #uids == 0 then return end
   if w.n > 0 then
+    local removed = 0
     eachLocationShard(w, uids, function(k, fields)
       local got = redis.call('HMGET', k, unpack(fields))
       local gone = {}
@@ -169,8 +158,9 @@ local function releaseUsers(w, uids, sid)
           end
         end
       end
-      if #gone > 0 then dropFromShard(w, k, gone) end
+      if #gone > 0 then removed = removed + redis.call('HDEL', k, unpack(gone)) end
     end)
+    uncount(w, removed)
   end
   if w.old then
     local got = redis.call('HMGET', w.legacy, unpack(uids))
