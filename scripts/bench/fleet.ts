@@ -45,6 +45,7 @@ import { descendants, processTreeCpuSeconds, type LatencySummary } from '@gis/si
 import { Redis } from 'ioredis';
 import { startLocalRedis, stopLocalRedis } from '../services/redis.js';
 import { ensureDatabase, migrateDeploy, startLocalPostgres, stopLocalPostgres } from '../services/postgres.js';
+import { describePgStep, PgProfile, type PgStepProfile } from './pg-profile.js';
 
 const USAGE = `usage: npm run bench:fleet -- [--steps 1000,2000,3000,5000] [--players 30] [--duration 120] [--interval 15]
   [--ramp 10] [--probe-rate 5] [--wait 60] [--service-cpu 0] [--sim-cpu 1] [--max-probe-p99-ms 100]
@@ -125,6 +126,8 @@ interface Step {
   sessionsMatch: boolean;
   /** Redis commands of the step with the most time (INFO commandstats: a script's own commands count twice, in it and in EVALSHA). */
   redisTopCommands: { command: string; calls: number; usec: number }[];
+  /** PostgreSQL over the step: statements by time (pg_stat_statements where installed), rows written, WAL. */
+  postgres: PgStepProfile;
   /** Sessions the liveness sweep closed as gone (servers silent for 3 intervals under the load). */
   sessionsClosedAsGone: number;
   bytesPerLiveServer: number | null;
@@ -196,7 +199,7 @@ function simulate(env: Record<string, string>, apiUrl: string, servers: number, 
 }
 
 /** The step's figures from a simulate summary and the watched processes' names. */
-function stepOf(servers: number, s: SimSummary, names: string[], idleShare: number, redisTopCommands: Step['redisTopCommands']): Step {
+function stepOf(servers: number, s: SimSummary, names: string[], idleShare: number, redisTopCommands: Step['redisTopCommands'], postgres: PgStepProfile): Step {
   const requests = Object.values(s.requests).reduce((n, r) => n + r.attempts, 0);
   const refusals = s.refusals.total;
   const windowSeconds = s.durationSeconds;
@@ -240,6 +243,7 @@ function stepOf(servers: number, s: SimSummary, names: string[], idleShare: numb
     sessionsMatch: s.sessions.match,
     sessionsClosedAsGone: s.sessions.closedAsGone,
     redisTopCommands,
+    postgres,
     bytesPerLiveServer: s.redisMemory.gameKeys?.bytesPerLiveServer ?? null,
     bytesPerLiveServerByFamily: Object.entries(s.redisMemory.gameKeys?.byFamily ?? {})
       .map(([family, f]) => ({ family, bytes: Math.round(f.bytes / Math.max(1, s.redisMemory.liveServers)) }))
@@ -279,18 +283,21 @@ async function main(): Promise<number> {
   fs.chmodSync(dir, 0o755); // as root, PostgreSQL runs as the postgres user and must reach its data dir
   const children: ManagedChild[] = [];
   let stats: Redis | null = null;
+  let pgProfile: PgProfile | null = null;
   let redisStarted = false;
   let postgresStarted = false;
   try {
     const [redisPort, pgPort, apiPort, consolePort] = [await freePort(), await freePort(), await freePort(), await freePort()];
     const redis = await startLocalRedis({ host: '127.0.0.1', port: redisPort, dir: path.join(dir, 'redis') });
     redisStarted = true;
-    const postgres = await startLocalPostgres({ host: '127.0.0.1', port: pgPort, dir: path.join(dir, 'postgres') });
+    const postgres = await startLocalPostgres({ host: '127.0.0.1', port: pgPort, dir: path.join(dir, 'postgres'), preloadIfInstalled: ['pg_stat_statements'] });
     postgresStarted = true;
     if (!redis.pid || !postgres.pid) throw new Error('the private Redis or PostgreSQL did not leave a pid file');
     const databaseUrl = `postgresql://postgres@127.0.0.1:${pgPort}/gis_fleet`;
     await ensureDatabase(databaseUrl);
     log(`postgres: ${await migrateDeploy(databaseUrl)}`);
+    pgProfile = await PgProfile.open(databaseUrl);
+    if (!pgProfile.statementsProfiled) log('postgres: pg_stat_statements is not installed; no statement profile');
     const env: Record<string, string> = { REDIS_URL: `redis://127.0.0.1:${redisPort}`, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' };
     if (args.doorTtl !== null) env.DOOR_CACHE_TTL_SECONDS = String(args.doorTtl);
     // Profiles (scripts/bench/cpu-profile-top.ts reads them) cover the whole life of each process: idle and every step.
@@ -316,11 +323,13 @@ async function main(): Promise<number> {
     for (const servers of args.steps) {
       log(`step ${servers} servers × ${args.players} players, ${args.duration} s`);
       const statsBefore = await commandStats(stats);
+      await pgProfile.start();
       const summary = await simulate(env, apiUrl, servers, watched.map(([, p]) => p));
-      const step = stepOf(servers, summary, names, idleShare, topCommands(statsBefore, await commandStats(stats)));
+      const step = stepOf(servers, summary, names, idleShare, topCommands(statsBefore, await commandStats(stats)), await pgProfile.end());
       rows.push(step);
       log(`  ${step.over ?? 'within the limits'}; service ${step.serviceCoreShare} of its core, ${step.cpuUsPerRequest} µs CPU per request`);
       log(`  Redis time by command: ${step.redisTopCommands.map((c) => `${c.command} ${(c.usec / 1e6).toFixed(2)} s / ${c.calls}`).join(', ')}`);
+      for (const line of describePgStep(step.postgres, step.windowSeconds)) log(`  ${line}`);
       log(`  Redis B per live server by family: ${step.bytesPerLiveServerByFamily.map((f) => `${f.family} ${f.bytes}`).join(', ')}`);
       if (step.over) break;
     }
@@ -343,6 +352,7 @@ async function main(): Promise<number> {
     return knee ? 0 : 1;
   } finally {
     stats?.disconnect();
+    await pgProfile?.close().catch(() => undefined);
     await Promise.allSettled(children.map((c) => c.stop()));
     if (postgresStarted) await stopLocalPostgres(path.join(dir, 'postgres')).catch((err: unknown) => log(String(err)));
     if (redisStarted) await stopLocalRedis(path.join(dir, 'redis')).catch((err: unknown) => log(String(err)));

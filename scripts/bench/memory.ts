@@ -26,6 +26,7 @@ import { clusterMasters, createRedis, type AppRedis } from '../../src/store/redi
 import { KeySpace } from '../../src/store/keyspace/key-space.js';
 import { HeartbeatService } from '../../src/presence/heartbeat-service.js';
 import { DecisionCache } from '../../src/doors/decision-cache.js';
+import { contextKey } from '../../src/doors/context-key.js';
 import { BanCheckClaim } from '../../src/limits/ban-check-claim.js';
 import type { SignedRequest } from '../../src/auth/signed-request.js';
 import { REPLAY_MARGIN_SECONDS } from '../../src/store/keys.js';
@@ -154,6 +155,12 @@ export async function buildFleet(redis: AppRedis, keySpace: KeySpace, shape: Fle
   await Promise.all(pending);
 }
 
+/** The context key of a non-member no policy names (src/doors/context-key.ts): the same for every such user. */
+const GUEST_CONTEXT_KEY = contextKey(
+  { externalId: 'guest', isMember: false, joinedAtMs: null, positionIds: new Set(), directUnitIds: new Set(), unitIds: new Set(), organizationIds: new Set(), clockedIn: false, records: [], operations: [] },
+  new Set(),
+);
+
 /** One door request as the door service makes it: the lookup, then the fresh decisions cached. */
 async function lookupAndStore(doors: DecisionCache, q: { gameId: string; keyId: string; mode: 'one' | 'all'; externalId: string; doorKey?: string; externalServerId: string }, doorKeys: string[]): Promise<void> {
   const nowMs = Date.now();
@@ -163,7 +170,7 @@ async function lookupAndStore(doors: DecisionCache, q: { gameId: string; keyId: 
   const fresh = doorKeys.map((doorKey) => ({ doorKey, decision: { expiresAtMs: nowMs + DOOR_CACHE_TTL_SECONDS * 1000, decision: 'allow' as const, json: json(doorKey) } }));
   // every player is a non-member no policy names, as in the simulated fleet: one subject context
   // (src/doors/context-key.ts) shared by all of them
-  await doors.store({ gameId: q.gameId, doorsVersion: found.doorsVersion ?? 1, subjectVersion: found.subjectVersion || '0.0', externalId: q.externalId, contextKey: 'guests', externalServerId: q.externalServerId, nowMs, fresh, logged: [] });
+  await doors.store({ gameId: q.gameId, doorsVersion: found.doorsVersion ?? 1, subjectVersion: found.subjectVersion || '0.0', externalId: q.externalId, contextKey: GUEST_CONTEXT_KEY, externalServerId: q.externalServerId, nowMs, fresh, logged: [] });
 }
 
 async function usedMemory(redis: AppRedis): Promise<number> {

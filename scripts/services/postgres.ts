@@ -71,6 +71,11 @@ export interface LocalPostgresOptions {
   port: number;
   /** Parent dir: <dir>/data is PGDATA, <dir>/server.log the log. Default .data/postgres. */
   dir?: string;
+  /**
+   * Server libraries to preload (`shared_preload_libraries`), each only if its `.so` is installed beside
+   * the server binaries: e.g. `pg_stat_statements` for a benchmark's statement profile.
+   */
+  preloadIfInstalled?: string[];
 }
 
 function pgPaths(dir: string): { pgdata: string; logFile: string } {
@@ -219,7 +224,8 @@ export async function startLocalPostgres(opts: LocalPostgresOptions): Promise<St
     fs.appendFileSync(path.join(pgdata, 'postgresql.conf'), "\n# added by scripts/services/\nunix_socket_directories = ''\n");
   }
 
-  const serverOpts = `-p ${opts.port} -c listen_addresses=${opts.host}`;
+  const preload = (opts.preloadIfInstalled ?? []).filter((lib) => /^\w+$/.test(lib) && fs.existsSync(path.join(bindir, '..', 'lib', `${lib}.so`)));
+  const serverOpts = `-p ${opts.port} -c listen_addresses=${opts.host}${preload.length ? ` -c shared_preload_libraries=${preload.join(',')}` : ''}`;
   const [cmd, args] = withPrefix(as, path.join(bindir, 'pg_ctl'), [
     '-D', pgdata, '-l', logFile, '-w', '-t', String(START_TIMEOUT_MS / 1000), '-o', serverOpts, 'start',
   ]);

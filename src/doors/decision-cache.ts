@@ -6,10 +6,11 @@
  * Cache: `{g}:doors:dc:<doorsVersion>:<window>`, one sharded hash (listpack-sized shards, src/store/lua/
  * lib/sharded-hash.lua) per game, doors version and door-cache window (floor(now / TTL)) (src/store/keys.ts
  * `doorDecisions`; fields instead of one key per user, issue #15 item 5). Decisions are cached per subject
- * context, not per user (issue #32 item 4; src/doors/context-key.ts): field `#<workspaceVersion>:<context
- * key>` → the context's decisions ({@link packDecision} codes, not their JSON), shared by every user of
- * that context; field externalId → the user's pointer `{<workspaceVersion>.<userVersion>, context field}`
- * under the subject version it was made under. A lookup follows the user's pointer (current window, else
+ * context, not per user (issue #32 item 4; src/doors/context-key.ts): field `#<n>` → the context's
+ * decisions ({@link packDecision} codes, not their JSON), shared by every user of that context, where n is
+ * the ordinal door-store.lua gives the context's name `<workspaceVersion>:<context key>` under the doors
+ * version (`{g}:doors:ctx:<doorsVersion>`, src/store/keys.ts `doorContexts`); field externalId → the
+ * user's pointer `{<workspaceVersion>.<userVersion>, "#<n>"}` under the subject version it was made under. A lookup follows the user's pointer (current window, else
  * the previous one; a decision lives at most one TTL) to the context's decisions (current window, else the
  * previous one); a store moves the user's pointer into the current window and merges the context's
  * still-fresh decisions of both windows there (the previous window's copy stays until its hash expires:
@@ -192,8 +193,8 @@ export class DecisionCache {
       window,
       externalId: input.externalId,
       subjectVersion: input.subjectVersion,
-      // the context's field: its decisions hold for one workspace version (schedule, org tree)
-      contextField: `#${input.subjectVersion.split('.')[0] ?? ''}:${input.contextKey ?? ''}`,
+      // the context's name: its decisions hold for one workspace version (schedule, org tree)
+      contextName: `${input.subjectVersion.split('.')[0] ?? ''}:${input.contextKey ?? ''}`,
       nowMs: input.nowMs,
       entries,
       // the window's hash outlives every decision written in it: each lives at most one TTL

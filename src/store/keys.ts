@@ -194,16 +194,27 @@ export class GameKeys {
     return `${this.base}${S.doorSubjects}`;
   }
   /**
-   * hash externalId → msgpack `[subjectVersion, doorKey, expiresAtMs, decision code, ...]` (the code is
-   * `packDecision` of src/doors/decision-cache.ts, ~3 B for a decision no policy made): every user's
-   * cached decisions under one doors version, written in one door-cache window (`window` = floor(ms / TTL
-   * ms) of the door cache TTL `DOOR_CACHE_TTL_SECONDS`); the head of a sharded hash whose shards
-   * `<this key>:<shard>` door-store.lua / door-lookup.lua derive (src/store/lua/lib/sharded-hash.lua). Lives until two windows after the window's start
+   * hash of door decisions under one doors version, written in one door-cache window (`window` =
+   * floor(ms / TTL ms) of the door cache TTL `DOOR_CACHE_TTL_SECONDS`): field `#<n>` per subject context
+   * → msgpack `[doorKey, expiresAtMs, decision code, ...]` (the code is `packDecision` of
+   * src/doors/decision-cache.ts, ~3 B for a decision no policy made; n from {@link doorContexts}), field
+   * externalId per user → msgpack `[subjectVersion, "#<n>"]`, the pointer to the user's context. The head
+   * of a sharded hash whose shards `<this key>:<shard>` door-store.lua / door-lookup.lua derive
+   * (src/store/lua/lib/sharded-hash.lua). Lives until two windows after the window's start
    * plus {@link DOOR_DECISIONS_TTL_MARGIN_SECONDS} s. Written and read by door-store.lua / door-lookup.lua,
    * which derive it from the doors version they read (src/doors/decision-cache.ts).
    */
   doorDecisions(doorsVersion: string, window: number): string {
     return `${this.base}${S.doorDecisions}${doorsVersion}:${window}`;
+  }
+  /**
+   * hash: the ordinal of every subject context whose decisions were cached under `doorsVersion`
+   * (`<workspace version>:<context key>` → n; field "" the last n given), so that a user's pointer names
+   * its context's field `#<n>` in a few bytes. Lives as long as the latest decision hash of that doors
+   * version (door-store.lua extends it on every store).
+   */
+  doorContexts(doorsVersion: string): string {
+    return `${this.base}${S.doorContexts}${doorsVersion}`;
   }
   /** stream of door decisions answered, for the access-log flusher (src/doors/access-log-flusher.ts). */
   accessStream(): string {

@@ -344,6 +344,51 @@ describe('door decision cache', () => {
       expect(contexts).to.have.length(3); // guests, alice, named-guest
     });
 
+    it('a pointer names its context by an ordinal, interned per doors version for as long as the decisions live', async () => {
+      const door = await doorWith(h, g.gameId, [{ effect: 'allow', subjectType: 'everyone' }]);
+      for (const u of ['ordinal-a', 'ordinal-b']) expect(await cachedDecision(door.key, u)).to.equal('allow');
+      const fields = await decisionFields(door.key);
+      // a new doors version starts its own ordinals
+      expect([...fields.keys()].filter((f) => f.startsWith('#'))).to.deep.equal(['#1']);
+      // msgpack [subjectVersion, "#1"]: fixarray(2), fixstr "<w>.<u>", fixstr "#1"
+      const pointer = fields.get('ordinal-a')!;
+      expect(pointer.subarray(-3).toString('latin1')).to.equal('\xa2#1');
+      expect(pointer.length).to.be.below(12);
+      const { doorsVersion } = (await check(h, g, door.key, 'ordinal-a')).body as { doorsVersion: number };
+      const ordinals = h.keySpace.game(g.gameId).doorContexts(String(doorsVersion));
+      const interned = await h.redis.hgetall(ordinals);
+      expect(Object.keys(interned)).to.have.length(2);
+      expect(interned['']).to.equal('1');
+      const [name] = Object.keys(interned).filter((f) => f !== '');
+      expect(name).to.match(/^\d+:[\w-]{22}$/);
+      // it expires, but not before any decision hash of its doors version
+      const prefix = h.keySpace.game(g.gameId).doorDecisions(String(doorsVersion), 0).replace(/0$/, '');
+      const ttls = await Promise.all((await scanKeys(h.redis, `${prefix.replace(/[[\]*?\\]/g, '\\$&')}*`)).map((k) => h.redis.pttl(k)));
+      expect(ttls.length).to.be.at.least(1);
+      expect(await h.redis.pttl(ordinals)).to.be.at.least(Math.max(...ttls) - 1000);
+    });
+
+    it('a pointer an older build wrote, naming the context by its full name, is still followed', async () => {
+      const door = await doorWith(h, g.gameId, [{ effect: 'allow', subjectType: 'everyone' }]);
+      expect(await cachedDecision(door.key, 'legacy-a')).to.equal('allow');
+      expect(await cachedDecision(door.key, 'legacy-b')).to.equal('allow');
+      const { doorsVersion } = (await check(h, g, door.key, 'legacy-a')).body as { doorsVersion: number };
+      const prefix = h.keySpace.game(g.gameId).doorDecisions(String(doorsVersion), 0).replace(/0$/, '');
+      // two users and one context: one unsplit hash per window, the current one holds all three fields
+      const [head] = await Promise.all(
+        (await scanKeys(h.redis, `${prefix.replace(/[[\]*?\\]/g, '\\$&')}*`)).map(async (k) => ((await h.redis.hexists(k, '#1')) ? k : null)),
+      ).then((ks) => ks.filter((k): k is string => k !== null));
+      const decisions = (await h.redis.hgetBuffer(head!, '#1'))!;
+      const pointer = (await h.redis.hgetBuffer(head!, 'legacy-a'))!;
+      const legacyName = '#7:abcdefghijklmnopqrstuv';
+      // the older layout: the context under "#<workspace version>:<context key>", the pointer naming it
+      await h.redis.hset(head!, legacyName, decisions);
+      await h.redis.hset(head!, 'legacy-a', Buffer.concat([pointer.subarray(0, -3), Buffer.from([0xa0 | legacyName.length]), Buffer.from(legacyName)]));
+      await h.redis.hdel(head!, '#1');
+      expect((await check(h, g, door.key, 'legacy-a')).body).to.include({ cached: true, decision: 'allow' });
+      expect((await check(h, g, door.key, 'legacy-b')).body).to.include({ cached: false, decision: 'allow' });
+    });
+
     it("a user id that looks like a context field never overwrites the context's decisions", async () => {
       const door = await doorWith(h, g.gameId, [{ effect: 'allow', subjectType: 'everyone' }]);
       expect(await cachedDecision(door.key, 'ordinary-guest')).to.equal('allow');

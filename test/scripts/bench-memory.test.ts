@@ -45,10 +45,10 @@ describe('bench:memory census', () => {
     expect(c.byFamily['rl:door']?.keys).to.be.at.least(2);
     expect(c.byFamily['doors:dc']?.keys).to.be.at.least(2);
     expect(c.byFamily.loc?.keys).to.be.at.least(2);
-    expect(Object.keys(c.byFamily).sort()).to.deep.equal(['active-games', 'doors:dc', 'keys-used', 'loc', 'rl:ban', 'rl:bulk', 'rl:door', 'rl:hb', 'roster', 'rq', 'server', 'servers']);
+    expect(Object.keys(c.byFamily).sort()).to.deep.equal(['active-games', 'doors:ctx', 'doors:dc', 'keys-used', 'loc', 'rl:ban', 'rl:bulk', 'rl:door', 'rl:hb', 'roster', 'rq', 'server', 'servers']);
     for (const key of await scanKeys(h.redis, `${prefix}:*`)) {
       const family = familyOf(key, prefix);
-      if (family.startsWith('rl:') || family === 'doors:dc' || family === 'loc') expect(await h.redis.object('ENCODING', key)).to.equal('listpack', key);
+      if (family.startsWith('rl:') || family.startsWith('doors:') || family === 'loc') expect(await h.redis.object('ENCODING', key)).to.equal('listpack', key);
       if (family === 'rq' && (await h.redis.type(key)) === 'set') expect(await h.redis.object('ENCODING', key)).to.equal('intset', key);
     }
   });

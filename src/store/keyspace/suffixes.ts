@@ -38,6 +38,8 @@ export const GAME_SUFFIXES = {
   doorSubjects: ':doors:subjects',
   /** hash per doors version and door-cache window: users' decisions in compact form (src/doors/decision-cache.ts). */
   doorDecisions: ':doors:dc:',
+  /** hash per doors version: subject context name → ordinal, field "" the last ordinal (src/store/lua/door-store.lua). */
+  doorContexts: ':doors:ctx:',
   access: ':access',
   deadLetters: ':dead-letters',
   deadLetterCounts: ':dead-letters:count',

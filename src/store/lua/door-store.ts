@@ -1,7 +1,8 @@
 /**
  * The typed builder of a `door-store.lua` call (the write side of a door request: fresh decisions cached,
  * the access-log entry appended): KEYS = the decision hash heads of the current and previous window under
- * the doors version the decisions were made under, and the access stream.
+ * the doors version the decisions were made under, the access stream and that doors version's context
+ * ordinals.
  */
 import type { GameKeys } from '../keys.js';
 import type { ScriptCall } from '../redis.js';
@@ -13,8 +14,8 @@ export interface DoorStoreCall {
   window: number;
   externalId: string;
   subjectVersion: string;
-  /** The subject context's field, `#<workspace version>:<context key>`. */
-  contextField: string;
+  /** The subject context's name, `<workspace version>:<context key>` (the script interns it as an ordinal). */
+  contextName: string;
   /** Server time, ms. */
   nowMs: number;
   /** Flat: doorKey, expiresAtMs (string), packed decision, ... */
@@ -30,7 +31,7 @@ export interface DoorStoreCall {
 /** KEYS and named arguments of `door-store.lua` for `call` in `keys`' game. */
 export function doorStoreCall(keys: GameKeys, call: DoorStoreCall): ScriptCall {
   return {
-    keys: [keys.doorDecisions(call.doorsVersion, call.window), keys.doorDecisions(call.doorsVersion, call.window - 1), keys.accessStream()],
-    args: { u: call.externalId, sv: call.subjectVersion, c: call.contextField, t: String(call.nowMs), e: call.entries, x: call.expireInMs, s: call.externalServerId, l: call.logJson },
+    keys: [keys.doorDecisions(call.doorsVersion, call.window), keys.doorDecisions(call.doorsVersion, call.window - 1), keys.accessStream(), keys.doorContexts(call.doorsVersion)],
+    args: { u: call.externalId, sv: call.subjectVersion, c: call.contextName, t: String(call.nowMs), e: call.entries, x: call.expireInMs, s: call.externalServerId, l: call.logJson },
   };
 }

@@ -1,5 +1,6 @@
 -- The door decision hash's field of user u: the id itself, with one more '#' when it starts with one, so
--- that no user's field is ever a context field ("#<digits>:<key>", src/doors/decision-cache.ts).
+-- that no user's field is ever a context field ("#<n>", or "#<digits>:<key>" as builds before 2026-11-29
+-- named them; src/doors/decision-cache.ts).
 local function doorUserField(u)
   if string.byte(u, 1) == 35 then return '#' .. u end
   return u
