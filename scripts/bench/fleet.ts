@@ -109,6 +109,8 @@ interface Step {
   refusalPct: number;
   /** Refusals and timeouts by endpoint and status, e.g. `doorsManifest 429×12`. */
   refusalsByEndpoint: string;
+  /** Requests (attempts, retries included) by endpoint, largest first, e.g. `doorsCheck 61234`. */
+  requestsByEndpoint: string;
   timeouts: number;
   probeSteadyP99Ms: number | null;
   heartbeatSteadyP99Ms: number | null;
@@ -229,6 +231,7 @@ function stepOf(servers: number, s: SimSummary, names: string[], idleShare: numb
     refusals,
     refusalPct: Math.round(refusalPct * 100) / 100,
     refusalsByEndpoint: refusalSplit(s.requests),
+    requestsByEndpoint: Object.entries(s.requests).sort(([, a], [, b]) => b.attempts - a.attempts).map(([endpoint, r]) => `${endpoint} ${r.attempts}`).join(', '),
     timeouts: s.timeouts,
     probeSteadyP99Ms,
     heartbeatSteadyP99Ms: heartbeatSteady?.n ? heartbeatSteady.p99 : null,
@@ -328,6 +331,7 @@ async function main(): Promise<number> {
       const step = stepOf(servers, summary, names, idleShare, topCommands(statsBefore, await commandStats(stats)), await pgProfile.end());
       rows.push(step);
       log(`  ${step.over ?? 'within the limits'}; service ${step.serviceCoreShare} of its core, ${step.cpuUsPerRequest} µs CPU per request`);
+      log(`  requests by endpoint: ${step.requestsByEndpoint}`);
       log(`  Redis time by command: ${step.redisTopCommands.map((c) => `${c.command} ${(c.usec / 1e6).toFixed(2)} s / ${c.calls}`).join(', ')}`);
       for (const line of describePgStep(step.postgres, step.windowSeconds)) log(`  ${line}`);
       log(`  Redis B per live server by family: ${step.bytesPerLiveServerByFamily.map((f) => `${f.family} ${f.bytes}`).join(', ')}`);

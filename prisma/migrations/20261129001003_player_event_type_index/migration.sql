@@ -1,0 +1,2 @@
+-- DropIndex
+DROP INDEX "PlayerEvent_gameId_type_occurredAt_idx";
