@@ -7,7 +7,8 @@
  * Keys (builders in `src/store/keys.ts`):
  * - zset {@link GameKeys.servers}: member externalServerId, score = last heartbeat in ms.
  * - hash {@link GameKeys.server}: the fields of {@link SERVER_FIELDS}, all stored as strings.
- * - hash {@link GameKeys.roster}: externalId → `<openedAtMs>\n<username>`, or `<openedAtMs>\n<json [username, team]>` (see {@link parseRosterValue}).
+ * - hash {@link GameKeys.roster}: externalId → `<openedAtMs>\n<username>`, `<openedAtMs>\n<team>\n<username>` or
+ *   `<openedAtMs>\n<json [username, team]>` (see {@link parseRosterValue}).
  */
 import type { Redis } from 'ioredis';
 import type { KeySpace } from '../store/keyspace/key-space.js';
@@ -200,7 +201,11 @@ export function parseRosterValue(value: string): { openedAtMs: number; username:
   let username: unknown = null;
   let team: unknown = null;
   const text = nl < 0 ? null : value.slice(nl + 1);
-  if (text !== null && text[0] !== '[' && text[0] !== '{') return { openedAtMs, username: text, team: null };
+  if (text !== null && text[0] !== '[' && text[0] !== '{') {
+    // heartbeat.lua `rosterInfo`: a bare username on one line, or `<team>\n<username>`
+    const teamEnd = text.indexOf('\n');
+    return teamEnd < 0 ? { openedAtMs, username: text, team: null } : { openedAtMs, username: text.slice(teamEnd + 1), team: text.slice(0, teamEnd) };
+  }
   try {
     const info: unknown = text === null ? null : JSON.parse(text);
     if (Array.isArray(info)) [username, team] = info as unknown[];

@@ -101,7 +101,8 @@ export class GameKeys {
     return `${this.base}${S.servers}`;
   }
   /**
-   * hash externalId → `<openedAtMs>\n<username>` (no team, a name not starting with `[` or `{`) or
+   * hash externalId → `<openedAtMs>\n<username>` (no team, a name on one line not starting with `[` or `{`),
+   * `<openedAtMs>\n<team>\n<username>` (a string team on one line not starting with either) or
    * `<openedAtMs>\n<json [username, team]>`: the roster of one server (src/presence/server-view.ts `parseRosterValue`).
    */
   roster(externalServerId: string): string {

@@ -55,8 +55,11 @@ describe('server view (src/presence/server-view.ts)', function () {
     expect(newestSdkVersion([])).to.equal(undefined);
   });
 
-  it('parseRosterValue reads `<openedAtMs>\\n<username>` and `<openedAtMs>\\n<json [username, team]>`', function () {
+  it('parseRosterValue reads `<openedAtMs>\\n<username>`, `<openedAtMs>\\n<team>\\n<username>` and `<openedAtMs>\\n<json [username, team]>`', function () {
     expect(parseRosterValue('1700000000000\ndave')).to.deep.equal({ openedAtMs: 1700000000000, username: 'dave', team: null });
+    expect(parseRosterValue('1700000000000\nred\nerin')).to.deep.equal({ openedAtMs: 1700000000000, username: 'erin', team: 'red' });
+    // the name is everything after the team's line, whatever it holds
+    expect(parseRosterValue('1700000000000\n\n[frank]\nx')).to.deep.equal({ openedAtMs: 1700000000000, username: '[frank]\nx', team: '' });
     expect(parseRosterValue('1700000000000\n')).to.deep.equal({ openedAtMs: 1700000000000, username: '', team: null });
     expect(parseRosterValue('1700000000000\n["alice","red"]')).to.deep.equal({ openedAtMs: 1700000000000, username: 'alice', team: 'red' });
     expect(parseRosterValue('1700000000000\n["bob",null]')).to.deep.equal({ openedAtMs: 1700000000000, username: 'bob', team: null });

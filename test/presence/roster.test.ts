@@ -111,7 +111,7 @@ describe('roster reconciliation and sessions', () => {
     expect(await h.locate(g.gameId, 'n')).to.equal('');
   });
 
-  it('stores a teamless player as the bare username and reads every name and team back as sent', async () => {
+  it('stores a player without JSON where the name and team allow it, and reads every name and team back as sent', async () => {
     const g = await h.game();
     const keys = h.keySpace.game(g.gameId);
     const players = [
@@ -121,17 +121,30 @@ describe('roster reconciliation and sessions', () => {
       { externalId: 'brace', username: '{dave}' },
       { externalId: 'empty', username: '' },
       { externalId: 'newline', username: 'e\nve' },
+      { externalId: 'teamed-newline', username: 'f\nay', team: 'blue' },
+      { externalId: 'teamed-bracket', username: '[x] gus', team: '' },
+      { externalId: 'bracket-team', username: 'hal', team: '[red]' },
+      { externalId: 'newline-team', username: 'ivy', team: 're\nd' },
     ];
     expect((await h.heartbeat(g, heartbeatBody([], { externalServerId: 'srv-a', players }))).status).to.equal(200);
     const nowMs = Date.now();
     const byId = async () => new Map((await getRoster(h.redis, h.keySpace, g.gameId, 'srv-a', nowMs)).map((e) => [e.externalId, [e.username, e.team]]));
-    expect(Object.fromEntries(await byId())).to.deep.equal({ plain: ['alice', null], teamed: ['bob', 'red'], bracket: ['[clan] carol', null], brace: ['{dave}', null], empty: ['', null], newline: ['e\nve', null] });
-    const opened = (await h.redis.hget(keys.roster('srv-a'), 'plain'))!.split('\n')[0];
-    expect(await h.redis.hget(keys.roster('srv-a'), 'plain')).to.equal(`${opened}\nalice`);
+    expect(Object.fromEntries(await byId())).to.deep.equal({
+      plain: ['alice', null], teamed: ['bob', 'red'], bracket: ['[clan] carol', null], brace: ['{dave}', null], empty: ['', null], newline: ['e\nve', null],
+      'teamed-newline': ['f\nay', 'blue'], 'teamed-bracket': ['[x] gus', ''], 'bracket-team': ['hal', '[red]'], 'newline-team': ['ivy', 're\nd'],
+    });
+    const value = (uid: string) => h.redis.hget(keys.roster('srv-a'), uid);
+    const opened = (await value('plain'))!.split('\n')[0];
+    expect(await value('plain')).to.equal(`${opened}\nalice`);
+    // a team on one line that starts with neither `[` nor `{` goes before the name, without JSON
+    expect(await value('teamed')).to.equal(`${opened}\nred\nbob`);
+    expect(await value('teamed-newline')).to.equal(`${opened}\nblue\nf\nay`);
+    expect(await value('bracket-team')).to.equal(`${opened}\n["hal","[red]"]`);
+    expect(await value('newline')).to.equal(`${opened}\n["e\\nve",null]`);
     // a name or team change rewrites the value, the session stays open (same open time)
     expect((await h.heartbeat(g, heartbeatBody([], { externalServerId: 'srv-a', players: [{ externalId: 'plain', username: 'alice', team: 'blue' }, { externalId: 'teamed', username: 'bobby' }] }))).status).to.equal(200);
     expect(Object.fromEntries(await byId())).to.deep.equal({ plain: ['alice', 'blue'], teamed: ['bobby', null] });
-    expect(await h.redis.hget(keys.roster('srv-a'), 'plain')).to.equal(`${opened}\n["alice","blue"]`);
+    expect(await value('plain')).to.equal(`${opened}\nblue\nalice`);
   });
 
   it('ignores a duplicated externalId inside one roster', async () => {

@@ -83,11 +83,18 @@ local function takeWaiting(uid)
   end
 end
 -- A roster value's part after the open time (src/presence/server-view.ts `parseRosterValue`): the bare
--- username for a player without a team whose name cannot be taken for JSON (the common case; 9 B less
--- than the JSON array per player), else the JSON [username, team].
+-- username for a player without a team (the name on one line, starting with neither `[` nor `{`), or
+-- `<team>\n<username>` for a player with a string team on one line that starts with neither (the name
+-- may then be anything): 6–9 B less per player than the JSON [username, team] every other player keeps.
+local function plainLine(s)
+  local first = string.byte(s, 1)
+  return first ~= 91 and first ~= 123 and not string.find(s, '\n', 1, true)
+end
 local function rosterInfo(name, team)
-  local first = type(name) == 'string' and string.byte(name, 1)
-  if team == cjson.null and first ~= 91 and first ~= 123 and first ~= false then return name end
+  if type(name) == 'string' then
+    if team == cjson.null and plainLine(name) then return name end
+    if type(team) == 'string' and plainLine(team) then return team .. '\n' .. name end
+  end
   return cjson.encode({name, team})
 end
 local uids = A.u
