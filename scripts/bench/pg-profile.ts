@@ -93,6 +93,7 @@ export class PgProfile {
     return { statements, tables, walBytes: wal.bytes - this.walBefore.bytes, walRecords: wal.records - this.walBefore.records, walFullPages: wal.fpi - this.walBefore.fpi };
   }
 
+  /** Closes the connection. */
   async close(): Promise<void> {
     await this.client.end();
   }
