@@ -15,6 +15,7 @@ import { DoorAccessService } from '../../src/doors/door-access-service.js';
 import { doorCheckBody } from '../../src/adapters/http/door-responses.js';
 import { DecisionCache, packDecision } from '../../src/doors/decision-cache.js';
 import { scanKeys } from '../support/redis-keys.js';
+import { DOOR_CONTEXT_ORDINALS_MAX } from '../../src/store/lua/door-store.js';
 import { buildOrg, check, bulk, DAY_MS, doorWith, invalidator, type Org } from './door-fixtures.js';
 
 const HOUR_MS = 3_600_000;
@@ -366,6 +367,18 @@ describe('door decision cache', () => {
       const ttls = await Promise.all((await scanKeys(h.redis, `${prefix.replace(/[[\]*?\\]/g, '\\$&')}*`)).map((k) => h.redis.pttl(k)));
       expect(ttls.length).to.be.at.least(1);
       expect(await h.redis.pttl(ordinals)).to.be.at.least(Math.max(...ttls) - 1000);
+    });
+
+    it('past the most ordinals per doors version, a new context is named in full and still served from the cache', async () => {
+      const door = await doorWith(h, g.gameId, [{ effect: 'allow', subjectType: 'positions', subjectIds: [org.pChild] }]);
+      expect(await cachedDecision(door.key, 'capped-guest')).to.equal('deny');
+      const { doorsVersion } = (await check(h, g, door.key, 'capped-guest')).body as { doorsVersion: number };
+      const ordinals = h.keySpace.game(g.gameId).doorContexts(String(doorsVersion));
+      await h.redis.hset(ordinals, '', String(DOOR_CONTEXT_ORDINALS_MAX));
+      expect(await cachedDecision(door.key, 'alice')).to.equal('allow');
+      const contexts = [...(await decisionFields(door.key)).keys()].filter((f) => f.startsWith('#'));
+      expect(contexts.sort()).to.deep.equal(['#1', contexts.find((f) => /^#\d+:[\w-]{22}$/.test(f))!].sort());
+      expect(Object.keys(await h.redis.hgetall(ordinals))).to.have.length(2); // the counter and the guests' context
     });
 
     it('a pointer an older build wrote, naming the context by its full name, is still followed', async () => {

@@ -15,7 +15,8 @@
   A: u externalId, sv subject version, c the context's name "<workspace version>:<context key>",
      t now ms (string), e flat array doorKey, expiresAtMs (string), decision code
      (src/doors/decision-cache.ts `packDecision`; stored as given), ...; x ms until the current window's
-     hash may expire; s externalServerId ("" = none), l the access-log entry's JSON array, "" for none.
+     hash may expire; s externalServerId ("" = none), l the access-log entry's JSON array, "" for none;
+     oc the most context ordinals per doors version.
 ]]
 local now = tonumber(A.t)
 local stored = 0
@@ -41,9 +42,13 @@ end
 -- The context's field "#<n>". The ordinals live as long as any hash of their doors version: each store
 -- extends them to the current window's expiry (now + A.x only grows), so an ordinal is never given to
 -- another context while a pointer naming it can still be read.
+-- At most A.oc ordinals per hash: a member's context is their own (joinedAt), so without a cap a game
+-- whose doors stay unchanged would keep one entry per member who ever played. Past it, a context is
+-- named in full ("#<name>", as older builds did), which lookups follow the same way.
 local function contextField(name)
   local n = redis.call('HGET', KEYS[4], name)
   if not n then
+    if tonumber(redis.call('HGET', KEYS[4], '') or '0') >= A.oc then return '#' .. name end
     n = redis.call('HINCRBY', KEYS[4], '', 1)
     redis.call('HSET', KEYS[4], name, n)
   end

@@ -7,6 +7,12 @@
 import type { GameKeys } from '../keys.js';
 import type { ScriptCall } from '../redis.js';
 
+/**
+ * Most subject contexts given an ordinal per doors version (door-store.lua names the rest in full, ~24 B
+ * more per pointer): bounds `{g}:doors:ctx:<v>` to ~50 KB while the doors stay unchanged.
+ */
+export const DOOR_CONTEXT_ORDINALS_MAX = 1000;
+
 /** What one door store needs, by name (the script's header says what each holds). */
 export interface DoorStoreCall {
   doorsVersion: string;
@@ -32,6 +38,6 @@ export interface DoorStoreCall {
 export function doorStoreCall(keys: GameKeys, call: DoorStoreCall): ScriptCall {
   return {
     keys: [keys.doorDecisions(call.doorsVersion, call.window), keys.doorDecisions(call.doorsVersion, call.window - 1), keys.accessStream(), keys.doorContexts(call.doorsVersion)],
-    args: { u: call.externalId, sv: call.subjectVersion, c: call.contextName, t: String(call.nowMs), e: call.entries, x: call.expireInMs, s: call.externalServerId, l: call.logJson },
+    args: { u: call.externalId, sv: call.subjectVersion, c: call.contextName, t: String(call.nowMs), e: call.entries, x: call.expireInMs, s: call.externalServerId, l: call.logJson, oc: DOOR_CONTEXT_ORDINALS_MAX },
   };
 }
