@@ -91,7 +91,7 @@ export function createApp(deps: AppDeps): Express {
   // all of the traffic): a nested router's layers cost a measurable share of a cached door check.
   const heartbeatAdmission = admitHeartbeat(admission);
   app.post(`${GAME}/heartbeat`, heartbeatAdmission.before, raw, heartbeatAdmission.after, heartbeatRoute({ verifier: deps.verifier, heartbeats, doors: heartbeatDoors }));
-  const doorDeps = { db: deps.db, redis: deps.redis, keySpace: deps.keySpace, doorCacheTtlSeconds: deps.config.doorCacheTtlSeconds };
+  const doorDeps = { db: deps.db, redis: deps.redis, keySpace: deps.keySpace, doorCacheTtlSeconds: deps.config.doorCacheTtlSeconds, doorDecisionWindowSeconds: deps.config.doorDecisionWindowSeconds };
   const doors = deps.metrics ? new ObservedDoorAccessService(doorDeps, deps.metrics) : new DoorAccessService(doorDeps);
   app.post(`${GAME}/doors/check`, admit(admission, 'checks'), raw, doorCheckRoute({ verifier: deps.verifier, doors }));
   app.post(`${GAME}/doors/bulk`, admit(admission, 'doors'), raw, doorBulkRoute({ verifier: deps.verifier, doors }));

@@ -45,10 +45,20 @@ export interface Config {
    */
   workerNice: number;
   /**
-   * Longest time in seconds a door decision may be cached, by the service and by clients (spec: Limits,
-   * "Door cache TTL value: not shown"); sent in the heartbeat `config` and on every decision.
+   * Longest time in seconds a client may cache a door decision (spec: Limits, "Door cache TTL value: not
+   * shown"); sent in the heartbeat `config`, in the manifest and, never longer, on every decision. A
+   * change that could alter a decision reaches the clients before it: door and policy edits and schedule
+   * or org-tree changes raise the doors version, a member's change pushes `refresh_permissions` to the
+   * server they are on (src/doors/subject-invalidation.ts). 5–3600, default 300.
    */
   doorCacheTtlSeconds: number;
+  /**
+   * Seconds of one window of the service's shared decision cache and of the door-check quotas
+   * (src/doors/decision-cache.ts, src/limits/quotas.ts): a cached decision is shared within its window
+   * only, and the quotas count per window. 5–3600, at most `doorCacheTtlSeconds`; default 60 (or the
+   * TTL when that is shorter).
+   */
+  doorDecisionWindowSeconds: number;
   /**
    * Days an access-log row (a grant or denial answered by the door endpoints) is kept; older rows are
    * deleted by the `prune-access-log` worker role (src/doors/access-log-retention.ts). 1–3650, default 30.
@@ -148,7 +158,8 @@ const schema = {
     DB_POOL_SIZE: { type: 'integer', minimum: 1, maximum: 100, default: 5 },
     WORKER_ROLES: { type: 'string', pattern: '^[a-z,-]+$', default: 'all' },
     WORKER_NICE: { type: 'integer', minimum: 0, maximum: 19, default: 10 },
-    DOOR_CACHE_TTL_SECONDS: { type: 'integer', minimum: 5, maximum: 3600, default: 60 },
+    DOOR_CACHE_TTL_SECONDS: { type: 'integer', minimum: 5, maximum: 3600, default: 300 },
+    DOOR_DECISION_WINDOW_SECONDS: { type: 'integer', minimum: 5, maximum: 3600 },
     ACCESS_LOG_RETENTION_DAYS: { type: 'integer', minimum: 1, maximum: 3650, default: 30 },
     CONSOLE_PORT: { type: 'integer', minimum: 0, maximum: 65535, default: 3001 },
     WORKERS_METRICS_PORT: { type: 'integer', minimum: 0, maximum: 65535, default: 3002 },
@@ -211,6 +222,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       `ADMISSION_RETRY_AFTER_MIN_SECONDS must not exceed ADMISSION_RETRY_AFTER_MAX_SECONDS (got ${v.ADMISSION_RETRY_AFTER_MIN_SECONDS} > ${v.ADMISSION_RETRY_AFTER_MAX_SECONDS})`,
     ]);
   }
+  // A window longer than the TTL would let a compliant client re-check a door more often than its quota counts.
+  const doorWindow = v.DOOR_DECISION_WINDOW_SECONDS === undefined ? Math.min(60, Number(v.DOOR_CACHE_TTL_SECONDS)) : Number(v.DOOR_DECISION_WINDOW_SECONDS);
+  if (doorWindow > Number(v.DOOR_CACHE_TTL_SECONDS)) {
+    throw new ConfigError([`DOOR_DECISION_WINDOW_SECONDS must not exceed DOOR_CACHE_TTL_SECONDS (got ${doorWindow} > ${v.DOOR_CACHE_TTL_SECONDS})`]);
+  }
   const oidcVars = ['OIDC_ISSUER', 'OIDC_CLIENT_ID', 'OIDC_CLIENT_SECRET'].filter((n) => v[n] !== undefined);
   if (oidcVars.length !== 0 && oidcVars.length !== 3) throw new ConfigError(['OIDC_ISSUER, OIDC_CLIENT_ID and OIDC_CLIENT_SECRET go together (set all three or none)']);
   if (oidcVars.length === 3 && v.CONSOLE_PUBLIC_URL === undefined) throw new ConfigError(['OIDC sign-in needs CONSOLE_PUBLIC_URL (the redirect URI is built from it)']);
@@ -228,6 +244,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     workerRoles: String(v.WORKER_ROLES).split(',').filter(Boolean),
     workerNice: Number(v.WORKER_NICE),
     doorCacheTtlSeconds: Number(v.DOOR_CACHE_TTL_SECONDS),
+    doorDecisionWindowSeconds: doorWindow,
     accessLogRetentionDays: Number(v.ACCESS_LOG_RETENTION_DAYS),
     workersMetricsPort: Number(v.WORKERS_METRICS_PORT),
     workersMetricsHost: String(v.WORKERS_METRICS_HOST),

@@ -344,7 +344,7 @@ async function main(): Promise<number> {
         (rows.at(-1)?.over ? `; ${rows.at(-1)!.players.toLocaleString('en-US')} were over (${rows.at(-1)!.over})` : '; no step was over the limits') +
         `; at the knee's CPU per player above idle one fully used core would hold ${knee.projectedPlayersPerCore.toLocaleString('en-US')}`
       : `no step within the limits (first: ${rows[0]?.over ?? 'none ran'})`;
-    const settings = `steps ${args.steps.join(', ')} servers × ${args.players} players, ${args.duration} s each, interval ${args.interval} s, ramp ${args.ramp} s, probe ${args.probeRate}/s, door cache TTL ${args.doorTtl ?? 'default (60)'} s; limits probe p99 ≤ ${args.maxProbeP99Ms} ms, refusals ≤ ${args.maxRefusalPct} %, no timeout; service on CPU ${args.serviceCpu} (idle: ${idleShare.toFixed(3)} of it), simulator on CPU ${args.simCpu}; load average at start ${loadAvg}`;
+    const settings = `steps ${args.steps.join(', ')} servers × ${args.players} players, ${args.duration} s each, interval ${args.interval} s, ramp ${args.ramp} s, probe ${args.probeRate}/s, door cache TTL ${args.doorTtl ?? 'default (300)'} s; limits probe p99 ≤ ${args.maxProbeP99Ms} ms, refusals ≤ ${args.maxRefusalPct} %, no timeout; service on CPU ${args.serviceCpu} (idle: ${idleShare.toFixed(3)} of it), simulator on CPU ${args.simCpu}; load average at start ${loadAvg}`;
     const md = `${table(rows, names)}\n\n${verdict}.`;
     if (args.json) console.log(JSON.stringify({ settings: args, loadAvg, steps: rows, idleShare, knee: knee ? { players: knee.players, servers: knee.servers, projectedPlayersPerCore: knee.projectedPlayersPerCore } : null }));
     else console.log(`${settings}\n\n${md}`);

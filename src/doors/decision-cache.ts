@@ -4,14 +4,14 @@
  * without the request waiting for it.
  *
  * Cache: `{g}:doors:dc:<doorsVersion>:<window>`, one sharded hash (listpack-sized shards, src/store/lua/
- * lib/sharded-hash.lua) per game, doors version and door-cache window (floor(now / TTL)) (src/store/keys.ts
+ * lib/sharded-hash.lua) per game, doors version and door-cache window (floor(now / DOOR_DECISION_WINDOW_SECONDS)) (src/store/keys.ts
  * `doorDecisions`; fields instead of one key per user, issue #15 item 5). Decisions are cached per subject
  * context, not per user (issue #32 item 4; src/doors/context-key.ts): field `#<n>` → the context's
  * decisions ({@link packDecision} codes, not their JSON), shared by every user of that context, where n is
  * the ordinal door-store.lua gives the context's name `<workspaceVersion>:<context key>` under the doors
  * version (`{g}:doors:ctx:<doorsVersion>`, src/store/keys.ts `doorContexts`); field externalId → the
  * user's pointer `{<workspaceVersion>.<userVersion>, "#<n>"}` under the subject version it was made under. A lookup follows the user's pointer (current window, else
- * the previous one; a decision lives at most one TTL) to the context's decisions (current window, else the
+ * the previous one; older decisions are evaluated afresh) to the context's decisions (current window, else the
  * previous one); a store moves the user's pointer into the current window and merges the context's
  * still-fresh decisions of both windows there (the previous window's copy stays until its hash expires:
  * contexts are few).
@@ -134,8 +134,12 @@ export class DecisionCache {
   private readonly globalKeys: GlobalKeys;
   private readonly throttled: ThrottleMarks;
 
-  /** `doorCacheTtlSeconds`: config `DOOR_CACHE_TTL_SECONDS`, the longest life of a cached decision. */
-  constructor(private readonly redis: AppRedis, private readonly keySpace: KeySpace, private readonly doorCacheTtlSeconds: number) {
+  /**
+   * `windowSeconds`: config `DOOR_DECISION_WINDOW_SECONDS`, the window a cached decision is shared in and
+   * the door quotas count in. A decision may outlive its window (clients cache it for its own ttlSeconds,
+   * up to `DOOR_CACHE_TTL_SECONDS`); the next window evaluates it afresh.
+   */
+  constructor(private readonly redis: AppRedis, private readonly keySpace: KeySpace, private readonly windowSeconds: number) {
     this.globalKeys = keySpace.global;
     this.throttled = new ThrottleMarks(redis, keySpace);
   }
@@ -149,7 +153,7 @@ export class DecisionCache {
    */
   async lookup(input: LookupInput): Promise<Lookup> {
     const keys = this.keySpace.game(input.gameId);
-    const q = doorQuota(input.mode, { keyId: input.keyId, externalId: input.externalId, doorKey: input.doorKey, externalServerId: input.externalServerId, doorCacheTtlSeconds: this.doorCacheTtlSeconds });
+    const q = doorQuota(input.mode, { keyId: input.keyId, externalId: input.externalId, doorKey: input.doorKey, externalServerId: input.externalServerId, windowSeconds: this.windowSeconds });
     const call = doorLookupCall(keys, {
       mode: input.mode,
       externalId: input.externalId ?? '',
@@ -184,7 +188,7 @@ export class DecisionCache {
     if (!input.fresh.length && !input.logged.length) return;
     const keys = this.keySpace.game(input.gameId);
     const window = this.window(input.nowMs);
-    const windowMs = this.doorCacheTtlSeconds * 1000;
+    const windowMs = this.windowSeconds * 1000;
     const entries: string[] = [];
     for (const f of input.fresh) entries.push(f.doorKey, String(f.decision.expiresAtMs), packDecision(f.doorKey, f.decision.json));
     if (entries.length && !input.contextKey) throw new Error('DecisionCache.store: fresh decisions need their contextKey');
@@ -197,7 +201,8 @@ export class DecisionCache {
       contextName: `${input.subjectVersion.split('.')[0] ?? ''}:${input.contextKey ?? ''}`,
       nowMs: input.nowMs,
       entries,
-      // the window's hash outlives every decision written in it: each lives at most one TTL
+      // the window's hash outlives the next window, which still reads it (a decision that would outlive
+      // the hash is evaluated afresh then: a miss is always safe)
       expireInMs: (window + 2) * windowMs + DOOR_DECISIONS_TTL_MARGIN_SECONDS * 1000 - input.nowMs,
       externalServerId: input.externalServerId ?? '',
       logJson: input.logged.length ? `[${input.logged.join(',')}]` : '',
@@ -206,9 +211,9 @@ export class DecisionCache {
     if (input.logged.length) this.markActive(input.gameId, input.nowMs);
   }
 
-  /** The door-cache window of `nowMs` (ms): floor(now / door cache TTL). */
+  /** The door-cache window of `nowMs` (ms): floor(now / window ms). */
   private window(nowMs: number): number {
-    return Math.floor(nowMs / (this.doorCacheTtlSeconds * 1000));
+    return Math.floor(nowMs / (this.windowSeconds * 1000));
   }
 
   /** Flushers look at games marked active (at most one mark per game per second per process). */

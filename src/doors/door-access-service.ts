@@ -44,8 +44,10 @@ export interface DoorAccessDeps {
   db: Db;
   redis: AppRedis;
   keySpace: KeySpace;
-  /** Config `DOOR_CACHE_TTL_SECONDS`: longest life of a cached decision, seconds. */
+  /** Config `DOOR_CACHE_TTL_SECONDS`: longest life of a decision (its ttlSeconds), seconds. */
   doorCacheTtlSeconds: number;
+  /** Config `DOOR_DECISION_WINDOW_SECONDS`: window of the shared decision cache and the door quotas, seconds. */
+  doorDecisionWindowSeconds: number;
 }
 
 /** The public JSON of a decision without its TTL: `{doorKey, decision, reason, policyId, failMode, forcedState}`. */
@@ -103,7 +105,7 @@ export class DoorAccessService {
     this.ttlMs = deps.doorCacheTtlSeconds * 1000;
     this.catalog = new DoorCatalog(deps.db);
     this.workspaces = new WorkspaceSnapshots(deps.db, this.ttlMs);
-    this.cache = new DecisionCache(deps.redis, deps.keySpace, deps.doorCacheTtlSeconds);
+    this.cache = new DecisionCache(deps.redis, deps.keySpace, deps.doorDecisionWindowSeconds);
     this.members = new MemberRows(deps.db);
   }
 

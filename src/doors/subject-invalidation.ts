@@ -15,10 +15,24 @@
  * reads a new key and evaluates afresh; nothing is deleted, and a decision computed from older data can
  * only have been stored under the older key. Time alone (a record expiring, an operation starting,
  * tenure reached, a time window) needs no call: decisions end at those boundaries by themselves.
+ *
+ * Clients cache a decision for up to the door cache TTL (`DOOR_CACHE_TTL_SECONDS`, 300 s by default), so
+ * the change is also pushed to them (docs/decisions.md "Door cache TTL and pushed invalidation"):
+ * - a member's change: a `refresh_permissions` command aimed at the user, on every game where they are on
+ *   a server now (the game's server forgets that user's decisions and bulk-checks them again; a user on
+ *   no server has nothing cached and is bulk-checked when they join);
+ * - a workspace change: the doors version of every game of the workspace is raised, which every server
+ *   sees in its next heartbeat's `config.doorsVersion` (it refetches the manifest and forgets every
+ *   decision made under another version).
+ * A push that fails is logged: the change still reaches each client within the TTL.
  */
 import type { Db } from '../store/prisma.js';
 import type { AppRedis } from '../store/redis.js';
 import type { KeySpace } from '../store/keyspace/key-space.js';
+import { locateUserCall } from '../store/lua/locate-user.js';
+import { log } from '../log.js';
+import { incrementDoorsVersion } from './doors-version.js';
+import { raiseDoorsVersion } from '../store/lua/raise-doors-version.js';
 
 /** Field of `GameKeys.doorSubjects` that versions everything workspace-wide (schedule, org tree). */
 export const WORKSPACE_FIELD = 'w';
@@ -27,26 +41,76 @@ export function memberField(externalId: string): string {
   return `u:${externalId}`;
 }
 
+/**
+ * Queues a `refresh_permissions` command for user `externalId` in game `gameId` (spec: Command types),
+ * delivered to the server they are on with its next heartbeat; src/commands/permissions-refresh.ts
+ * implements it with the commands service.
+ * @throws what issuing a command throws (e.g. CommandQueueFullError); the invalidator logs it.
+ */
+export type PermissionsRefresher = (refresh: { gameId: string; externalId: string }) => Promise<void>;
+
 export class DoorSubjectInvalidator {
-  constructor(private readonly db: Db, private readonly redis: AppRedis, private readonly keySpace: KeySpace) {}
+  /** Without `refresh` a member's change is not pushed to the clients (it reaches them within the TTL). */
+  constructor(
+    private readonly db: Db,
+    private readonly redis: AppRedis,
+    private readonly keySpace: KeySpace,
+    private readonly refresh: PermissionsRefresher | null = null,
+  ) {}
 
-  /** A member's positions, records, clock-in state or join date changed (`externalId` = Member.externalId). */
+  /**
+   * A member's positions, records, clock-in state or join date changed (`externalId` = Member.externalId):
+   * raises their subject version in every game of the workspace, then pushes `refresh_permissions` to
+   * each game where they are on a server.
+   * @throws the Redis or Postgres error of the raise (a failed push is logged instead).
+   */
   async memberChanged(workspaceId: string, externalId: string): Promise<void> {
-    await this.raise(workspaceId, memberField(externalId));
+    const games = await this.gamesOf(workspaceId);
+    await this.raise(games, memberField(externalId));
+    if (this.refresh) await this.pushToUser(games, externalId, this.refresh);
   }
 
-  /** The workspace's schedule (operations) or org tree changed: every member's decisions are retired. */
+  /**
+   * The workspace's schedule (operations) or org tree changed: every member's decisions are retired, and
+   * every game's doors version is raised so that its servers forget their cached decisions.
+   * @throws the Redis or Postgres error of either raise.
+   */
   async workspaceChanged(workspaceId: string): Promise<void> {
-    await this.raise(workspaceId, WORKSPACE_FIELD);
+    const games = await this.gamesOf(workspaceId);
+    await this.raise(games, WORKSPACE_FIELD);
+    for (const gameId of games) {
+      const version = await this.db.$transaction((tx) => incrementDoorsVersion(tx, gameId));
+      await raiseDoorsVersion(this.redis, this.keySpace, gameId, version);
+    }
   }
 
-  private async raise(workspaceId: string, field: string): Promise<void> {
+  private async gamesOf(workspaceId: string): Promise<string[]> {
     const games = await this.db.game.findMany({ where: { workspaceId }, select: { id: true } });
+    return games.map((g) => g.id);
+  }
+
+  private async raise(games: string[], field: string): Promise<void> {
     if (!games.length) return;
     const pipe = this.redis.pipeline();
-    for (const g of games) pipe.hincrby(this.keySpace.game(g.id).doorSubjects(), field, 1);
+    for (const id of games) pipe.hincrby(this.keySpace.game(id).doorSubjects(), field, 1);
     const results = await pipe.exec();
     const failed = results?.find(([err]) => err)?.[0];
     if (failed) throw failed;
+  }
+
+  private async pushToUser(games: string[], externalId: string, refresh: PermissionsRefresher): Promise<void> {
+    // one script per game: each game's keys are in their own Cluster slot
+    const located = await Promise.allSettled(games.map((id) => {
+      const call = locateUserCall(this.keySpace.game(id), { externalId });
+      return this.redis.runScript('locateUser', call.keys, call.args);
+    }));
+    const failed = (gameId: string, err: unknown) => {
+      log.warn('could not push refresh_permissions to a member\'s server; their cached decisions end with the door cache TTL', { gameId, externalId, err: String(err) });
+    };
+    for (const [i, gameId] of games.entries()) {
+      const where = located[i]!;
+      if (where.status === 'rejected') failed(gameId, where.reason);
+      else if (typeof where.value === 'string' && where.value) await refresh({ gameId, externalId }).catch((err: unknown) => failed(gameId, err));
+    }
   }
 }

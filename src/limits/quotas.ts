@@ -16,8 +16,8 @@
  * | `manifest` | key × externalServerId when the request names its server, else key | 60 s | 10 per server, else 2·S + 10 |
  * | `ban_check` | key × externalId | 60 s | 10 |
  *
- * I = the game's heartbeat interval (15–60 s), T = the door cache TTL (`DOOR_CACHE_TTL_SECONDS`, 60 s by
- * default), versions = the game's doors version and the user's subject version (a change of either
+ * I = the game's heartbeat interval (15–60 s), T = the door decision window (`DOOR_DECISION_WINDOW_SECONDS`,
+ * 60 s by default, never longer than the door cache TTL `DOOR_CACHE_TTL_SECONDS`), versions = the game's doors version and the user's subject version (a change of either
  * invalidates cached decisions, so the client's re-checks start a fresh count), S = the game's live servers, N = {@link NUDGE_ALLOWANCE} = the most nudges the service
  * publishes on one game's topic in a minute (src/commands/nudge-budget.ts, 108 for a one-server game and
  * fewer per server for more), each of which may make every server heartbeat once early (spec: Urgent
@@ -28,15 +28,17 @@
  *   can catch one more, and each may be re-sent once (a 409 re-sign or a 413 split), hence 2·⌈60 / I⌉;
  *   plus at most N nudged heartbeats; plus 10 for retries after 5xx (exponential backoff from 1 s fits
  *   fewer than 7 in a minute). I = 20 s: 6 + 108 + 10 = 124 a minute per server; I = 60 s: 120.
- * - door_check: a decision is re-checked only after its TTL (≤ T) ran out, so one (user, door) needs at
- *   most 2 checks in a window of T (a window edge); 10 leaves room for re-signs, 5xx retries and decisions
+ * - door_check: a decision is re-checked only after its ttlSeconds ran out; a fresh one lives the door
+ *   cache TTL (≥ T), one answered from the shared cache (made in this window or the previous one) at
+ *   least the TTL less 2·T, so one (user, door) needs at most 2 checks in a window of T (a window edge)
+ *   when the TTL is T, and fewer when it is longer; 10 leaves room for re-signs, 5xx retries and decisions
  *   with a TTL shorter than T near a policy time-window boundary. The per-(user, door) count starts only
  *   after the user's first {@link DOOR_CHECK_USER_ALLOWANCE} checks of the window (issue #32 item 4,
  *   docs/decisions.md): a player who checks a few doors, the normal case, costs Redis one counter instead
  *   of one per door (~16 B each), and a (user, door) count is never higher than before, so no request
  *   that passed before is refused; a client hammering one door is refused after at most
  *   {@link DOOR_CHECK_USER_ALLOWANCE} + 10 checks in a window instead of 10.
- * - door_bulk: once per join; 10 joins of one user within one TTL is not normal play.
+ * - door_bulk: once per join (and after a user-targeted `refresh_permissions`); 10 within one window is not normal play.
  * - manifest: on server start and after `refresh_permissions`, so at most about twice a minute per
  *   server. A request that names its server (`?externalServerId=`, as the reference clients send) is
  *   counted per server: 10 a minute. One that does not is counted per key against 2·S + 10, S the live
@@ -56,15 +58,15 @@ export const MINUTE_WINDOW_SECONDS = 60;
 export const RETRY_ALLOWANCE = 10;
 /** Most nudged heartbeats one server can be asked for in a minute: the nudge budget of a one-server game. */
 export const NUDGE_ALLOWANCE = nudgesPerMinute(1);
-/** Door checks per (key, user, door) per door-TTL window, counted after the user's {@link DOOR_CHECK_USER_ALLOWANCE}. */
+/** Door checks per (key, user, door) per door decision window, counted after the user's {@link DOOR_CHECK_USER_ALLOWANCE}. */
 export const DOOR_CHECK_QUOTA = 10;
 /**
- * Door checks per (key, user) per door-TTL window counted only per user, not per door: 2 checks (a window
+ * Door checks per (key, user) per door decision window counted only per user, not per door: 2 checks (a window
  * edge) of each of 5 doors, more than the intended client flow needs (bulk on join, single checks only
  * for uncached doors).
  */
 export const DOOR_CHECK_USER_ALLOWANCE = 10;
-/** Bulk door checks per (key, user) per door-TTL window. */
+/** Bulk door checks per (key, user) per door decision window. */
 export const DOOR_BULK_QUOTA = 10;
 /** Ban checks per (key, user) per minute. */
 export const BAN_CHECK_QUOTA = 10;
@@ -102,15 +104,15 @@ export interface QuotaArgs extends QuotaCount {
 
 /**
  * The quota a door request is counted against (see the table above): `one` = doors/check, `all` =
- * doors/bulk, `version` = doors/manifest. `doorCacheTtlSeconds` is config `DOOR_CACHE_TTL_SECONDS`.
+ * doors/bulk, `version` = doors/manifest. `windowSeconds` is config `DOOR_DECISION_WINDOW_SECONDS`.
  */
-export function doorQuota(mode: 'one' | 'all' | 'version', q: { keyId: string; externalId?: string; doorKey?: string; externalServerId?: string | null; doorCacheTtlSeconds: number }): QuotaArgs {
+export function doorQuota(mode: 'one' | 'all' | 'version', q: { keyId: string; externalId?: string; doorKey?: string; externalServerId?: string | null; windowSeconds: number }): QuotaArgs {
   const user = q.externalId ?? '';
   // `u:` and `d:` keep the per-user and per-door subjects of one hash apart whatever the ids hold
   if (mode === 'one') {
-    return { kind: 'door_check', tag: KIND_TAGS.door_check, field: `d:${user}:${q.doorKey ?? ''}`, quota: DOOR_CHECK_QUOTA, perServer: 0, windowSeconds: q.doorCacheTtlSeconds, who: user, userAllowance: { field: `u:${user}`, count: DOOR_CHECK_USER_ALLOWANCE } };
+    return { kind: 'door_check', tag: KIND_TAGS.door_check, field: `d:${user}:${q.doorKey ?? ''}`, quota: DOOR_CHECK_QUOTA, perServer: 0, windowSeconds: q.windowSeconds, who: user, userAllowance: { field: `u:${user}`, count: DOOR_CHECK_USER_ALLOWANCE } };
   }
-  if (mode === 'all') return { kind: 'door_bulk', tag: KIND_TAGS.door_bulk, field: user, quota: DOOR_BULK_QUOTA, perServer: 0, windowSeconds: q.doorCacheTtlSeconds, who: user };
+  if (mode === 'all') return { kind: 'door_bulk', tag: KIND_TAGS.door_bulk, field: user, quota: DOOR_BULK_QUOTA, perServer: 0, windowSeconds: q.windowSeconds, who: user };
   // `s:` keeps a server's field apart from the key's `-` whatever the id holds
   if (q.externalServerId) return { kind: 'manifest', tag: KIND_TAGS.manifest, field: `s:${q.externalServerId}`, quota: MANIFEST_PER_NAMED_SERVER, perServer: 0, windowSeconds: MINUTE_WINDOW_SECONDS, who: q.externalServerId };
   return { kind: 'manifest', tag: KIND_TAGS.manifest, field: '-', quota: RETRY_ALLOWANCE, perServer: MANIFEST_PER_SERVER, windowSeconds: MINUTE_WINDOW_SECONDS, who: q.keyId };

@@ -13,7 +13,7 @@
  * | teleport            | user            | exactly one of `{ position: { x, y, z } }` or `{ place }`       |
  * | message             | user or server  | `{ text }`: to the user, or to everyone on the server           |
  * | door_set_state      | server          | `{ doorKey, state: "locked" \| "unlocked" \| "auto" }`           |
- * | refresh_permissions | server          | `{}`                                                            |
+ * | refresh_permissions | user or server  | `{}`: that user's cached door decisions, or all of the server's |
  * | shutdown            | server          | `{ reason? }`                                                   |
  * | custom              | user or server  | any JSON object (the integration decides what it means)         |
  *
@@ -54,7 +54,7 @@ export const COMMAND_TARGETS: Readonly<Record<CommandType, TargetKind>> = {
   teleport: 'user',
   message: 'either',
   door_set_state: 'server',
-  refresh_permissions: 'server',
+  refresh_permissions: 'either',
   shutdown: 'server',
   custom: 'either',
 };

@@ -164,7 +164,7 @@ export const HEARTBEAT_CONFIG_FIELDS: readonly HeartbeatConfigField[] = [
     type: 'integer',
     unit: 'seconds',
     presence: 'always',
-    meaning: 'the longest time a door decision may be cached (DOOR_CACHE_TTL_SECONDS, default 60)',
+    meaning: 'the longest time a door decision may be cached (DOOR_CACHE_TTL_SECONDS, default 300); changes before then come as a new doorsVersion or a refresh_permissions command',
     clientAction: 'keep a decision for at most this long, and at most its own ttlSeconds; then check again',
     minimum: 1,
   },

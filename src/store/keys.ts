@@ -41,8 +41,8 @@ export const COMMAND_HASH_GRACE_SECONDS = 3600;
 /** Sliding window of the nudge budget (spec: Limits, messaging receive budget is per minute), ms. */
 export const NUDGE_WINDOW_MS = 60_000;
 /**
- * A user's door-decision hash lives the configured door cache TTL (`DOOR_CACHE_TTL_SECONDS`) plus this
- * many seconds after its last write; each entry also carries its own expiry, checked on read.
+ * A door-decision hash outlives the window after its own (`DOOR_DECISION_WINDOW_SECONDS`, the windows a
+ * lookup reads) by this many seconds; each entry also carries its own expiry, checked on read.
  */
 export const DOOR_DECISIONS_TTL_MARGIN_SECONDS = 5;
 /**
@@ -196,7 +196,7 @@ export class GameKeys {
   }
   /**
    * hash of door decisions under one doors version, written in one door-cache window (`window` =
-   * floor(ms / TTL ms) of the door cache TTL `DOOR_CACHE_TTL_SECONDS`): field `#<n>` per subject context
+   * floor(ms / window ms) of the door decision window `DOOR_DECISION_WINDOW_SECONDS`): field `#<n>` per subject context
    * → msgpack `[doorKey, expiresAtMs, decision code, ...]` (the code is `packDecision` of
    * src/doors/decision-cache.ts, ~3 B for a decision no policy made; n from {@link doorContexts}), field
    * externalId per user → msgpack `[subjectVersion, "#<n>"]`, the pointer to the user's context. The head

@@ -165,6 +165,20 @@ describe('client: boot herd (spread, bounded, Retry-After)', function () {
       expect(paths().at(-1)).to.equal('check');
     });
 
+    it('refresh_permissions aimed at a user forgets only that user\'s decisions and bulk-checks them again', async () => {
+      const d = doors(0);
+      expect(await d.boot()).to.equal(true);
+      await d.onJoin('p1');
+      await d.onJoin('p2');
+      const outcome = await d.handleCommand({ id: 'c2', type: 'refresh_permissions', payload: {}, target: { externalServerId: 'srv-1', externalId: 'p1' }, issuedAt: '', expiresAt: '' });
+      expect(outcome).to.deep.equal({ ok: true });
+      const sent = () => stub.requests.map((r) => `${r.path.split('/').pop()} ${String(r.json?.externalId ?? '')}`.trim());
+      expect(sent()).to.deep.equal(['manifest', 'bulk p1', 'bulk p2', 'bulk p1']); // no manifest: the doors did not change
+      expect((await d.check('gate', 'p1')).source).to.equal('cache');
+      expect((await d.check('gate', 'p2')).source).to.equal('cache');
+      expect(sent()).to.have.length(4);
+    });
+
     it('retries a manifest and a bulk check refused with Retry-After; a single check is answered by failMode at once', async () => {
       const d = doors(0);
       stub.enqueue(stub.error(503, 'overloaded', { 'Retry-After': '1' }));

@@ -72,7 +72,7 @@ describe('client: wire compatibility of the standalone package with the service'
       for (const payload of payloads[type]) expect(validateCommandPayload(type, payload).payload, type).to.deep.equal(payload);
     }
     // Targets: the client's user/server split (checked against its CommandTargets at compile time) is the service's.
-    const userTarget: { [T in client.CommandType]: client.UserTarget extends client.CommandTargets[T] ? true : false } = { kick: true, mute: true, unmute: true, freeze: true, teleport: true, message: true, door_set_state: false, refresh_permissions: false, shutdown: false, custom: true };
+    const userTarget: { [T in client.CommandType]: client.UserTarget extends client.CommandTargets[T] ? true : false } = { kick: true, mute: true, unmute: true, freeze: true, teleport: true, message: true, door_set_state: false, refresh_permissions: true, shutdown: false, custom: true };
     for (const type of COMMAND_TYPES) expect(userTarget[type], type).to.equal(COMMAND_TARGETS[type] !== 'server');
   });
 

@@ -166,7 +166,7 @@ describe('door decision cache', () => {
       service.check({ gameId: g.gameId, keyId: randomUUID(), signature: randomUUID() }, { doorKey, externalId: user }, nowMs).then((a) => JSON.parse(doorCheckBody(a, nowMs)) as Record<string, unknown>);
 
     before(() => {
-      service = new DoorAccessService({ db: h.db, redis: h.redis, keySpace: h.keySpace, doorCacheTtlSeconds: h.config.doorCacheTtlSeconds });
+      service = new DoorAccessService({ db: h.db, redis: h.redis, keySpace: h.keySpace, doorCacheTtlSeconds: h.config.doorCacheTtlSeconds, doorDecisionWindowSeconds: h.config.doorDecisionWindowSeconds });
     });
 
     it('an operation ending', async () => {
@@ -252,7 +252,7 @@ describe('door decision cache', () => {
     });
 
     it('a hit answers the exact JSON that was cached, for every kind of reason', async () => {
-      const cache = new DecisionCache(h.redis, h.keySpace, h.config.doorCacheTtlSeconds);
+      const cache = new DecisionCache(h.redis, h.keySpace, h.config.doorDecisionWindowSeconds);
       const now = Date.now();
       // six compact codes and one door key JSON must escape (stored as JSON)
       const stored = [...decisions.map((j, i) => ({ doorKey: `door-${i}`, json: j.replace('"doorKey":"gate"', `"doorKey":"door-${i}"`) })), { doorKey: 'ga"te', json: json({ doorKey: 'ga"te' }) }];
@@ -275,8 +275,8 @@ describe('door decision cache', () => {
     });
 
     it('300 users in one window: listpack-sized shards, and every user finds their decision', async () => {
-      const cache = new DecisionCache(h.redis, h.keySpace, h.config.doorCacheTtlSeconds);
-      const ttlMs = h.config.doorCacheTtlSeconds * 1000;
+      const cache = new DecisionCache(h.redis, h.keySpace, h.config.doorDecisionWindowSeconds);
+      const ttlMs = h.config.doorDecisionWindowSeconds * 1000;
       // the middle of a door-cache window, so every store and lookup lands in one window
       const now = (Math.floor(Date.now() / ttlMs) + 1) * ttlMs + ttlMs / 2;
       const users = Array.from({ length: 300 }, (_, i) => `shard-user-${i}`);

@@ -115,14 +115,14 @@ describe('per-key quotas', () => {
   });
 
   describe('doors and bans', () => {
-    const cache = () => new DecisionCache(h.redis, h.keySpace, h.config.doorCacheTtlSeconds);
-    const ttl = () => h.config.doorCacheTtlSeconds;
+    const cache = () => new DecisionCache(h.redis, h.keySpace, h.config.doorDecisionWindowSeconds);
+    const ttl = () => h.config.doorDecisionWindowSeconds;
     /** The middle of a door-TTL window. */
     const midTtl = () => (Math.floor(Date.now() / (ttl() * 1000)) + 1) * ttl() * 1000 + (ttl() * 1000) / 2;
     const lookup = (mode: 'one' | 'all' | 'version', nowMs: number, user = 'u1', doorKey = 'gate') =>
       cache().lookup({ gameId: g.gameId, keyId, signature: `sig-${++seq}`, mode, externalId: user, doorKey, nowMs });
 
-    it(`door check: ${DOOR_CHECK_QUOTA} per (user, door) per door TTL past the user's first ${DOOR_CHECK_USER_ALLOWANCE}; other doors, users and versions count apart`, async () => {
+    it(`door check: ${DOOR_CHECK_QUOTA} per (user, door) per door decision window past the user's first ${DOOR_CHECK_USER_ALLOWANCE}; other doors, users and versions count apart`, async () => {
       const now = midTtl();
       for (let i = 0; i < DOOR_CHECK_USER_ALLOWANCE + DOOR_CHECK_QUOTA; i++) await lookup('one', now);
       await expectQuota(lookup('one', now), 'door_check', ttl() / 2);

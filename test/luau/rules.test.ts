@@ -20,6 +20,7 @@ const SCENARIOS = [
   'identical door and ban checks in flight share one request',
   'a 503 with Retry-After holds back the server\'s door and ban checks until then; a 429 does not',
   'refresh_permissions forgets cached decisions even at the same doors version; leaving drops a player\'s',
+  'refresh_permissions aimed at a user forgets only that user\'s decisions',
   'HTTP disabled is a setup error reported once; the loop keeps trying and recovers',
   'the platform\'s request limit pauses every request for 30 s; checks fail by their mode meanwhile',
   'one request budget per server: checks keep the reserve free, heartbeats go first',

@@ -83,7 +83,7 @@ export interface UserTarget {
   externalId: string;
 }
 
-/** A command for the whole server (`target` of door_set_state, refresh_permissions, shutdown). */
+/** A command for the whole server (`target` of door_set_state, shutdown, and of message, refresh_permissions and custom when not aimed at a user). */
 export interface ServerTarget {
   /** The server that is to execute the command. */
   externalServerId: string;
@@ -148,7 +148,7 @@ export interface CommandTargets {
   teleport: UserTarget;
   message: UserTarget | ServerTarget;
   door_set_state: ServerTarget;
-  refresh_permissions: ServerTarget;
+  refresh_permissions: UserTarget | ServerTarget;
   shutdown: ServerTarget;
   custom: UserTarget | ServerTarget;
 }
@@ -187,7 +187,7 @@ export interface HeartbeatConfig {
   heartbeatIntervalSeconds: number;
   /**
    * The longest a door decision may be cached, in seconds (the service's DOOR_CACHE_TTL_SECONDS, default
-   * 60). Always sent by the service; absent only from a response this client could not read fully.
+   * 300; changes reach the client before it as a new `doorsVersion` or a `refresh_permissions`). Always sent by the service; absent only from a response this client could not read fully.
    */
   doorCacheTtlSeconds?: number;
   /**

@@ -15,11 +15,13 @@
  * ```
  *
  * Rules it follows:
- * - The manifest is fetched on boot, after `refresh_permissions` (which also forgets every cached
- *   decision, spec: refresh_permissions invalidates cached permissions), and whenever the heartbeat `config`
+ * - The manifest is fetched on boot, after `refresh_permissions` for the server (which also forgets every
+ *   cached decision, spec: refresh_permissions invalidates cached permissions), and whenever the heartbeat `config`
  *   carries a `doorsVersion` other than the manifest's. Cached decisions remember the doors version they
  *   were made under; one from another version than the manifest's is never used (a changed version means
  *   a door, policy or forced state changed).
+ * - `refresh_permissions` aimed at a user (`target.externalId`; the service sends it when that member's
+ *   positions, records or clock-in change) forgets that user's decisions and bulk-checks them again.
  * - A forced state (from the manifest or a `door_set_state` command) is applied locally, without a
  *   request: locked denies, unlocked allows, auto returns to decisions (and forgets that door's cache).
  * - Decisions are cached for their `ttlSeconds` (0 = not cached); a single check is made only for an
@@ -248,12 +250,20 @@ export class DoorAccess {
 
   /**
    * Executes door commands: `door_set_state` `{doorKey, state}` applies the forced state locally (and
-   * forgets that door's cached decisions); `refresh_permissions` forgets every cached decision and
-   * refetches the manifest. Returns undefined
+   * forgets that door's cached decisions); `refresh_permissions` aimed at a user forgets that user's
+   * decisions and bulk-checks them again (ok even when the bulk check fails: nothing stale is kept), aimed
+   * at the server it forgets every cached decision and refetches the manifest. Returns undefined
    * for any other type.
    */
   async handleCommand(command: CommandEntry): Promise<CommandOutcome | undefined> {
     if (command.type === 'refresh_permissions') {
+      const user = command.target.externalId;
+      if (user) {
+        this.decisions.delete(user);
+        // a bulk check still waiting for its slot of the boot window asks afresh anyway
+        if (!this.deferred.has(user)) await this.bulk(user);
+        return { ok: true };
+      }
       // Spec: refresh_permissions invalidates cached permissions, whether or not the doors version changed
       // (a role granted outside the doors, e.g. in the game's own data, changes no manifest).
       this.decisions.clear();

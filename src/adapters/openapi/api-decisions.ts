@@ -41,6 +41,7 @@ export const ERROR_CODES: Readonly<Record<string, readonly string[]>> = {
 export function apiDecisions(defaults: Readonly<Config>): ApiDecision[] {
   const kib = defaults.maxEnvelopeBytes / 1024;
   const ttl = defaults.doorCacheTtlSeconds;
+  const doorWindow = defaults.doorDecisionWindowSeconds;
   return [
     {
       topic: 'entry-field-types',
@@ -135,12 +136,12 @@ export function apiDecisions(defaults: Readonly<Config>): ApiDecision[] {
     {
       topic: 'rate-quotas',
       spec: 'Limits: "Numeric per-key rate quotas: not shown"',
-      decision: `Counted per subject in fixed windows (all servers share a key): heartbeat per key and externalServerId, 2 x ceil(60 / interval) + ${NUDGE_ALLOWANCE} (nudges) + ${RETRY_ALLOWANCE} a minute (${heartbeatQuota(20)} at the default 20 s); doors/check per key, user and door, ${DOOR_CHECK_QUOTA} per door cache TTL; doors/bulk per key and user, ${DOOR_BULK_QUOTA} per TTL; doors/manifest per key, ${MANIFEST_PER_SERVER} x live servers + ${RETRY_ALLOWANCE} a minute; bans/check per key and user, ${BAN_CHECK_QUOTA} a minute. Over a quota: 429 rate_limited with Retry-After (whole seconds to the end of the window), nothing stored. A client following the returned interval and the door TTL is never throttled.`,
+      decision: `Counted per subject in fixed windows (all servers share a key): heartbeat per key and externalServerId, 2 x ceil(60 / interval) + ${NUDGE_ALLOWANCE} (nudges) + ${RETRY_ALLOWANCE} a minute (${heartbeatQuota(20)} at the default 20 s); doors/check per key, user and door, ${DOOR_CHECK_QUOTA} per ${doorWindow} s door decision window; doors/bulk per key and user, ${DOOR_BULK_QUOTA} per window; doors/manifest per key, ${MANIFEST_PER_SERVER} x live servers + ${RETRY_ALLOWANCE} a minute; bans/check per key and user, ${BAN_CHECK_QUOTA} a minute. Over a quota: 429 rate_limited with Retry-After (whole seconds to the end of the window), nothing stored. A client following the returned interval and the door TTL is never throttled.`,
     },
     {
       topic: 'door-cache-ttl',
       spec: 'Limits: "Door cache TTL value: not shown"',
-      decision: `${ttl} s by default (DOOR_CACHE_TTL_SECONDS, 5-3600), sent as config.doorCacheTtlSeconds, in the manifest and per decision as ttlSeconds (which may be shorter, never longer).`,
+      decision: `${ttl} s by default (DOOR_CACHE_TTL_SECONDS, 5-3600), sent as config.doorCacheTtlSeconds, in the manifest and per decision as ttlSeconds (which may be shorter, never longer). A change that could alter a decision does not wait for it: door, policy, forced-state, schedule and org-tree changes raise config.doorsVersion (refetch the manifest, forget every decision), and a member's change (positions, records, clock-in) sends refresh_permissions aimed at that user to the server they are on (forget that user's decisions). The service shares a decision between users for one ${doorWindow} s window (DOOR_DECISION_WINDOW_SECONDS) only.`,
     },
     {
       topic: 'body-encoding-and-signature',

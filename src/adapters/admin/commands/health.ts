@@ -18,7 +18,8 @@ import { requireGame } from './games.js';
  * `health --game G` → `{ gameId, warnings: [{ id, kind, message, firstAt, lastAt, count, resolvedAt }],
  * throttling: { persistent, throttledMinutes, total, minutes: [{ minute, throttled, by }] }, quotas: {
  * heartbeatPerServerPerMinute, manifestPerMinute, doorCheckPerUserDoorPerTtl, doorBulkPerUserPerTtl,
- * banCheckPerUserPerMinute, doorCacheTtlSeconds }, streams: { events|sessions|command_log|access_log:
+ * banCheckPerUserPerMinute, doorCacheTtlSeconds, doorDecisionWindowSeconds } (the two door quotas count per
+ * decision window, the names kept from when it was the TTL), streams: { events|sessions|command_log|access_log:
  * { entries, lagSeconds } }, deadLetters: { bySource: { events|sessions|command_log|access_log: n }, total, kept,
  * latest: [{ id, at, source, entryId, reason, row, cut }] } }` (the five newest, rows cut to 300
  * characters). Exit 0 whatever the health (it is a report, not a probe).
@@ -49,6 +50,7 @@ const health: AdminCommand = {
       doorBulkPerUserPerTtl: DOOR_BULK_QUOTA,
       banCheckPerUserPerMinute: BAN_CHECK_QUOTA,
       doorCacheTtlSeconds: ctx.config.doorCacheTtlSeconds,
+      doorDecisionWindowSeconds: ctx.config.doorDecisionWindowSeconds,
     };
     const streams = backlogs.get(gameId)!;
     const throttling = { persistent: isPersistent(minutes), throttledMinutes, total: minutes.reduce((n, m) => n + m.throttled, 0), minutes };
@@ -65,8 +67,8 @@ const health: AdminCommand = {
         formatFields([
           ['heartbeats per server', `${quotas.heartbeatPerServerPerMinute}/min (interval ${game.heartbeatIntervalSeconds} s)`],
           ['manifest per key', `${quotas.manifestPerMinute}/min (${liveServers} live servers)`],
-          ['door checks', `${quotas.doorCheckPerUserDoorPerTtl} per user and door per ${quotas.doorCacheTtlSeconds} s`],
-          ['door bulk', `${quotas.doorBulkPerUserPerTtl} per user per ${quotas.doorCacheTtlSeconds} s`],
+          ['door checks', `${quotas.doorCheckPerUserDoorPerTtl} per user and door per ${quotas.doorDecisionWindowSeconds} s`],
+          ['door bulk', `${quotas.doorBulkPerUserPerTtl} per user per ${quotas.doorDecisionWindowSeconds} s`],
           ['ban checks', `${quotas.banCheckPerUserPerMinute} per user per minute`],
         ]),
         '',
