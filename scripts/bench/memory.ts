@@ -59,8 +59,10 @@ export interface Census {
   streams: FamilyUsage;
 }
 
-/** The door cache TTL the bench runs the decision cache with (config default `DOOR_CACHE_TTL_SECONDS`), s. */
-const DOOR_CACHE_TTL_SECONDS = 60;
+/** The door decision window the bench runs the decision cache with (config default `DOOR_DECISION_WINDOW_SECONDS`), s. */
+const DOOR_DECISION_WINDOW_SECONDS = 60;
+/** The life of a fresh decision (config default `DOOR_CACHE_TTL_SECONDS`), s. */
+const DOOR_CACHE_TTL_SECONDS = 300;
 
 /**
  * The family of a key under `prefix`: its suffix after the hash tag (`{g:…}`, `{w:…}`) up to the first
@@ -124,7 +126,7 @@ function signed(gameId: string, keyId: string): SignedRequest {
  */
 export async function buildFleet(redis: AppRedis, keySpace: KeySpace, shape: FleetShape): Promise<void> {
   const heartbeats = new HeartbeatService(redis, keySpace);
-  const doors = new DecisionCache(redis, keySpace, DOOR_CACHE_TTL_SECONDS);
+  const doors = new DecisionCache(redis, keySpace, DOOR_DECISION_WINDOW_SECONDS);
   const bans = new BanCheckClaim(redis, keySpace);
   const beats = Math.max(1, Math.round((SIGNATURE_WINDOW_SECONDS + REPLAY_MARGIN_SECONDS) / shape.intervalSeconds));
   const pending: Promise<unknown>[] = [];
