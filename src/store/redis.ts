@@ -156,7 +156,8 @@ export function parseRedisUrl(url: string): RedisTarget {
  * request's commands are a tick of their own (the flush runs on `process.nextTick`), so it batched nothing
  * across requests and cost a Pipeline object per request; without it the API spent 8–20 % less CPU per
  * heartbeat, bulk and cached door check (docs/benchmarks.md "Cheaper hot path"). Commands a request sends
- * at once go out in one write through {@link AppRedis.together} instead. Connection state changes are
+ * at once go out in one write through {@link AppRedis.together} instead, and the scripts of all the
+ * requests of one event-loop turn are held for one write (`holdWritesForThisTurn`). Connection state changes are
  * logged once each (store/connection-state.ts).
  */
 export function createRedis(url: string, opts: { forWorker?: boolean; name?: string; autoPipelining?: boolean; commandTimeoutMs?: number } = {}): AppRedis {
@@ -218,6 +219,28 @@ class AwaitedCommand extends Command {
   }
 }
 
+/** Sockets whose writes are held until the current turn of the event loop ends. */
+const heldSockets = new WeakSet<object>();
+
+/**
+ * Holds the client's socket writes until the check phase of this turn of the event loop (`setImmediate`),
+ * so the scripts of every request handled in one poll phase reach Redis in one write, and Redis wakes
+ * once for them, instead of once per script: on a busy core each wake-up is a context switch between
+ * the API and Redis (docs/benchmarks.md "Door cache TTL and pushed invalidation, coalesced Redis writes").
+ * A script waits at most for the rest of the turn's callbacks. Cork is counted, so {@link AppRedis.together}
+ * nests inside it. A Cluster client (no single socket) is left alone.
+ */
+function holdWritesForThisTurn(client: Redis | Cluster): void {
+  const socket = (client as Partial<Redis>).stream;
+  if (!socket || client.status !== 'ready' || heldSockets.has(socket)) return;
+  heldSockets.add(socket);
+  socket.cork();
+  setImmediate(() => {
+    heldSockets.delete(socket);
+    socket.uncork();
+  });
+}
+
 /**
  * Adds `runScript` and `together` to `client` (a client of {@link createRedis}, or one node connection of
  * a Cluster, which ioredis creates without them: src/store/replica-ack.ts writes on those). Returns the
@@ -234,6 +257,7 @@ export function withScripts(client: Redis | Cluster): AppRedis {
   app.runScript = async function runScript(name, keys, args, opts) {
     const { sha, lua } = scripts.get(name)!;
     const packed = packr.pack(args);
+    holdWritesForThisTurn(this);
     const send = opts?.awaitReply
       ? (cmd: 'evalsha' | 'eval', first: string) => this.sendCommand(new AwaitedCommand(cmd, [first, keys.length, ...keys, packed], { replyEncoding: 'utf8' }))
       : (cmd: 'evalsha' | 'eval', first: string) => this[cmd](first, keys.length, ...keys, packed);
