@@ -179,6 +179,26 @@ describe('client: boot herd (spread, bounded, Retry-After)', function () {
       expect(sent()).to.have.length(4);
     });
 
+    it('a join bulk check that got no answer is asked again at the player\'s first door, instead of a single check per door', async () => {
+      const d = doors(0);
+      expect(await d.boot()).to.equal(true);
+      stub.enqueue(stub.error(500, 'internal'));
+      await d.onJoin('p1');
+      expect(await d.check('gate', 'p1')).to.include({ allowed: true, reason: 'default_allow', source: 'service' });
+      expect(await d.check('gate', 'p1')).to.include({ source: 'cache' });
+      stub.enqueue(stub.error(500, 'internal'));
+      await d.onJoin('p2');
+      stub.enqueue(stub.error(500, 'internal'));
+      expect(await d.check('gate', 'p2')).to.include({ allowed: true, source: 'fail_mode', reason: 'fail_open' });
+      expect(stub.requests.map((r) => `${r.path.split('/').pop()} ${r.status}`)).to.deep.equal([
+        'manifest 200',
+        'bulk 500',
+        'bulk 200',
+        'bulk 500',
+        'bulk 500', // no single check after it: the player is at the door, failMode answers
+      ]);
+    });
+
     it('retries a manifest and a bulk check refused with Retry-After; a single check is answered by failMode at once', async () => {
       const d = doors(0);
       stub.enqueue(stub.error(503, 'overloaded', { 'Retry-After': '1' }));

@@ -25,7 +25,8 @@
  * - A forced state (from the manifest or a `door_set_state` command) is applied locally, without a
  *   request: locked denies, unlocked allows, auto returns to decisions (and forgets that door's cache).
  * - Decisions are cached for their `ttlSeconds` (0 = not cached); a single check is made only for an
- *   uncached door.
+ *   uncached door. A player whose join bulk check got no answer (refused in a join storm, an outage) gets
+ *   it asked again at their first uncached door, instead of a single check for every door they use.
  * - Service unreachable (network error, timeout, 5xx, 429, or a 401/403 setup problem): the door's
  *   failMode decides, `closed` (deny) when the door is not in the manifest. An unknown door (404) is denied.
  * - Boot herd (issue #15 item 3): a game's servers restart together, and every joining player causes a
@@ -127,6 +128,8 @@ export class DoorAccess {
   private bootEndsAt = 0;
   /** Bulk checks deferred inside the boot window, by user: `send()` sends at once, `done` settles with it. */
   private readonly deferred = new Map<string, { send: () => void; drop: () => void; done: Promise<void> }>();
+  /** Players whose join bulk check got no answer: their first uncached door asks for the bulk again. */
+  private readonly bulkOwed = new Set<string>();
 
   /** Makes no request; call {@link DoorAccess.boot} (or `refreshManifest`) when the server boots. */
   constructor(private readonly opts: DoorAccessOptions) {
@@ -184,16 +187,19 @@ export class DoorAccess {
    * Bulk-checks `externalId` (POST doors/bulk) and caches every decision for its TTL; called once when a
    * player joins. Inside the boot window the request waits for a random point of the window's remainder
    * (or until the player uses a door, whichever comes first). Failures are reported through `onProblem`;
-   * later checks then go one by one. Never rejects for HTTP or network outcomes.
+   * the bulk check is then asked for again when the player first uses an uncached door. Never rejects for
+   * HTTP or network outcomes.
    */
   async onJoin(externalId: string): Promise<void> {
     const left = this.bootEndsAt - this.clock.now();
-    if (left <= 0 || this.deferred.has(externalId)) return this.deferred.get(externalId)?.done ?? this.bulk(externalId);
+    if (left <= 0 || this.deferred.has(externalId)) return this.deferred.get(externalId)?.done ?? this.bulk(externalId).then(() => undefined);
     const wake = new AbortController();
     let dropped = false;
     const done = this.clock
       .sleep(Math.floor(this.random() * left), wake.signal)
-      .then(() => (dropped ? undefined : this.bulk(externalId)))
+      .then(async () => {
+        if (!dropped) await this.bulk(externalId);
+      })
       .finally(() => this.deferred.delete(externalId));
     const drop = () => {
       dropped = true;
@@ -203,18 +209,31 @@ export class DoorAccess {
     return done;
   }
 
-  private async bulk(externalId: string): Promise<void> {
-    const res = await this.send('POST', GAME_PATHS.doorsBulk, { externalId, externalServerId: this.opts.externalServerId }, true);
-    if (!res || res.status !== 200) return;
-    const body = res.json as { decisions?: unknown; doorsVersion?: unknown };
-    if (!Array.isArray(body.decisions)) return;
-    for (const d of body.decisions as WireDecision[]) this.remember(externalId, d, body.doorsVersion);
+  /**
+   * POST doors/bulk for `externalId`, caching every decision; with `retry` a refusal with Retry-After is
+   * waited out (see {@link send}). Resolves to the answers by door key, or null when the service gave none.
+   */
+  private async bulk(externalId: string, retry = true): Promise<Map<string, { allowed: boolean; reason: string }> | null> {
+    const res = await this.send('POST', GAME_PATHS.doorsBulk, { externalId, externalServerId: this.opts.externalServerId }, retry);
+    const body = res?.status === 200 ? (res.json as { decisions?: unknown; doorsVersion?: unknown }) : undefined;
+    if (!body || !Array.isArray(body.decisions)) {
+      this.bulkOwed.add(externalId);
+      return null;
+    }
+    this.bulkOwed.delete(externalId);
+    const answers = new Map<string, { allowed: boolean; reason: string }>();
+    for (const d of body.decisions as WireDecision[]) {
+      const answer = this.remember(externalId, d, body.doorsVersion);
+      if (answer) answers.set(d.doorKey as string, answer);
+    }
+    return answers;
   }
 
   /** Forgets a player's cached decisions (when they leave); a bulk check still deferred is sent no more. */
   onLeave(externalId: string): void {
     this.deferred.get(externalId)?.drop();
     this.decisions.delete(externalId);
+    this.bulkOwed.delete(externalId);
   }
 
   /**
@@ -232,9 +251,21 @@ export class DoorAccess {
       pending.send();
       await pending.done;
     }
-    const cached = this.decisions.get(externalId)?.get(doorKey);
-    if (cached && cached.expiresAt > this.clock.now() && (this.version === null || cached.version === this.version)) {
+    const fromCache = (): DoorAnswer | undefined => {
+      const cached = this.decisions.get(externalId)?.get(doorKey);
+      if (!cached || cached.expiresAt <= this.clock.now() || (this.version !== null && cached.version !== this.version)) return undefined;
       return { doorKey, externalId, allowed: cached.allowed, reason: cached.reason, source: 'cache' };
+    };
+    const cached = fromCache();
+    if (cached) return cached;
+    if (this.bulkOwed.has(externalId)) {
+      // The join's bulk check got no answer (a refusal during a join storm, an outage): ask for it now, once,
+      // instead of a single check for every door the player then uses. Not retried: the player is at the door.
+      const answers = await this.bulk(externalId, false);
+      if (!answers) return this.failMode(doorKey, externalId);
+      const answer = answers.get(doorKey);
+      // a door the bulk answer leaves out is not a door of the game: denied, as a 404 of a single check
+      return answer ? { doorKey, externalId, ...answer, source: 'service' } : { doorKey, externalId, allowed: false, reason: 'unknown_door', source: 'service' };
     }
 
     const res = await this.send('POST', GAME_PATHS.doorsCheck, { doorKey, externalId, externalServerId: this.opts.externalServerId });
@@ -244,7 +275,12 @@ export class DoorAccess {
       if (answer) return { doorKey, externalId, ...answer, source: 'service' };
     }
     if (res?.status === 404) return { doorKey, externalId, allowed: false, reason: 'unknown_door', source: 'service' };
-    const failMode = door?.failMode ?? 'closed';
+    return this.failMode(doorKey, externalId);
+  }
+
+  /** The door's failMode answer (`closed` for a door not in the manifest). */
+  private failMode(doorKey: string, externalId: string): DoorAnswer {
+    const failMode = this.doors.get(doorKey)?.failMode ?? 'closed';
     return { doorKey, externalId, allowed: failMode === 'open', reason: `fail_${failMode}`, source: 'fail_mode' };
   }
 
