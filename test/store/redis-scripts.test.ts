@@ -64,14 +64,14 @@ describe('redis scripts: EVALSHA, EVAL on NOSCRIPT; commands sent together', () 
     await lookup(); // EVALSHA cached, so each call below is one command
     const socket = client.stream as typeof client.stream & { _write: (...a: unknown[]) => void; _writev: (...a: unknown[]) => void };
     const writes: string[] = [];
-    const [write, writev] = [socket._write, socket._writev];
-    socket._write = function (...a: unknown[]) {
+    const [write, writev] = [socket._write.bind(socket), socket._writev.bind(socket)];
+    socket._write = (...a: unknown[]) => {
       writes.push('write');
-      return write.apply(this, a);
+      write(...a);
     };
-    socket._writev = function (...a: unknown[]) {
+    socket._writev = (...a: unknown[]) => {
       writes.push(`writev ${(a[0] as unknown[]).length}`);
-      return writev.apply(this, a);
+      writev(...a);
     };
     try {
       const replies = await Promise.all(Array.from({ length: 5 }, () => lookup()));
@@ -80,7 +80,9 @@ describe('redis scripts: EVALSHA, EVAL on NOSCRIPT; commands sent together', () 
       expect(writes[0]).to.match(/^writev \d+$/);
       expect(socket.writableCorked).to.equal(0);
     } finally {
-      Object.assign(socket, { _write: write, _writev: writev });
+      // the wrappers are own properties over the prototype's methods
+      Reflect.deleteProperty(socket, '_write');
+      Reflect.deleteProperty(socket, '_writev');
     }
   });
 });
