@@ -43,7 +43,7 @@ export function memberField(externalId: string): string {
 
 /**
  * Queues a `refresh_permissions` command for user `externalId` in game `gameId` (spec: Command types),
- * delivered to the server they are on with its next heartbeat; src/commands/permissions-refresh.ts
+ * delivered to the server they are on with its next heartbeat; src/doors/permissions-refresh.ts
  * implements it with the commands service.
  * @throws what issuing a command throws (e.g. CommandQueueFullError); the invalidator logs it.
  */

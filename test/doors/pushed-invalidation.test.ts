@@ -11,7 +11,7 @@ import { Harness, heartbeatBody, type TestGame } from '../support/harness.js';
 import { createGame } from '../../src/games/game-service.js';
 import { loadConfig, ConfigError } from '../../src/config.js';
 import { DoorSubjectInvalidator } from '../../src/doors/subject-invalidation.js';
-import { commandPermissionsRefresher, PERMISSIONS_ISSUER } from '../../src/commands/permissions-refresh.js';
+import { commandPermissionsRefresher, PERMISSIONS_ISSUER } from '../../src/doors/permissions-refresh.js';
 import { beat } from '../commands/command-fixtures.js';
 import { check, doorWith } from './door-fixtures.js';
 

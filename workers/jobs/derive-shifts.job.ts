@@ -7,7 +7,7 @@
 import { ShiftDeriver } from '../../src/derived/shift-deriver.js';
 import { LiveDerivation } from '../../src/derived/live-derivation.js';
 import { DoorSubjectInvalidator } from '../../src/doors/subject-invalidation.js';
-import { commandPermissionsRefresher } from '../../src/commands/permissions-refresh.js';
+import { commandPermissionsRefresher } from '../../src/doors/permissions-refresh.js';
 import { JOB_BUDGET_MS, type JobContext } from './context.js';
 
 /** The `derive-shifts` role's processor; one LiveDerivation per worker process. */

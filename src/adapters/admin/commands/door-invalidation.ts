@@ -4,7 +4,7 @@
  * member's change to their server as `refresh_permissions`.
  */
 import { DoorSubjectInvalidator } from '../../../doors/subject-invalidation.js';
-import { commandPermissionsRefresher } from '../../../commands/permissions-refresh.js';
+import { commandPermissionsRefresher } from '../../../doors/permissions-refresh.js';
 import type { SubjectChanges } from '../../../workspace/subject-changes.js';
 import type { CommandContext } from '../command.js';
 

@@ -4,8 +4,8 @@
  * command aimed at them (spec: Command types), issued and delivered like any other command, recorded in
  * the audit trail as issued by {@link PERMISSIONS_ISSUER}.
  */
-import { issueCommand, MIN_EXPIRY_SECONDS, type CommandServiceDeps } from './command-service.js';
-import type { PermissionsRefresher } from '../doors/subject-invalidation.js';
+import { issueCommand, MIN_EXPIRY_SECONDS, type CommandServiceDeps } from '../commands/command-service.js';
+import type { PermissionsRefresher } from './subject-invalidation.js';
 
 /** `issuedBy` of the service's own `refresh_permissions` commands. */
 export const PERMISSIONS_ISSUER = 'system:doors';
