@@ -90,12 +90,8 @@ export class DoorSubjectInvalidator {
   }
 
   private async raise(games: string[], field: string): Promise<void> {
-    if (!games.length) return;
-    const pipe = this.redis.pipeline();
-    for (const id of games) pipe.hincrby(this.keySpace.game(id).doorSubjects(), field, 1);
-    const results = await pipe.exec();
-    const failed = results?.find(([err]) => err)?.[0];
-    if (failed) throw failed;
+    // one command per game, not one pipeline: on a Redis Cluster each game's keys live in a slot of their own
+    await Promise.all(games.map((id) => this.redis.hincrby(this.keySpace.game(id).doorSubjects(), field, 1)));
   }
 
   private async pushToUser(games: string[], externalId: string, refresh: PermissionsRefresher): Promise<void> {
