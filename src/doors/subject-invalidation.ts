@@ -95,18 +95,15 @@ export class DoorSubjectInvalidator {
   }
 
   private async pushToUser(games: string[], externalId: string, refresh: PermissionsRefresher): Promise<void> {
-    // one script per game: each game's keys are in their own Cluster slot
-    const located = await Promise.allSettled(games.map((id) => {
-      const call = locateUserCall(this.keySpace.game(id), { externalId });
-      return this.redis.runScript('locateUser', call.keys, call.args);
+    // one locate per game: each game's keys are in their own Cluster slot
+    await Promise.all(games.map(async (gameId) => {
+      try {
+        const call = locateUserCall(this.keySpace.game(gameId), { externalId });
+        const server = await this.redis.runScript('locateUser', call.keys, call.args);
+        if (typeof server === 'string' && server) await refresh({ gameId, externalId });
+      } catch (err) {
+        log.warn('could not push refresh_permissions to a member\'s server; their cached decisions end with the door cache TTL', { gameId, externalId, err: String(err) });
+      }
     }));
-    const failed = (gameId: string, err: unknown) => {
-      log.warn('could not push refresh_permissions to a member\'s server; their cached decisions end with the door cache TTL', { gameId, externalId, err: String(err) });
-    };
-    for (const [i, gameId] of games.entries()) {
-      const where = located[i]!;
-      if (where.status === 'rejected') failed(gameId, where.reason);
-      else if (typeof where.value === 'string' && where.value) await refresh({ gameId, externalId }).catch((err: unknown) => failed(gameId, err));
-    }
   }
 }

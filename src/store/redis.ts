@@ -48,13 +48,6 @@ export interface AppRedis extends Redis {
    * (Redis unreachable) still fails fast, after `maxRetriesPerRequest`.
    */
   runScript(name: ScriptName, keys: string[], args: ScriptArgs, opts?: { awaitReply?: boolean }): Promise<unknown>;
-  /**
-   * Calls `send`, which sends commands (and returns their promises), with this client's socket corked,
-   * so the commands it sends reach Redis in one write and are answered in one read, not one each. A
-   * connected client writes a command as it is sent, so everything `send` sends synchronously is
-   * covered; on a Cluster client (a socket per node, none of them public) `send` just runs.
-   */
-  together<T>(send: () => T): T;
 }
 
 // Plain msgpack maps and arrays (no msgpackr record extension): Redis's cmsgpack decodes them into tables.
@@ -155,9 +148,8 @@ export function parseRedisUrl(url: string): RedisTarget {
  * out in one write; src/store/replica-ack.ts's client uses it). The API's main client runs without it: a
  * request's commands are a tick of their own (the flush runs on `process.nextTick`), so it batched nothing
  * across requests and cost a Pipeline object per request; without it the API spent 8–20 % less CPU per
- * heartbeat, bulk and cached door check (docs/benchmarks.md "Cheaper hot path"). Commands a request sends
- * at once go out in one write through {@link AppRedis.together} instead, and the scripts of all the
- * requests of one event-loop turn are held for one write (`holdWritesForThisTurn`). Connection state changes are
+ * heartbeat, bulk and cached door check (docs/benchmarks.md "Cheaper hot path"). Instead, the scripts of
+ * all the requests of one event-loop turn are held for one write (`holdWritesForThisTurn`). Connection state changes are
  * logged once each (store/connection-state.ts).
  */
 export function createRedis(url: string, opts: { forWorker?: boolean; name?: string; autoPipelining?: boolean; commandTimeoutMs?: number } = {}): AppRedis {
@@ -227,8 +219,8 @@ const heldSockets = new WeakSet<object>();
  * so the scripts of every request handled in one poll phase reach Redis in one write, and Redis wakes
  * once for them, instead of once per script: on a busy core each wake-up is a context switch between
  * the API and Redis (docs/benchmarks.md "Door cache TTL and pushed invalidation, coalesced Redis writes").
- * A script waits at most for the rest of the turn's callbacks. Cork is counted, so {@link AppRedis.together}
- * nests inside it. A Cluster client (no single socket) is left alone.
+ * A script waits at most for the rest of the turn's callbacks. A Cluster client (no single socket) is
+ * left alone.
  */
 function holdWritesForThisTurn(client: Redis | Cluster): void {
   const socket = (client as Partial<Redis>).stream;
@@ -242,7 +234,7 @@ function holdWritesForThisTurn(client: Redis | Cluster): void {
 }
 
 /**
- * Adds `runScript` and `together` to `client` (a client of {@link createRedis}, or one node connection of
+ * Adds `runScript` to `client` (a client of {@link createRedis}, or one node connection of
  * a Cluster, which ioredis creates without them: src/store/replica-ack.ts writes on those). Returns the
  * same object, typed as an {@link AppRedis}.
  *
@@ -267,16 +259,6 @@ export function withScripts(client: Redis | Cluster): AppRedis {
       // Redis's script cache is empty after a restart or SCRIPT FLUSH: EVAL runs the script and caches it.
       if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
       return send('eval', lua);
-    }
-  };
-  app.together = function together(send) {
-    const socket = (this as Partial<Redis>).stream;
-    if (!socket || this.status !== 'ready') return send();
-    socket.cork();
-    try {
-      return send();
-    } finally {
-      socket.uncork();
     }
   };
   return app;

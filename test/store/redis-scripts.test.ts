@@ -1,8 +1,7 @@
 /**
  * The project's Lua scripts run by EVALSHA (src/store/redis.ts `runScript`); a Redis whose script cache is
  * empty (fresh, restarted, or after SCRIPT FLUSH) answers NOSCRIPT, and the call is then run by EVAL and
- * answers as usual. `together` sends what it is given with the socket corked (one write), and the scripts
- * of one event-loop turn are held for one write too. On a private
+ * answers as usual. The scripts of one event-loop turn are held for one write. On a private
  * redis-server: SCRIPT FLUSH would empty the shared Redis's cache for everyone's tests.
  */
 import { expect } from 'chai';
@@ -10,7 +9,7 @@ import { Redis } from 'ioredis';
 import { createRedis, type AppRedis } from '../../src/store/redis.js';
 import { PrivateRedis } from '../support/private-redis.js';
 
-describe('redis scripts: EVALSHA, EVAL on NOSCRIPT; commands sent together', () => {
+describe('redis scripts: EVALSHA, EVAL on NOSCRIPT; one write per event-loop turn', () => {
   let server: PrivateRedis;
   let client: AppRedis;
   let admin: Redis;
@@ -47,19 +46,6 @@ describe('redis scripts: EVALSHA, EVAL on NOSCRIPT; commands sent together', () 
     expect(await lookup()).to.deep.equal([1, '7|[]']);
   });
 
-  it('sends the commands given to together() in one corked write and answers each', async () => {
-    const socket = client.stream;
-    let corkedInside = -1;
-    const replies = await client.together(() => {
-      const sent = Promise.all([lookup(), client.hget(meta, 'built'), lookup()]);
-      corkedInside = socket.writableCorked;
-      return sent;
-    });
-    expect(corkedInside).to.be.at.least(1);
-    expect(socket.writableCorked).to.equal(0);
-    expect(replies).to.deep.equal([[1, '7|[]'], '1', [1, '7|[]']]);
-  });
-
   it('holds the scripts of one event-loop turn for one write, released at the turn\'s end', async () => {
     await lookup(); // EVALSHA cached, so each call below is one command
     const socket = client.stream as typeof client.stream & { _write: (...a: unknown[]) => void; _writev: (...a: unknown[]) => void };
@@ -74,9 +60,10 @@ describe('redis scripts: EVALSHA, EVAL on NOSCRIPT; commands sent together', () 
       writev(...a);
     };
     try {
-      const replies = await Promise.all(Array.from({ length: 5 }, () => lookup()));
-      expect(replies).to.deep.equal(Array.from({ length: 5 }, () => [1, '7|[]']));
-      expect(writes).to.have.length(1); // one write for five scripts (without the hold: five)
+      // a command sent after a script in the same turn rides in the same write
+      const replies = await Promise.all([lookup(), client.hget(meta, 'built'), lookup(), lookup(), lookup(), lookup()]);
+      expect(replies).to.deep.equal([[1, '7|[]'], '1', [1, '7|[]'], [1, '7|[]'], [1, '7|[]'], [1, '7|[]']]);
+      expect(writes).to.have.length(1); // one write for six commands (without the hold: six)
       expect(writes[0]).to.match(/^writev \d+$/);
       expect(socket.writableCorked).to.equal(0);
     } finally {

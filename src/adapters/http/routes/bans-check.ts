@@ -43,10 +43,9 @@ export function bansCheckRoute(deps: BansCheckDeps): RequestHandler {
     const signed = await authenticateRequest(req, deps.verifier, nowMs);
     requireScope(signed.key, 'heartbeat');
     const body = validateBansCheck(parseJson(signed.body));
-    // Different hash slots ({g:} for the replay key, {w:} for the blocklist): two commands, one write.
-    const [, entries] = await deps.redis.together(() =>
-      Promise.all([claims.claim(signed, body.externalId, nowMs), deps.blocklist.lookup(signed.key.workspaceId, body.externalId)]),
-    );
+    // Different hash slots ({g:} for the replay key, {w:} for the blocklist): two scripts, sent in the same
+    // turn, so they leave in one write (src/store/redis.ts `holdWritesForThisTurn`).
+    const [, entries] = await Promise.all([claims.claim(signed, body.externalId, nowMs), deps.blocklist.lookup(signed.key.workspaceId, body.externalId)]);
     const decision = decideBan(entries, { gameId: signed.key.gameId, externalServerId: body.externalServerId }, nowMs);
     sendJson(
       res,
