@@ -10,7 +10,8 @@
  *   org tree changed, or once per TTL), the member's own rows from Postgres (one statement shared by the
  *   checks of the same moment, src/doors/member-rows.ts), evaluation,
  *   answer; the cache write and the access-log entry follow without holding the response.
- * - bulk: the same for every door of the game, with one subject load for all missing decisions.
+ * - bulk: the same for every door of the game, with one subject load for all the doors the user's
+ *   cached decisions (made by single checks) do not answer; it logs its answer but caches nothing.
  * - manifest: replay claim + version (one round trip), definitions from the catalog.
  *
  * Response shapes: `doorCheckResponseSchema`, `doorBulkResponseSchema`, `doorManifestResponseSchema`
@@ -138,21 +139,18 @@ export class DoorAccessService {
   async bulk(caller: DoorCaller, input: { externalId: string; externalServerId?: string | null }, nowMs: number): Promise<DoorBulkAnswer> {
     const found = await this.cache.lookup({ ...caller, mode: 'all', externalId: input.externalId, externalServerId: input.externalServerId, nowMs });
     const entry = await this.definitions(caller.gameId, found);
-    const missing = entry.keys.filter((k) => !found.hits.has(k));
-    const fresh: { doorKey: string; decision: CachedDecision }[] = [];
-    let context: string | undefined;
-    if (missing.length) {
-      const ctx = await this.subject(entry, found, input.externalId, nowMs);
-      context = contextKey(ctx, usersNamedBy(entry.doors));
-      for (const key of missing) {
-        const door = entry.doors.get(key)!;
-        const decided = evaluateDoor(door, ctx, nowMs, this.ttlMs);
-        fresh.push({ doorKey: key, decision: { expiresAtMs: decided.expiresAtMs, decision: decided.decision, json: decisionJson(door, decided) } });
-      }
-    }
-    const byKey = new Map(fresh.map((f) => [f.doorKey, f.decision]));
-    const all = entry.keys.map((k) => found.hits.get(k) ?? byKey.get(k)!);
-    this.remember(caller.gameId, found, entry, input, nowMs, fresh, all.map((c) => c.json), context);
+    const hits = found.hits;
+    const ctx = entry.keys.every((k) => hits.has(k)) ? null : await this.subject(entry, found, input.externalId, nowMs);
+    const evaluate = (door: DoorDef): CachedDecision => {
+      const decided = evaluateDoor(door, ctx!, nowMs, this.ttlMs);
+      return { expiresAtMs: decided.expiresAtMs, decision: decided.decision, json: decisionJson(door, decided) };
+    };
+    // ctx is loaded whenever a key has no hit
+    const all = entry.keys.map((key) => hits.get(key) ?? evaluate(entry.doors.get(key)!));
+    // Logged, not cached: the client keeps every decision of a bulk for its ttlSeconds (spec: "cache for
+    // the TTL"), so a pointer per joining user would be read by almost nothing, and it was the largest
+    // Redis family per live server (docs/decisions.md "A bulk check caches nothing").
+    this.remember(caller.gameId, found, entry, input, nowMs, [], all.map((c) => c.json), undefined);
     return { externalId: input.externalId, doorsVersion: entry.version, decisions: all.map((c) => answered(c, nowMs)) };
   }
 

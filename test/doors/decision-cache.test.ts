@@ -149,15 +149,28 @@ describe('door decision cache', () => {
     expect((await check(h, g, door.key, 'alice')).body.cached).to.equal(false);
   });
 
-  it('bulk checks share the cache with single checks', async () => {
+  it('a bulk check answers from what single checks cached, and caches nothing itself', async () => {
     const other = await h.game(['doors']);
     const a = await doorWith(h, other.gameId, [{ effect: 'allow', subjectType: 'users', subjectIds: ['u1'] }], { key: 'a' });
     await doorWith(h, other.gameId, [], { key: 'b' });
+    /** Every field of the game's decision hashes, `<key> <field>` → value. */
+    const cacheContents = async () => {
+      const out: Record<string, string> = {};
+      const pattern = `${h.keySpace.game(other.gameId).base.replace(/[[\]*?\\]/g, '\\$&')}:doors:dc:*`;
+      for (const key of await scanKeys(h.redis, pattern)) for (const [f, v] of Object.entries(await h.redis.hgetall(key))) out[`${key} ${f}`] = v;
+      return out;
+    };
     expect((await check(h, other, a.key, 'u1')).body.cached).to.equal(false);
+    const before = await cacheContents();
+    expect(Object.keys(before).some((k) => k.endsWith(' u1')), 'the single check cached a pointer').to.equal(true);
     const res = await bulk(h, other, 'u1');
     expect(res.status).to.equal(200);
     expect(res.body.decisions.map((d: { doorKey: string; decision: string }) => [d.doorKey, d.decision])).to.deep.equal([['a', 'allow'], ['b', 'deny']]);
-    expect((await check(h, other, 'b', 'u1')).body.cached).to.equal(true);
+    expect((await bulk(h, other, 'u2')).body.decisions.map((d: { decision: string }) => d.decision)).to.deep.equal(['deny', 'deny']);
+    expect(await cacheContents()).to.deep.equal(before);
+    // door b was evaluated by the bulk but not cached; door a still comes from the single check's entry
+    expect((await check(h, other, 'b', 'u1')).body.cached).to.equal(false);
+    expect((await check(h, other, 'a', 'u1')).body.cached).to.equal(true);
   });
 
   describe('time boundaries end a cached decision', () => {
