@@ -8,7 +8,7 @@
  * State of one server: the heartbeats whose replay claims are still kept, one every `--interval` s for
  * 300 s + margin (src/store/lua/lib/replay-claim.ts: a claim is kept until its timestamp + 300 s + margin; every
  * request here is signed at server time, a well-clocked client); `--joined` of its players (a share, 0–1) joined recently enough that their
- * join-time ban check and bulk door check are still counted (the counters live up to two windows), and
+ * join-time ban check and bulk door check are still counted (the counters live one window and 10 s), and
  * every player made `--doors` door checks in the door-cache TTL, each decision cached (the door
  * endpoints' normal path). Every request carries its own signature, so each one leaves a replay entry,
  * and every rate-limit subject is counted. The defaults (`--joined 1 --doors 2`: every player just

@@ -46,6 +46,14 @@ export const NUDGE_WINDOW_MS = 60_000;
  */
 export const DOOR_DECISIONS_TTL_MARGIN_SECONDS = 5;
 /**
+ * Seconds a window's quota counters (`{g}:rl:<kind>:<window>:<keyId>`) outlive the window: room for a
+ * request that read its `nowMs` inside the window to reach Redis after the window ended (the request
+ * deadline, API and Redis clocks apart). Nothing reads an ended window's counts; until 2026-11-29 they were
+ * kept through the whole next window, which doubled the counters a join storm leaves in Redis (issue #32
+ * item 4).
+ */
+export const QUOTA_MARGIN_SECONDS = 10;
+/**
  * Seconds a per-minute throttle count (`{g}:rl:429:<minute>`) lives: longer than the
  * {@link THROTTLE_HISTORY_MINUTES}-minute history the ingest health check reads (src/limits/ingest-health.ts).
  */
@@ -233,7 +241,7 @@ export class GameKeys {
     return `${this.base}${S.deadLetterCounts}`;
   }
   /**
-   * hash, PEXPIRE to the end of the window after this one: the head of the request counters of one key in
+   * hash, PEXPIRE to {@link QUOTA_MARGIN_SECONDS} past the window's end: the head of the request counters of one key in
    * one fixed window of one quota kind (src/limits/quotas.ts); `window` = floor(now ms / window length ms).
    * Subjects (`hb` `<externalServerId>`, `door` `u:<externalId>:<doorsVersion>:<subjectVersion>` and, past the
    * user's allowance (src/limits/quotas.ts), `d:<externalId>:<doorKey>:<doorsVersion>:<subjectVersion>`,

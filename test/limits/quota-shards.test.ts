@@ -13,6 +13,7 @@ import type { SignedRequest } from '../../src/auth/signed-request.js';
 import type { VerifiedKey } from '../../src/auth/key-verifier.js';
 import { quotaCounterField } from '../support/quota-counters.js';
 import { scanKeys } from '../support/redis-keys.js';
+import { QUOTA_MARGIN_SECONDS } from '../../src/store/keys.js';
 
 describe('quota counters: listpack-sized shards', () => {
   const h = new Harness();
@@ -46,8 +47,10 @@ describe('quota counters: listpack-sized shards', () => {
       const all = await h.redis.hgetall(shard);
       expect(Object.keys(all).length).to.be.at.most(128, shard);
       expect(await h.redis.object('ENCODING', shard)).to.equal('listpack');
+      // kept QUOTA_MARGIN_SECONDS past the window's end (30 s after \`now\`), not through the next window
       const ttl = await h.redis.pttl(shard);
       expect(ttl).to.be.greaterThan(0);
+      expect(ttl).to.be.at.most(30_000 + QUOTA_MARGIN_SECONDS * 1000);
       for (const [f, v] of Object.entries(all)) {
         if (f === '') continue;
         expect(fields.has(f)).to.equal(false, `${f} in two shards`);

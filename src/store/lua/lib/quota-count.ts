@@ -5,7 +5,7 @@
  * the named arguments `q`, `qs`, `qf`, `qx`, `qr`, `tf`, `tt` (and `qu`, `qa` for a door check) read by `overQuota` in
  * src/store/lua/lib/quota.lua, which spreads the subjects over listpack-sized shards of the head.
  */
-import { THROTTLE_COUNT_TTL_SECONDS, type GameKeys } from '../../keys.js';
+import { QUOTA_MARGIN_SECONDS, THROTTLE_COUNT_TTL_SECONDS, type GameKeys } from '../../keys.js';
 
 /**
  * One request's quota, as the scripts count it (src/limits/quotas.ts builds them, its `QuotaArgs` adds
@@ -40,8 +40,9 @@ export interface QuotaScriptArgs {
 
 /**
  * The count of `quota` for key `keyId` at server time `nowMs` (ms): window = floor(now / window ms); the
- * counter hashes expire at the end of the next window (a late request of this window still finds its
- * count); `qr` = whole seconds to the window's end (≥ 1), the 429's Retry-After.
+ * counter hashes expire {@link QUOTA_MARGIN_SECONDS} after the window's end (a request read its `nowMs`
+ * inside the window, so it is counted by then); `qr` = whole seconds to the window's end (≥ 1), the 429's
+ * Retry-After.
  */
 export function quotaScriptArgs(keys: GameKeys, keyId: string, quota: QuotaCount, nowMs: number): QuotaScriptArgs {
   const windowMs = quota.windowSeconds * 1000;
@@ -53,7 +54,7 @@ export function quotaScriptArgs(keys: GameKeys, keyId: string, quota: QuotaCount
       q: quota.quota,
       qs: quota.perServer,
       qf: quota.field,
-      qx: endMs + windowMs - nowMs,
+      qx: endMs + QUOTA_MARGIN_SECONDS * 1000 - nowMs,
       qr: Math.max(1, Math.ceil((endMs - nowMs) / 1000)),
       tf: `${quota.tag}:${quota.who}`,
       tt: THROTTLE_COUNT_TTL_SECONDS,

@@ -18,8 +18,8 @@ end
 
 --[[
   Counts one request of `subject` in the quota counters headed by KEYS[counter] and returns the subject's
-  count in this window, this request included; every hash it writes expires A.qx ms from now (the end of
-  the next window).
+  count in this window, this request included; every hash it writes expires A.qx ms from now (a margin
+  past the window's end: src/store/keys.ts QUOTA_MARGIN_SECONDS).
 ]]
 local function countSubject(counter, subject)
   local head = KEYS[counter]
