@@ -132,6 +132,18 @@ export class GameKeys {
   where(): string {
     return `${this.base}${S.where}`;
   }
+  /** string, no TTL: the last server ordinal given in the game; INCR gives the next (src/store/lua/lib/user-locations.lua). */
+  serverOrdinal(): string {
+    return `${this.base}${S.serverOrdinal}`;
+  }
+  /**
+   * hash, no TTL: live server ordinal n → externalServerId for n in [100·`hundred`, 100·`hundred` + 99], the
+   * name user locations give a server ({@link userLocations}); the server's own hash holds its n in field
+   * `o`. An entry goes when its server is swept; an empty hash vanishes.
+   */
+  serverOrdinals(hundred: number): string {
+    return `${this.base}${S.serverOrdinals}${hundred}`;
+  }
   /** stream of event batches, one entry per accepted heartbeat with events. */
   eventStream(): string {
     return `${this.base}${S.events}`;

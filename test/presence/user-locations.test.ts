@@ -3,13 +3,15 @@
  * read to route a user-target command (spec: Command lifecycle) and to kick on a ban, in listpack-sized
  * shards whose count follows the game's population, not its churn; and the rolling upgrade from the one
  * hash per game of the layout before 2026-11-29 (`LEGACY_LAYOUT_WRITES`, docs/running.md "Upgrading"):
- * a harness with the flag writes exactly what an old process writes.
+ * a harness with the flag writes exactly what an old process writes. A location names its server by the
+ * server's ordinal (`\n<n>`); builds before 2026-11-30 wrote the externalServerId, which is still read.
  */
 import { expect } from 'chai';
 import { Harness, heartbeatBody, type TestGame } from '../support/harness.js';
 import { HeartbeatService } from '../../src/presence/heartbeat-service.js';
 import { issueCommand } from '../../src/commands/command-service.js';
 import { scanKeys } from '../support/redis-keys.js';
+import { sweepGame } from '../../src/presence/liveness-sweep.js';
 
 describe('user locations in shards', () => {
   const h = new Harness();
@@ -101,6 +103,78 @@ describe('user locations in shards', () => {
     expect(await h.locate(g.gameId, '4242')).to.equal('srv-h');
     expect(healed.commands.map((e) => (JSON.parse(e) as { id: string }).id)).to.deep.equal([c.id]);
     expect(await h.locate(g.gameId, 'ann')).to.equal('srv-h');
+  });
+
+  /** The raw location value of `user` (read from the shard the head's state puts them in: one shard here). */
+  async function rawLocation(g: TestGame, user: string): Promise<string | null> {
+    for (const key of await shardKeys(g)) {
+      const v = await h.redis.hget(key, user);
+      if (v !== null) return v;
+    }
+    return null;
+  }
+
+  /** The server ordinal of `sid` (its hash's field `o`) and what the ordinals' hash maps it to. */
+  async function ordinal(g: TestGame, sid: string): Promise<{ n: string | null; mapped: string | null }> {
+    const keys = h.keySpace.game(g.gameId);
+    const n = await h.redis.hget(keys.server(sid), 'o');
+    return { n, mapped: n === null ? null : await h.redis.hget(keys.serverOrdinals(Math.floor(Number(n) / 100)), n) };
+  }
+
+  it('names a server by its ordinal: a few bytes per user, the previous server too, and none once the server is swept', async () => {
+    const g = await h.game();
+    await hb(h, g, 'server-with-a-long-platform-guid-a', ['m1', 'm2']);
+    await hb(h, g, 'server-with-a-long-platform-guid-b', ['m2']); // m2 moves: claimed from a, which still lists them
+    const a = await ordinal(g, 'server-with-a-long-platform-guid-a');
+    const b = await ordinal(g, 'server-with-a-long-platform-guid-b');
+    expect(a.mapped).to.equal('server-with-a-long-platform-guid-a');
+    expect(b.mapped).to.equal('server-with-a-long-platform-guid-b');
+    expect(Number(b.n)).to.equal(Number(a.n) + 1);
+    expect(await rawLocation(g, 'm1')).to.equal(`\n${a.n}`);
+    expect(await rawLocation(g, 'm2')).to.equal(`\n${b.n}\n${a.n}`);
+    expect(await h.locate(g.gameId, 'm2')).to.equal('server-with-a-long-platform-guid-b');
+    // b lets m2 go: back to a, whose roster still holds them
+    await hb(h, g, 'server-with-a-long-platform-guid-b', []);
+    expect(await rawLocation(g, 'm2')).to.equal(`\n${a.n}`);
+    expect(await h.locate(g.gameId, 'm2')).to.equal('server-with-a-long-platform-guid-a');
+
+    // a goes silent and is swept: its users are released and its ordinal is forgotten
+    await h.redis.hset(h.keySpace.game(g.gameId).userLocations(), 'stale-user', `\n${a.n}`); // a location that escaped the release
+    await sweepGame(h.redis, h.db, h.keySpace, g.gameId, h.config.goneAfterMissedIntervals, Date.now() + 3_600_000);
+    expect(await h.redis.hget(h.keySpace.game(g.gameId).serverOrdinals(Math.floor(Number(a.n) / 100)), a.n!)).to.equal(null);
+    expect(await h.locate(g.gameId, 'm1')).to.equal('');
+    expect(await h.locate(g.gameId, 'stale-user')).to.equal('');
+    // back after the sweep: a new ordinal, never the old one
+    await hb(h, g, 'server-with-a-long-platform-guid-a', ['m1']);
+    expect(Number((await ordinal(g, 'server-with-a-long-platform-guid-a')).n)).to.be.greaterThan(Number(b.n));
+    expect(await h.locate(g.gameId, 'm1')).to.equal('server-with-a-long-platform-guid-a');
+  });
+
+  it('upgrade from the externalServerIds of builds before 2026-11-30: read, released, and rewritten as ordinals by the five-minute re-locate', async () => {
+    const g = await h.game();
+    const keyId = (await h.db.apiKey.findUniqueOrThrow({ where: { prefix: g.keyPrefix } })).id;
+    const service = new HeartbeatService(h.redis, h.keySpace);
+    let seq = 0;
+    const beat = (players: string[], nowMs: number) =>
+      service.record({ gameId: g.gameId, keyId, signature: `ord-${++seq}`, heartbeatIntervalSeconds: 15, deliverCommands: true, body: heartbeatBody(players, { externalServerId: 'srv-o' }), nowMs });
+    const t0 = Date.now();
+    await beat(['o1', 'o2', 'o3'], t0);
+    const head = h.keySpace.game(g.gameId).userLocations();
+    // what a build before 2026-11-30 wrote: the externalServerId itself, with a previous server for o3
+    await hb(h, g, 'srv-p', ['o3']);
+    await h.redis.hset(head, 'o1', 'srv-o', 'o2', 'srv-o', 'o3', 'srv-o\nsrv-p');
+    expect(await h.locate(g.gameId, 'o1')).to.equal('srv-o');
+    // o3 leaves srv-o: released to srv-p, which still lists them, in the ordinal form
+    await beat(['o1', 'o2'], t0 + 15_000);
+    expect(await rawLocation(g, 'o3')).to.equal(`\n${(await ordinal(g, 'srv-p')).n}`);
+    expect(await rawLocation(g, 'o1')).to.equal('srv-o');
+    // the five-minute re-locate rewrites the rest
+    await beat(['o1', 'o2'], t0 + 300_000);
+    const n = (await ordinal(g, 'srv-o')).n;
+    expect(await rawLocation(g, 'o1')).to.equal(`\n${n}`);
+    expect(await rawLocation(g, 'o2')).to.equal(`\n${n}`);
+    expect(await h.locate(g.gameId, 'o2')).to.equal('srv-o');
+    expect((await state(g))[2]).to.equal(3);
   });
 
   it('upgrade: old processes write the one hash; the new layout reads it and moves each user it writes or releases out of it', async () => {

@@ -19,6 +19,10 @@ export const GAME_SUFFIXES = {
   userLocations: ':loc',
   /** hash: the same in the layout before 2026-11-29, read and written during an upgrade (src/store/lua/lib/user-location.ts). */
   where: ':where',
+  /** string, no TTL: the last server ordinal given in the game (src/store/lua/lib/user-locations.lua). */
+  serverOrdinal: ':srvn',
+  /** hash per 100 ordinals: live server ordinal → externalServerId, the form user locations name servers in. */
+  serverOrdinals: ':srvn:',
   events: ':events',
   sessions: ':sessions',
   cmdlog: ':cmdlog',

@@ -66,7 +66,6 @@ export function heartbeatCall(keys: GameKeys, call: HeartbeatCall): ScriptCall {
       ...replay.keys,
     ],
     args: {
-      b: keys.base,
       sid,
       t: String(call.nowMs),
       m: { sc: meta.scopeId, pc: meta.playerCount, mp: meta.maxPlayers, sdk: meta.sdkVersion, up: meta.uptimeSeconds, rg: meta.region, iv: meta.intervalSeconds },

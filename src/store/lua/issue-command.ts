@@ -30,7 +30,6 @@ export function issueCommandCall(keys: GameKeys, call: IssueCommandCall): Script
   return {
     keys: [keys.command(call.id), keys.servers(), locations.keys[0], keys.commandExpiry(), keys.commandLog(), locations.keys[1]],
     args: {
-      b: keys.base,
       id: call.id,
       json: call.entryJson,
       iat: String(call.issuedAtMs),

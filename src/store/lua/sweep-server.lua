@@ -27,6 +27,7 @@ for i = 1, #flat, 2 do
   closed = closed + 1
 end
 releaseUsers(userLocations(4, 8), uids, sid)
+forgetServerOrdinal(KEYS[1])
 -- user commands that never reached an ack go back to their user's queue, to follow them elsewhere
 for i, listKey in ipairs({KEYS[6], KEYS[7]}) do
   local ids

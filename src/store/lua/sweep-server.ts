@@ -13,6 +13,6 @@ export function sweepServerCall(keys: GameKeys, call: { sid: string; cutoffMs: n
   const locations = userLocationArgs(keys);
   return {
     keys: [keys.server(sid), keys.servers(), keys.roster(sid), locations.keys[0], keys.sessionStream(), keys.pendingCommands(sid), keys.dispatchedCommands(sid), locations.keys[1]],
-    args: { b: keys.base, sid, cutoff: call.cutoffMs, ...locations.args },
+    args: { sid, cutoff: call.cutoffMs, ...locations.args },
   };
 }

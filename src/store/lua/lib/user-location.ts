@@ -10,7 +10,10 @@
  * chosen by the id itself when it is decimal (Roblox ids) or by its SHA-1 otherwise; its value the server,
  * or `<server>\n<previous server>` when it was claimed from a server that still listed the user, which
  * gets the user back when the claimant releases them (so a heartbeat locates only the users it newly
- * lists; it re-locates its whole roster on its first heartbeat and every five minutes). Before 2026-11-29 it
+ * lists; it re-locates its whole roster on its first heartbeat and every five minutes). A server is named
+ * by its ordinal, `\n<n>` ({@link GameKeys.serverOrdinals}: a few bytes instead of an externalServerId of
+ * 15–36; builds before 2026-11-30 wrote the id itself, which is still read and rewritten by the
+ * five-minute re-locate). Before 2026-11-29 it
  * was one hash per game ({@link GameKeys.where}), in Redis's hash-table encoding past 128 users: ~64 B a
  * user instead of ~20 B (`npm run bench:memory`).
  *
@@ -27,11 +30,11 @@ import type { GameKeys } from '../../keys.js';
 export interface UserLocationArgs {
   /** [the shards' head, the hash of the layout before 2026-11-29]. */
   keys: [string, string];
-  /** `wl`: write the old hash instead of the shards (an upgrade's first step). */
-  args: { wl: boolean };
+  /** `wl`: write the old hash instead of the shards (an upgrade's first step); `b`: the game's key base (server ordinals, rosters). */
+  args: { wl: boolean; b: string };
 }
 
 /** The user locations of `keys`' game, in the layout `keys` writes. */
 export function userLocationArgs(keys: GameKeys): UserLocationArgs {
-  return { keys: [keys.userLocations(), keys.where()], args: { wl: keys.legacyWrites } };
+  return { keys: [keys.userLocations(), keys.where()], args: { wl: keys.legacyWrites, b: keys.base } };
 }

@@ -4,10 +4,14 @@
   A sharded hash (lib/sharded-hash.lua) headed by KEYS[head], without expiry, whose count is the fields
   present: a release uncounts what it removes, so the shard count follows the game's peak population, not
   its churn.
-  A value is "<externalServerId>", or "<externalServerId>\n<previous>" when the user was claimed from a
-  previous server that still listed them (a player in two rosters while moving): when the claimant
-  releases the user, the location goes back to the previous server if its roster still holds the user,
-  so a heartbeat need not re-locate its unchanged roster to take a user back.
+  A value is "\n<n>", or "\n<n>\n<previous n>" when the user was claimed from a previous server that
+  still listed them (a player in two rosters while moving): when the claimant releases the user, the
+  location goes back to the previous server if its roster still holds the user, so a heartbeat need not
+  re-locate its unchanged roster to take a user back. n is the server's ordinal (serverOrdinal below), a
+  few bytes instead of its externalServerId (15–36 B for the fleet's ids and a platform's GUIDs; issue #32
+  item 4). Builds before 2026-11-30 wrote the externalServerId itself ("<server>" or
+  "<server>\n<previous>"); a value that starts with a newline is never one of those (an id is not empty),
+  so both are read, and a heartbeat's five-minute re-locate rewrites the old ones.
   KEYS[legacy] is the single hash of the layout before 2026-11-29 (docs/running.md "Upgrading"), which old
   processes read and write alone (plain server ids, re-located by every heartbeat). A user is in at most
   one of the two: a write goes to the layout this process writes (the old one with A.wl) and deletes the
@@ -24,11 +28,67 @@ local function userHash(u)
   return userFieldHash(u)
 end
 
--- A location value's server and previous server (or nil).
+--[[
+  Server ordinals: a live server's n is its hash's field `o`, given on first use from the game's counter
+  A.b .. SFX.serverOrdinal (never reset, so n is never given twice while a location may name it), and
+  n -> externalServerId is kept in A.b .. SFX.serverOrdinals .. floor(n / 100): listpack-sized hashes that
+  a run of ordinals fills in turn (empty ones vanish) until the server is swept (forgetServerOrdinal).
+]]
+local SERVER_ORDINALS_PER_HASH = 100
+
+local function ordinalHash(n)
+  return A.b .. SFX.serverOrdinals .. math.floor(tonumber(n) / SERVER_ORDINALS_PER_HASH)
+end
+
+-- The ordinal of server sid (a string), given now if it has none.
+local function serverOrdinal(sid)
+  local serverKey = A.b .. SFX.server .. sid
+  local n = redis.call('HGET', serverKey, 'o')
+  if n then return n end
+  n = tostring(redis.call('INCR', A.b .. SFX.serverOrdinal))
+  redis.call('HSET', serverKey, 'o', n)
+  redis.call('HSET', ordinalHash(n), n, sid)
+  return n
+end
+
+-- The ordinal of server sid if its hash exists (a live server), else nil.
+local function liveServerOrdinal(sid)
+  if redis.call('EXISTS', A.b .. SFX.server .. sid) == 0 then return nil end
+  return serverOrdinal(sid)
+end
+
+-- The externalServerId of ordinal n, or nil once that server was swept.
+local function ordinalServer(n)
+  return redis.call('HGET', ordinalHash(n), n) or nil
+end
+
+-- Drops the ordinal of the server whose hash is serverKey (it is being swept): locations naming it then
+-- resolve to no server.
+local function forgetServerOrdinal(serverKey)
+  local n = redis.call('HGET', serverKey, 'o')
+  if n then redis.call('HDEL', ordinalHash(n), n) end
+end
+
+--[[
+  A location value's server and previous server (or nil), as written: ordinals (third result true) for
+  "\n<n>[\n<previous n>]", externalServerIds for the values of builds before 2026-11-30.
+]]
 local function locationParts(v)
+  if string.byte(v, 1) == 10 then
+    local cur, before = string.match(v, '^\n(%d+)\n?(%d*)$')
+    if before == '' then before = nil end
+    return cur, before, true
+  end
   local nl = string.find(v, '\n', 1, true)
-  if not nl then return v, nil end
-  return string.sub(v, 1, nl - 1), string.sub(v, nl + 1)
+  if not nl then return v, nil, false end
+  return string.sub(v, 1, nl - 1), string.sub(v, nl + 1), false
+end
+
+-- The externalServerId a location value places the user at, or false (an ordinal no longer known).
+local function locatedServer(v)
+  local cur, _, byOrdinal = locationParts(v)
+  if not byOrdinal then return cur end
+  return ordinalServer(cur) or false
 end
 
 -- The user locations of this call: {head, legacy, level, split, n, old (whether the old hash may hold users)}.
@@ -56,7 +116,7 @@ end
 
 --[[
   Where each of uids is: a list parallel to uids of externalServerId or false, and the set of indexes found
-  in the layout this process does not write (a heartbeat rewrites them).
+  in a layout or form this process does not write (a heartbeat rewrites them).
 ]]
 local function locateUsers(w, uids)
   local out, misplaced = {}, {}
@@ -64,8 +124,8 @@ local function locateUsers(w, uids)
     eachLocationShard(w, uids, function(k, fields, at)
       local got = redis.call('HMGET', k, unpack(fields))
       for j, i in ipairs(at) do
-        out[i] = got[j] and locationParts(got[j])
-        if got[j] and A.wl then misplaced[i] = true end
+        out[i] = got[j] and locatedServer(got[j])
+        if got[j] and (A.wl or string.byte(got[j], 1) ~= 10) then misplaced[i] = true end
       end
     end)
   end
@@ -118,12 +178,14 @@ local function placeUsers(w, sid, claims)
     return
   end
   local added = 0
+  local here = '\n' .. serverOrdinal(sid)
   eachLocationShard(w, uids, function(k, _, at)
     local kv = {}
     for _, i in ipairs(at) do
       local c = claims[i]
+      local before = c[2] and liveServerOrdinal(c[2])
       kv[#kv + 1] = c[1]
-      kv[#kv + 1] = c[2] and (sid .. '\n' .. c[2]) or sid
+      kv[#kv + 1] = before and (here .. '\n' .. before) or here
     end
     added = added + redis.call('HSET', k, unpack(kv))
   end)
@@ -143,15 +205,20 @@ local function releaseUsers(w, uids, sid)
   if #uids == 0 then return end
   if w.n > 0 then
     local removed = 0
+    local own = redis.call('HGET', A.b .. SFX.server .. sid, 'o')
     eachLocationShard(w, uids, function(k, fields)
       local got = redis.call('HMGET', k, unpack(fields))
       local gone = {}
       for j, u in ipairs(fields) do
         if got[j] then
-          local at, before = locationParts(got[j])
-          if at == sid then
-            if before and redis.call('HEXISTS', A.b .. SFX.roster .. before, u) == 1 then
-              redis.call('HSET', k, u, before)
+          local at, before, byOrdinal = locationParts(got[j])
+          if (byOrdinal and at == own) or (not byOrdinal and at == sid) then
+            -- the previous server takes the user back, in the form this process writes
+            local back = before
+            if before and byOrdinal then back = ordinalServer(before) end
+            if back and redis.call('HEXISTS', A.b .. SFX.roster .. back, u) == 1 then
+              local n = not A.wl and liveServerOrdinal(back)
+              redis.call('HSET', k, u, n and ('\n' .. n) or back)
             else
               gone[#gone + 1] = u
             end
