@@ -19,8 +19,8 @@ export interface Config {
   /**
    * `LEGACY_LAYOUT_WRITES` (default false): write replay claims and user locations in the layout of the
    * versions before 2026-11-29 (hashes of concatenated tags; one hash of locations per game, naming
-   * servers by externalServerId) instead of the sharded sets and hashes (naming servers by ordinal since
-   * 2026-11-30); every process reads all. Only for the first step of a rolling upgrade
+   * servers by externalServerId; roster open times in decimal ms) instead of the sharded sets and hashes
+   * (naming servers by ordinal, open times in base 36, since 2026-11-30); every process reads all. Only for the first step of a rolling upgrade
    * from such a version, so the old processes still running see what the new ones write (docs/running.md
    * "Upgrading"; src/store/lua/lib/replay-claim.ts, user-location.ts). Until 2026-11-29 it was named
    * `REPLAY_LEGACY_WRITES` (replay claims only), which boot now refuses with a pointer to the new name.

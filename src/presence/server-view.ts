@@ -7,8 +7,9 @@
  * Keys (builders in `src/store/keys.ts`):
  * - zset {@link GameKeys.servers}: member externalServerId, score = last heartbeat in ms.
  * - hash {@link GameKeys.server}: the fields of {@link SERVER_FIELDS}, all stored as strings.
- * - hash {@link GameKeys.roster}: externalId → `<openedAtMs>\n<username>`, `<openedAtMs>\n<team>\n<username>` or
- *   `<openedAtMs>\n<json [username, team]>` (see {@link parseRosterValue}).
+ * - hash {@link GameKeys.roster}: externalId → `<openedAt>\n<username>`, `<openedAt>\n<team>\n<username>` or
+ *   `<openedAt>\n<json [username, team]>`, openedAt the session's open time in ms, in base 36 (see
+ *   {@link parseRosterValue}).
  */
 import type { Redis } from 'ioredis';
 import type { KeySpace } from '../store/keyspace/key-space.js';
@@ -188,16 +189,26 @@ export async function listLiveServers(redis: Redis, keySpace: KeySpace, gameId: 
 }
 
 /**
- * Parses one roster hash value `<openedAtMs>\n<info>` as heartbeat.lua writes it: info is the bare
+ * A roster value's open time → ms: 8–9 base-36 digits as heartbeat.lua writes it since 2026-11-30
+ * (src/store/lua/lib/roster-open-time.lua), else the decimal ms of earlier builds (13 digits for any time
+ * from 2001 to 2286, so the length tells them apart). NaN when unreadable.
+ */
+function openTimeMs(text: string): number {
+  if (text.length === 8 || text.length === 9) return /^[0-9a-z]+$/.test(text) ? parseInt(text, 36) : Number.NaN;
+  return text.trim() === '' ? Number.NaN : Number(text);
+}
+
+/**
+ * Parses one roster hash value `<openedAt>\n<info>` as heartbeat.lua writes it (openedAt: see
+ * {@link openTimeMs}): info is the bare
  * username of a player without a team whose name starts with neither `[` nor `{` (most players), else
  * the JSON `[username, team]` (an object `{u, t}` is accepted too). Returns null when the open time is
  * unreadable; an unreadable JSON info yields null username and team.
  */
 export function parseRosterValue(value: string): { openedAtMs: number; username: string | null; team: string | null } | null {
   const nl = value.indexOf('\n');
-  const head = nl < 0 ? value : value.slice(0, nl);
-  const openedAtMs = Number(head);
-  if (head.trim() === '' || !Number.isFinite(openedAtMs)) return null;
+  const openedAtMs = openTimeMs(nl < 0 ? value : value.slice(0, nl));
+  if (!Number.isFinite(openedAtMs)) return null;
   let username: unknown = null;
   let team: unknown = null;
   const text = nl < 0 ? null : value.slice(nl + 1);

@@ -109,9 +109,10 @@ export class GameKeys {
     return `${this.base}${S.servers}`;
   }
   /**
-   * hash externalId → `<openedAtMs>\n<username>` (no team, a name on one line not starting with `[` or `{`),
-   * `<openedAtMs>\n<team>\n<username>` (a string team on one line not starting with either) or
-   * `<openedAtMs>\n<json [username, team]>`: the roster of one server (src/presence/server-view.ts `parseRosterValue`).
+   * hash externalId → `<openedAt>\n<username>` (no team, a name on one line not starting with `[` or `{`),
+   * `<openedAt>\n<team>\n<username>` (a string team on one line not starting with either) or
+   * `<openedAt>\n<json [username, team]>`: the roster of one server (src/presence/server-view.ts `parseRosterValue`);
+   * openedAt is the session's open time, ms in base 36 (decimal before 2026-11-30: src/store/lua/lib/roster-open-time.lua).
    */
   roster(externalServerId: string): string {
     return `${this.base}${S.roster}${externalServerId}`;

@@ -62,7 +62,7 @@ function fileName(name: string): string {
  * locals of those before it): the named arguments `A`, sharded hashes, replay claims, door-decision
  * fields, quota counters, user locations.
  */
-const LUA_LIBRARY = ['args', 'sharded-hash', 'replay', 'door-fields', 'quota', 'user-locations'] as const;
+const LUA_LIBRARY = ['args', 'sharded-hash', 'replay', 'door-fields', 'quota', 'user-locations', 'roster-open-time'] as const;
 
 /** The source Redis runs for script `name`: suffix table, the library, the script itself. */
 export function scriptSource(name: ScriptName): string {

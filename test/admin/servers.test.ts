@@ -66,6 +66,9 @@ describe('server view (src/presence/server-view.ts)', function () {
     expect(parseRosterValue('1700000000000\n{"u":"carol","t":"blue"}')).to.deep.equal({ openedAtMs: 1700000000000, username: 'carol', team: 'blue' });
     expect(parseRosterValue('1700000000000\n[not json')).to.deep.equal({ openedAtMs: 1700000000000, username: null, team: null });
     expect(parseRosterValue('garbage\n["x",null]')).to.equal(null);
+    // the base-36 open time heartbeat.lua writes since 2026-11-30 (8 characters until 2059)
+    expect(parseRosterValue(`${(1700000000000).toString(36)}\nred\nerin`)).to.deep.equal({ openedAtMs: 1700000000000, username: 'erin', team: 'red' });
+    expect(parseRosterValue('GARBAGE!\nerin')).to.equal(null);
   });
 });
 

@@ -147,6 +147,28 @@ describe('roster reconciliation and sessions', () => {
     expect(await value('plain')).to.equal(`${opened}\nblue\nalice`);
   });
 
+  it('keeps a session\'s open time in base 36 (8 characters, not 13 digits); sessions open and close at the decimal ms, from either form', async () => {
+    const g = await h.game();
+    const keys = h.keySpace.game(g.gameId);
+    const before = Date.now();
+    expect((await h.heartbeat(g, heartbeatBody(['t1', 't2'], { externalServerId: 'srv-t' }))).status).to.equal(200);
+    const opened = (await h.redis.hget(keys.roster('srv-t'), 't1'))!.split('\n')[0]!;
+    expect(opened).to.match(/^[0-9a-z]{8}$/);
+    const openedAtMs = parseInt(opened, 36);
+    expect(openedAtMs).to.be.within(before - 5_000, Date.now() + 5_000);
+    expect((await getRoster(h.redis, h.keySpace, g.gameId, 'srv-t', Date.now())).map((e) => e.openedAt.getTime())).to.deep.equal([openedAtMs, openedAtMs]);
+    // t2's value as a build before 2026-11-30 wrote it: the decimal ms
+    await h.redis.hset(keys.roster('srv-t'), 't2', `${openedAtMs}\nplayert2`);
+    expect((await h.heartbeat(g, heartbeatBody(['t3'], { externalServerId: 'srv-t' }))).status).to.equal(200);
+    await h.flush(g.gameId);
+    const sessions = await h.db.session.findMany({ where: { gameId: g.gameId }, orderBy: { externalId: 'asc' } });
+    expect(sessions.map((s) => [s.externalId, s.openedAt.getTime(), s.closedAt !== null])).to.deep.equal([
+      ['t1', openedAtMs, true],
+      ['t2', openedAtMs, true],
+      ['t3', sessions[2]!.openedAt.getTime(), false],
+    ]);
+  });
+
   it('ignores a duplicated externalId inside one roster', async () => {
     const g = await h.game();
     await h.heartbeat(g, heartbeatBody([], { players: [{ externalId: 'd', username: 'one' }, { externalId: 'd', username: 'two' }] }));

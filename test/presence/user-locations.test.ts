@@ -182,6 +182,8 @@ describe('user locations in shards', () => {
     const keys = h.keySpace.game(g.gameId);
     await hb(old, g, 'srv-1', ['a', 'b', 'c']);
     expect(await h.redis.hgetall(keys.where())).to.deep.equal({ a: 'srv-1', b: 'srv-1', c: 'srv-1' });
+    // and the roster's open times in decimal ms, which old processes read (src/store/lua/lib/roster-open-time.lua)
+    expect((await h.redis.hget(keys.roster('srv-1'), 'a'))!.split('\n')[0]).to.match(/^\d{13}$/);
     expect(await h.redis.exists(keys.userLocations())).to.equal(0);
     // what an old process wrote, a new one finds
     expect(await h.locate(g.gameId, 'b')).to.equal('srv-1');

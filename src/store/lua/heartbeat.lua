@@ -109,6 +109,7 @@ if not stale and prev[2] ~= A.rd then
   local flat = redis.call('HGETALL', rosterKey)
   for i = 1, #flat, 2 do old[flat[i]] = flat[i + 1] end
   local done = {}
+  local openTime = rosterOpenTime(now, nowS)
   for _, p in ipairs(players) do
     local uid = p[1]
     if not done[uid] then
@@ -116,7 +117,7 @@ if not stale and prev[2] ~= A.rd then
       local info = rosterInfo(p[2], p[3])
       local before = old[uid]
       if not before then
-        redis.call('HSET', rosterKey, uid, nowS .. '\n' .. info)
+        redis.call('HSET', rosterKey, uid, openTime .. '\n' .. info)
         redis.call('XADD', sessions, '*', 'k', 'o', 's', sid, 'u', uid, 'n', tostring(p[2]), 'at', nowS, 'sc', scope)
         joined[#joined + 1] = uid
         isJoined[uid] = true
@@ -134,7 +135,7 @@ if not stale and prev[2] ~= A.rd then
       local nl = string.find(before, '\n', 1, true)
       redis.call('HDEL', rosterKey, uid)
       left[#left + 1] = uid
-      redis.call('XADD', sessions, '*', 'k', 'c', 's', sid, 'u', uid, 'at', string.sub(before, 1, nl - 1),
+      redis.call('XADD', sessions, '*', 'k', 'c', 's', sid, 'u', uid, 'at', openTimeMs(string.sub(before, 1, nl - 1)),
         'cl', prevLast, 'r', 'left')
     end
   end

@@ -22,7 +22,7 @@ for i = 1, #flat, 2 do
   local uid, prev = flat[i], flat[i + 1]
   local nl = string.find(prev, '\n', 1, true)
   uids[#uids + 1] = uid
-  redis.call('XADD', sessions, '*', 'k', 'c', 's', sid, 'u', uid, 'at', string.sub(prev, 1, nl - 1),
+  redis.call('XADD', sessions, '*', 'k', 'c', 's', sid, 'u', uid, 'at', openTimeMs(string.sub(prev, 1, nl - 1)),
     'cl', last, 'r', 'server_gone')
   closed = closed + 1
 end
