@@ -100,7 +100,7 @@ export class GameKeys {
   replayBucket(bucket: number): string {
     return `${this.base}${S.replay}${bucket}`;
   }
-  /** hash: the live view of one server (fields in presence/server-view.ts). */
+  /** hash: the live view of one server (fields in presence/server-view.ts), and `o` its ordinal ({@link serverOrdinals}). */
   server(externalServerId: string): string {
     return `${this.base}${S.server}${externalServerId}`;
   }

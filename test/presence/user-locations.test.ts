@@ -144,6 +144,9 @@ describe('user locations in shards', () => {
     expect(await h.redis.hget(h.keySpace.game(g.gameId).serverOrdinals(Math.floor(Number(a.n) / 100)), a.n!)).to.equal(null);
     expect(await h.locate(g.gameId, 'm1')).to.equal('');
     expect(await h.locate(g.gameId, 'stale-user')).to.equal('');
+    // a value of neither form (never written) names no server, and a release passes it by
+    await h.redis.hset(h.keySpace.game(g.gameId).userLocations(), 'm1', '\nnot-an-ordinal');
+    expect(await h.locate(g.gameId, 'm1')).to.equal('');
     // back after the sweep: a new ordinal, never the old one
     await hb(h, g, 'server-with-a-long-platform-guid-a', ['m1']);
     expect(Number((await ordinal(g, 'server-with-a-long-platform-guid-a')).n)).to.be.greaterThan(Number(b.n));

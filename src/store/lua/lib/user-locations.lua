@@ -71,13 +71,14 @@ end
 
 --[[
   A location value's server and previous server (or nil), as written: ordinals (third result true) for
-  "\n<n>[\n<previous n>]", externalServerIds for the values of builds before 2026-11-30.
+  "\n<n>[\n<previous n>]", externalServerIds for the values of builds before 2026-11-30. A value of
+  neither form (never written) names no server: false.
 ]]
 local function locationParts(v)
   if string.byte(v, 1) == 10 then
     local cur, before = string.match(v, '^\n(%d+)\n?(%d*)$')
     if before == '' then before = nil end
-    return cur, before, true
+    return cur or false, before, true
   end
   local nl = string.find(v, '\n', 1, true)
   if not nl then return v, nil, false end
@@ -87,7 +88,7 @@ end
 -- The externalServerId a location value places the user at, or false (an ordinal no longer known).
 local function locatedServer(v)
   local cur, _, byOrdinal = locationParts(v)
-  if not byOrdinal then return cur end
+  if not byOrdinal or not cur then return cur end
   return ordinalServer(cur) or false
 end
 
@@ -212,7 +213,9 @@ local function releaseUsers(w, uids, sid)
       for j, u in ipairs(fields) do
         if got[j] then
           local at, before, byOrdinal = locationParts(got[j])
-          if (byOrdinal and at == own) or (not byOrdinal and at == sid) then
+          local mine = at == sid
+          if byOrdinal then mine = own and at == own end
+          if at and mine then
             -- the previous server takes the user back, in the form this process writes
             local back = before
             if before and byOrdinal then back = ordinalServer(before) end
