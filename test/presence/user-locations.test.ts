@@ -140,13 +140,14 @@ describe('user locations in shards', () => {
 
     // a goes silent and is swept: its users are released and its ordinal is forgotten
     await h.redis.hset(h.keySpace.game(g.gameId).userLocations(), 'stale-user', `\n${a.n}`); // a location that escaped the release
+    // a value of neither form (never written) names no server
+    await h.redis.hset(h.keySpace.game(g.gameId).userLocations(), 'odd-user', '\nnot-an-ordinal');
+    expect(await h.locate(g.gameId, 'odd-user')).to.equal('');
+    expect(await h.locate(g.gameId, 'stale-user')).to.equal('server-with-a-long-platform-guid-a');
     await sweepGame(h.redis, h.db, h.keySpace, g.gameId, h.config.goneAfterMissedIntervals, Date.now() + 3_600_000);
     expect(await h.redis.hget(h.keySpace.game(g.gameId).serverOrdinals(Math.floor(Number(a.n) / 100)), a.n!)).to.equal(null);
     expect(await h.locate(g.gameId, 'm1')).to.equal('');
     expect(await h.locate(g.gameId, 'stale-user')).to.equal('');
-    // a value of neither form (never written) names no server, and a release passes it by
-    await h.redis.hset(h.keySpace.game(g.gameId).userLocations(), 'm1', '\nnot-an-ordinal');
-    expect(await h.locate(g.gameId, 'm1')).to.equal('');
     // back after the sweep: a new ordinal, never the old one
     await hb(h, g, 'server-with-a-long-platform-guid-a', ['m1']);
     expect(Number((await ordinal(g, 'server-with-a-long-platform-guid-a')).n)).to.be.greaterThan(Number(b.n));
