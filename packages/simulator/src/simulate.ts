@@ -213,6 +213,24 @@ async function countRows(db: Db, gameId: string, serverPrefix: string): Promise<
   return { events, sessions, sessionsClosed, sessionsClosedAsGone };
 }
 
+/**
+ * {@link countRows}, tried again every second until `deadlineMs` (epoch ms) when it fails: at the end of
+ * an overloaded run Postgres, on the service's saturated core, can take longer than the pool's connect
+ * timeout (800 ms, the API's budget) to open a connection, which must not lose the run's summary.
+ * @throws the last error once the deadline has passed.
+ */
+async function countRowsPatiently(db: Db, gameId: string, serverPrefix: string, deadlineMs: number): Promise<DbCounts> {
+  for (;;) {
+    try {
+      return await countRows(db, gameId, serverPrefix);
+    } catch (err) {
+      if (Date.now() >= deadlineMs) throw err;
+      log(`counting the rows in Postgres failed (${String(err).split('\n')[0]}); trying again`);
+      await realSleep(1000);
+    }
+  }
+}
+
 /** A forked child and its last messages. */
 interface Child {
   role: 'fleet' | 'probe';
@@ -450,10 +468,11 @@ async function run(opts: Options, config: Readonly<Config>): Promise<number> {
     const sessionsOk = (c: DbCounts) =>
       Math.abs(c.sessions - t.sessions.opened) <= t.sessions.ambiguous && Math.abs(c.sessionsClosed - t.sessions.closed) <= t.sessions.ambiguous;
     const waitStart = Date.now();
-    let rows = await countRows(db, game.gameId, serverPrefix);
-    while (!(eventsOk(rows) && sessionsOk(rows)) && Date.now() - waitStart < opts.waitSeconds * 1000 && !interrupted) {
+    const deadline = waitStart + opts.waitSeconds * 1000;
+    let rows = await countRowsPatiently(db, game.gameId, serverPrefix, deadline);
+    while (!(eventsOk(rows) && sessionsOk(rows)) && Date.now() < deadline && !interrupted) {
       await realSleep(1000);
-      rows = await countRows(db, game.gameId, serverPrefix);
+      rows = await countRowsPatiently(db, game.gameId, serverPrefix, deadline);
     }
     const waited = Math.round((Date.now() - waitStart) / 100) / 10;
 
