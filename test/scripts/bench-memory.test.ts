@@ -36,7 +36,7 @@ describe('bench:memory census', () => {
     expect(c.streams.keys).to.be.greaterThan(0);
   });
 
-  it('counts shard keys in their family, every counter, decision and user-location hash stays a listpack, every replay claim set an intset', async () => {
+  it('counts shard keys in their family, every counter, decision, user-location and server-ordinal hash stays a listpack, every replay claim set an intset', async () => {
     const prefix = `${h.config.redisPrefix}:census-shards`;
     // 2 servers × 30 players × 2 doors: 60 users, each one door-quota counter (a check counts per user
     // first: src/limits/quotas.ts), one decision pointer and one location, more than one shard holds (40)
@@ -45,10 +45,11 @@ describe('bench:memory census', () => {
     expect(c.byFamily['rl:door']?.keys).to.be.at.least(2);
     expect(c.byFamily['doors:dc']?.keys).to.be.at.least(2);
     expect(c.byFamily.loc?.keys).to.be.at.least(2);
-    expect(Object.keys(c.byFamily).sort()).to.deep.equal(['active-games', 'doors:ctx', 'doors:dc', 'keys-used', 'loc', 'rl:ban', 'rl:bulk', 'rl:door', 'rl:hb', 'roster', 'rq', 'server', 'servers']);
+    expect(Object.keys(c.byFamily).sort()).to.deep.equal(['active-games', 'doors:ctx', 'doors:dc', 'keys-used', 'loc', 'rl:ban', 'rl:bulk', 'rl:door', 'rl:hb', 'roster', 'rq', 'server', 'servers', 'srvn']);
     for (const key of await scanKeys(h.redis, `${prefix}:*`)) {
       const family = familyOf(key, prefix);
       if (family.startsWith('rl:') || family.startsWith('doors:') || family === 'loc') expect(await h.redis.object('ENCODING', key)).to.equal('listpack', key);
+      if (family === 'srvn' && (await h.redis.type(key)) === 'hash') expect(await h.redis.object('ENCODING', key)).to.equal('listpack', key);
       if (family === 'rq' && (await h.redis.type(key)) === 'set') expect(await h.redis.object('ENCODING', key)).to.equal('intset', key);
     }
   });
