@@ -61,9 +61,10 @@ local function replayAdd(counter, m)
     if #moved > 0 then
       redis.call('SADD', to, unpack(moved))
       redis.call('SREM', from, unpack(moved))
-      -- exactly what `from` was kept for, no headroom: no shard may outlive the counter (below)
-      local ttl = redis.call('PTTL', from)
-      if redis.call('PTTL', to) < ttl then redis.call('PEXPIRE', to, ttl) end
+      -- exactly what `from` was kept for, no headroom: no shard may outlive the counter (below). As an
+      -- absolute time: a PTTL copied into PEXPIRE could land 1 ms later when the clock ticks between the two
+      local at = redis.call('PEXPIRETIME', from)
+      if at > 0 and redis.call('PEXPIRETIME', to) < at then redis.call('PEXPIREAT', to, at) end
     end
     level, split = replayShards(n)
   end
