@@ -125,8 +125,7 @@ export class DoorAccessService {
     const door = entry.doors.get(input.doorKey);
     if (!door) throw new NotFoundError(`unknown door key "${input.doorKey}"`, 'unknown_door');
     const ctx = await this.subject(entry, found, input.externalId, nowMs);
-    const decided = evaluateDoor(door, ctx, nowMs, this.ttlMs);
-    const cached = { expiresAtMs: decided.expiresAtMs, decision: decided.decision, json: decisionJson(door, decided) };
+    const cached = this.evaluate(door, ctx, nowMs);
     this.remember(caller.gameId, found, entry, input, nowMs, [{ doorKey: door.key, decision: cached }], [cached.json], contextKey(ctx, usersNamedBy(entry.doors)));
     return { answered: answered(cached, nowMs), externalId: input.externalId, doorsVersion: entry.version, cached: false };
   }
@@ -141,12 +140,8 @@ export class DoorAccessService {
     const entry = await this.definitions(caller.gameId, found);
     const hits = found.hits;
     const ctx = entry.keys.every((k) => hits.has(k)) ? null : await this.subject(entry, found, input.externalId, nowMs);
-    const evaluate = (door: DoorDef): CachedDecision => {
-      const decided = evaluateDoor(door, ctx!, nowMs, this.ttlMs);
-      return { expiresAtMs: decided.expiresAtMs, decision: decided.decision, json: decisionJson(door, decided) };
-    };
     // ctx is loaded whenever a key has no hit
-    const all = entry.keys.map((key) => hits.get(key) ?? evaluate(entry.doors.get(key)!));
+    const all = entry.keys.map((key) => hits.get(key) ?? this.evaluate(entry.doors.get(key)!, ctx!, nowMs));
     // Logged, not cached: the client keeps every decision of a bulk for its ttlSeconds (spec: "cache for
     // the TTL"), so a pointer per joining user would be read by almost nothing, and it was the largest
     // Redis family per live server (docs/decisions.md "A bulk check caches nothing").
@@ -162,6 +157,12 @@ export class DoorAccessService {
     const found = await this.cache.lookup({ ...caller, mode: 'version', externalServerId, nowMs });
     const entry = await this.definitions(caller.gameId, found);
     return { version: entry.version, doorCacheTtlSeconds: this.deps.doorCacheTtlSeconds, doorsJson: entry.manifestJson };
+  }
+
+  /** `door`'s decision for `ctx` at `nowMs` (ms), in the form it is answered, cached and logged. */
+  private evaluate(door: DoorDef, ctx: SubjectContext, nowMs: number): CachedDecision {
+    const decided = evaluateDoor(door, ctx, nowMs, this.ttlMs);
+    return { expiresAtMs: decided.expiresAtMs, decision: decided.decision, json: decisionJson(door, decided) };
   }
 
   /** The catalog entry at the looked-up version; initialises the Redis version when Redis had none. */

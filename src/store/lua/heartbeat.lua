@@ -14,7 +14,8 @@
      players costs more than the rest of the script), ev events JSON array or "", ak acks, fl failures
      [{id, reason}], st server TTL s, dc true to deliver commands (the key has the commands scope),
      sa the signed timestamp s (-1 when unknown), keyId, rm/rs/rt/rx/rl (replay, lib/replay.lua), q quota,
-     qx/qr/tf/tt (quota, lib/quota.lua), wl (user locations, lib/user-locations.lua)
+     qx/qr/tf/tt (quota, lib/quota.lua), wl (user locations and roster open times in their old forms:
+     lib/user-locations.lua, lib/roster-open-time.lua)
   Returns {"replay"} when the signature was already used, {"limited", <seconds to the window's end>}
   when the server is over its quota (src/limits/quotas.ts; nothing else is written), else
   {"ok", <doors version or "">, <command entry JSON>...}: the doors version (src/doors/doors-version.ts)

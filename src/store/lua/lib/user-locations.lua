@@ -220,7 +220,8 @@ local function releaseUsers(w, uids, sid)
             local back = before
             if before and byOrdinal then back = ordinalServer(before) end
             if back and redis.call('HEXISTS', A.b .. SFX.roster .. back, u) == 1 then
-              local n = not A.wl and liveServerOrdinal(back)
+              -- an ordinal value already names the previous server; an id of an older build is looked up
+              local n = not A.wl and (byOrdinal and before or liveServerOrdinal(back))
               redis.call('HSET', k, u, n and ('\n' .. n) or back)
             else
               gone[#gone + 1] = u
