@@ -23,7 +23,8 @@ import { bansCheckRoute } from './adapters/http/routes/bans-check.js';
 import { Blocklist } from './bans/blocklist.js';
 import type { ApiMetrics } from './adapters/metrics/api-metrics.js';
 import { countRateLimited, ObservedDoorAccessService, ObservedHeartbeatService } from './adapters/metrics/observed-services.js';
-import { AdmissionController } from './limits/admission.js';
+import { AdmissionController, type AdmissionObserver } from './limits/admission.js';
+import { PressureReporter } from './limits/flush-yield.js';
 import { admit, admitHeartbeat } from './adapters/http/admission.js';
 import type { KeySpace } from './store/keyspace/key-space.js';
 import type { KeyRecords } from './auth/key-records.js';
@@ -56,12 +57,20 @@ export interface AppDeps {
   keyRecords?: KeyRecords;
 }
 
-/** The admission controller of `deps`, or a new one from its config (queue length of its Redis clients, shed counts into its metrics). */
+/**
+ * The admission controller of `deps`, or a new one from its config (queue length of its Redis clients,
+ * shed counts into its metrics, pressure reported to the flushers: src/limits/flush-yield.ts).
+ */
 export function admissionFor(deps: AppDeps): AdmissionController {
   if (deps.admission) return deps.admission;
   const ack = deps.replicaAck;
   const queued = ack ? () => deps.redis.commandQueue.length + ack.queueLength : () => deps.redis.commandQueue.length;
-  const controller = new AdmissionController(deps.config.admission, queued, deps.metrics);
+  const pressure = new PressureReporter(deps.redis, deps.keySpace);
+  const observer: AdmissionObserver = {
+    shed: (cls, reason) => deps.metrics?.shed(cls, reason),
+    pressed: () => pressure.report(),
+  };
+  const controller = new AdmissionController(deps.config.admission, queued, observer);
   deps.metrics?.watchAdmission(controller);
   return controller;
 }

@@ -46,6 +46,13 @@ export interface Config {
    */
   workerNice: number;
   /**
+   * Longest time in seconds the stream flushers hold off while an API process reports pressure
+   * (src/limits/flush-yield.ts): a burst of requests (a fleet's join storm) gets the flush's CPU, and the
+   * flush catches up after; past this the flushers run whatever the pressure. 0 = never hold off.
+   * 0–300, default 30.
+   */
+  flushYieldSeconds: number;
+  /**
    * Longest time in seconds a client may cache a door decision (spec: Limits, "Door cache TTL value: not
    * shown"); sent in the heartbeat `config`, in the manifest and, never longer, on every decision. A
    * change that could alter a decision reaches the clients before it: door and policy edits and schedule
@@ -159,6 +166,7 @@ const schema = {
     DB_POOL_SIZE: { type: 'integer', minimum: 1, maximum: 100, default: 5 },
     WORKER_ROLES: { type: 'string', pattern: '^[a-z,-]+$', default: 'all' },
     WORKER_NICE: { type: 'integer', minimum: 0, maximum: 19, default: 10 },
+    FLUSH_YIELD_SECONDS: { type: 'integer', minimum: 0, maximum: 300, default: 30 },
     DOOR_CACHE_TTL_SECONDS: { type: 'integer', minimum: 5, maximum: 3600, default: 300 },
     DOOR_DECISION_WINDOW_SECONDS: { type: 'integer', minimum: 5, maximum: 3600 },
     ACCESS_LOG_RETENTION_DAYS: { type: 'integer', minimum: 1, maximum: 3650, default: 30 },
@@ -244,6 +252,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dbPoolSize: Number(v.DB_POOL_SIZE),
     workerRoles: String(v.WORKER_ROLES).split(',').filter(Boolean),
     workerNice: Number(v.WORKER_NICE),
+    flushYieldSeconds: Number(v.FLUSH_YIELD_SECONDS),
     doorCacheTtlSeconds: Number(v.DOOR_CACHE_TTL_SECONDS),
     doorDecisionWindowSeconds: doorWindow,
     accessLogRetentionDays: Number(v.ACCESS_LOG_RETENTION_DAYS),

@@ -67,6 +67,14 @@ export const ENDPOINT_CLASS: Readonly<Record<string, RequestClass>> = Object.fre
   '/api/v1/game/bans/check': 'checks',
 });
 
+/**
+ * Share of each configured maximum at which this process is under pressure: below every class's
+ * ceiling, so reached before anything is refused. Pressure is reported to the observer
+ * ({@link AdmissionObserver.pressed}), which tells the stream flushers to hold off
+ * (src/limits/flush-yield.ts).
+ */
+export const PRESSURE_SHARE = 0.1;
+
 /** Seconds of continuous overload after which the Retry-After range doubles. */
 export const RETRY_AFTER_DOUBLING_SECONDS = 10;
 /** Seconds without a refusal after which an overload is over (the Retry-After range starts again). */
@@ -93,9 +101,11 @@ export interface AdmissionLimits {
   retryAfterCapSeconds: number;
 }
 
-/** Told about every refusal (metrics). */
+/** Told about every refusal (metrics) and, optionally, about pressure. */
 export interface AdmissionObserver {
   shed(cls: RequestClass, reason: ShedReason): void;
+  /** A request found some signal at or above {@link PRESSURE_SHARE} of its maximum (called per such request). */
+  pressed?(): void;
 }
 
 /** A refusal: why, and the Retry-After to send (seconds). */
@@ -157,12 +167,19 @@ export class AdmissionController {
 
   /**
    * Which signal is at or above `share` times its configured maximum, or null; counts nothing (a
-   * request may still be admitted past it: src/adapters/http/admission.ts, final heartbeats). Starts the lag
+   * request may still be admitted past it: src/adapters/http/admission.ts, final heartbeats). Tells the
+   * observer of pressure when some signal is at {@link PRESSURE_SHARE} of its maximum. Starts the lag
    * sampler when it is stopped.
    */
   overCeiling(share: number): ShedReason | null {
     this.lastRequestAt = Date.now();
     if (!this.sampler && this.limits.maxLoopLagMs > 0) this.startSampler();
+    if (this.observer?.pressed && this.signalAt(PRESSURE_SHARE)) this.observer.pressed();
+    return this.signalAt(share);
+  }
+
+  /** Which signal is at or above `share` times its configured maximum, or null. */
+  private signalAt(share: number): ShedReason | null {
     if (this.total >= Math.max(1, Math.floor(this.limits.maxInFlight * share))) return 'in_flight';
     if (this.redisQueue() >= Math.max(1, Math.floor(this.limits.maxRedisQueue * share))) return 'redis_queue';
     if (this.limits.maxLoopLagMs > 0 && this.lag >= this.limits.maxLoopLagMs * share) return 'loop_lag';

@@ -66,6 +66,11 @@ export const THROTTLE_HISTORY_MINUTES = 10;
  * dead letters stay within ~16 MB whatever is sent. No TTL: an operator reads them (src/store/dead-letters.ts).
  */
 export const DEAD_LETTER_MAXLEN = 1000;
+/**
+ * Life of an API process's pressure report, ms (src/limits/flush-yield.ts): the flushers hold off while a
+ * report is younger than this, so they resume within 2 s of the last request that found the API pressed.
+ */
+export const PRESSURE_REPORT_TTL_MS = 2000;
 /** Longest refused row (its JSON) a dead letter keeps, in characters; longer ones are cut and marked. */
 export const DEAD_LETTER_ROW_MAX_CHARS = 16 * 1024;
 
@@ -311,6 +316,14 @@ export class GlobalKeys {
   /** zset gameId → last activity ms: games whose streams the flushers should look at. */
   activeGames(): string {
     return `${this.prefix}:active-games`;
+  }
+  /**
+   * string (Date.now() ms of the latest report), TTL {@link PRESSURE_REPORT_TTL_MS}: some API process is
+   * near its admission ceilings, so the stream flushers hold off (src/limits/flush-yield.ts). One key for
+   * the deployment: the flushers of every game yield to any API process under pressure.
+   */
+  apiPressure(): string {
+    return `${this.prefix}:api-pressure`;
   }
   /**
    * string (hex), no TTL (deleted on revoke): keyed digest of the secret last verified with argon2 for a key prefix

@@ -2,6 +2,8 @@
  * The three stream flushers as scheduled jobs: each run visits the games that may have entries and
  * drains each game's stream in batches until it is empty or the run's budget is spent (the next run
  * continues). Killing the process at any point loses and duplicates nothing (src/store/streams.ts).
+ * A run of the events, sessions and access-log flushers holds off while an API process reports pressure, within `FLUSH_YIELD_SECONDS`
+ * (src/limits/flush-yield.ts).
  */
 import { StreamConsumer } from '../../src/store/streams.js';
 import { flushEvents } from '../../src/events/event-flusher.js';
@@ -10,14 +12,19 @@ import { flushCommandLog } from '../../src/commands/command-log-flusher.js';
 import { flushAccessLog } from '../../src/doors/access-log-flusher.js';
 import { log } from '../../src/log.js';
 import { isDependencyUnavailable } from '../../src/store/dependency-errors.js';
+import { FlushYield } from '../../src/limits/flush-yield.js';
 import { JOB_BUDGET_MS, type JobContext } from './context.js';
 
 type FlushOne = (ctx: JobContext, consumer: StreamConsumer, gameId: string) => Promise<number>;
 
-function flushJob(group: string, flushOne: FlushOne) {
+/** @param yields whether runs hold off while the API is pressed (not the command log: small, and moderators wait on it). */
+function flushJob(group: string, flushOne: FlushOne, yields = true) {
   return (ctx: JobContext) => {
     const consumer = new StreamConsumer(ctx.redis, group, ctx.consumerName);
-    return async (): Promise<{ entries: number }> => {
+    const yielding = new FlushYield(ctx.redis, ctx.keySpace, yields ? ctx.config.flushYieldSeconds : 0, group);
+    return async (): Promise<{ entries: number; held?: true }> => {
+      // An API process is pressed: its requests get the CPU now, the entries wait in their streams.
+      if (await yielding.shouldHold()) return { entries: 0, held: true };
       const deadline = Date.now() + JOB_BUDGET_MS;
       let entries = 0;
       for (const gameId of await ctx.games.gamesToVisit(group)) {
@@ -42,5 +49,5 @@ function flushJob(group: string, flushOne: FlushOne) {
 
 export const flushEventsJob = flushJob('flush-events', async (ctx, c, gameId) => (await flushEvents(ctx.db, c, ctx.keySpace, gameId)).entries);
 export const flushSessionsJob = flushJob('flush-sessions', async (ctx, c, gameId) => (await flushSessions(ctx.db, c, ctx.keySpace, gameId)).entries);
-export const flushCommandLogJob = flushJob('flush-command-log', async (ctx, c, gameId) => (await flushCommandLog(ctx.db, c, ctx.keySpace, gameId)).entries);
+export const flushCommandLogJob = flushJob('flush-command-log', async (ctx, c, gameId) => (await flushCommandLog(ctx.db, c, ctx.keySpace, gameId)).entries, false);
 export const flushAccessLogJob = flushJob('flush-access-log', async (ctx, c, gameId) => (await flushAccessLog(ctx.db, c, ctx.keySpace, gameId)).entries);
