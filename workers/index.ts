@@ -113,7 +113,7 @@ async function main(): Promise<void> {
     metricsServer = await serveWorkerMetrics(metrics, config.workersMetricsHost, config.workersMetricsPort, () => ({ pid: process.pid, roles }));
     log.info('worker metrics listening', { host: config.workersMetricsHost, port: metricsServer.port });
   }
-  const ctx: JobContext = { config, redis, db, keySpace, games: new GameDirectory(redis, db, keySpace), consumerName: `${hostname()}-${process.pid}` };
+  const ctx: JobContext = { config, redis, db, keySpace, games: new GameDirectory(redis, db, keySpace), consumerName: `${hostname()}-${process.pid}`, redisDurable: () => persistence.current.durable };
   const prefix = keySpace.global.bullPrefix();
 
   const queues: Queue[] = [];

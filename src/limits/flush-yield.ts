@@ -66,22 +66,27 @@ export class FlushYield {
    * @param maxHoldSeconds `FLUSH_YIELD_SECONDS`: longest stretch of continuous pressure the runs hold
    *   off for, seconds; 0 never holds off (and reads nothing).
    * @param group the flush job's name, for the log.
+   * @param redisDurable whether Redis keeps what it acknowledged across a crash (AOF), asked before each
+   *   run: without it a held entry is one more that a Redis crash would lose, so runs never hold off.
    */
   constructor(
     private readonly redis: AppRedis,
     private readonly keySpace: KeySpace,
     private readonly maxHoldSeconds: number,
     private readonly group: string,
+    private readonly redisDurable: () => boolean = () => true,
     private readonly now: () => number = Date.now,
   ) {}
 
   /**
-   * True when this run should be skipped: an API process reported pressure within the last
-   * {@link PRESSURE_REPORT_TTL_MS} and the runs have not yet held off for `maxHoldSeconds`.
+   * True when this run should be skipped: Redis is durable, an API process reported pressure within the
+   * last {@link PRESSURE_REPORT_TTL_MS}, and the current stretch has lasted less than `maxHoldSeconds`
+   * (or none is going on and the last one's cool-down is over).
    * @throws the Redis client's error when Redis is unreachable (the run fails as any flush would).
    */
   async shouldHold(): Promise<boolean> {
     if (this.maxHoldSeconds <= 0) return false;
+    if (!this.redisDurable()) return this.end(false);
     const now = this.now();
     if (!this.holdingSince && now < this.nextStretchAt) return false;
     const pressed = (await this.redis.exists(this.keySpace.global.apiPressure())) === 1;
@@ -91,8 +96,15 @@ export class FlushYield {
       log.info('flush holds off: an API process reports pressure', { group: this.group, maxHoldSeconds: this.maxHoldSeconds });
       return true;
     }
+    if (pressed && now - this.holdingSince < this.maxHoldSeconds * 1000) return true;
+    return this.end(pressed);
+  }
+
+  /** Ends the current stretch, if any (logged), and starts its cool-down. @returns false (run now). */
+  private end(pressed: boolean): false {
+    if (!this.holdingSince) return false;
+    const now = this.now();
     const held = now - this.holdingSince;
-    if (pressed && held < this.maxHoldSeconds * 1000) return true;
     log.info(pressed ? 'flush resumes under pressure: held off for FLUSH_YIELD_SECONDS' : 'flush resumes: the API reports no pressure', { group: this.group, heldMs: held });
     this.holdingSince = 0;
     this.nextStretchAt = now + held;

@@ -64,7 +64,7 @@ describe('flushers yield to a pressed request path', () => {
   });
 
   it('holds off while pressed, at most FLUSH_YIELD_SECONDS, then as long again before the next stretch', async () => {
-    const y = new FlushYield(h.redis, h.keySpace, 30, 'flush-events', now);
+    const y = new FlushYield(h.redis, h.keySpace, 30, 'flush-events', () => true, now);
     expect(await y.shouldHold(), 'no report').to.equal(false);
     await h.redis.set(h.keySpace.global.apiPressure(), '1', 'PX', 60_000);
     expect(await y.shouldHold()).to.equal(true);
@@ -85,9 +85,18 @@ describe('flushers yield to a pressed request path', () => {
     expect(await y.shouldHold()).to.equal(true);
   });
 
+  it('never holds off while Redis is not durable (a held entry would be one more a crash loses)', async () => {
+    let durable = true;
+    const y = new FlushYield(h.redis, h.keySpace, 30, 'flush-events', () => durable, now);
+    await h.redis.set(h.keySpace.global.apiPressure(), '1', 'PX', 60_000);
+    expect(await y.shouldHold()).to.equal(true);
+    durable = false;
+    expect(await y.shouldHold()).to.equal(false);
+  });
+
   it('FLUSH_YIELD_SECONDS=0 never holds off', async () => {
     await h.redis.set(h.keySpace.global.apiPressure(), '1', 'PX', 60_000);
-    expect(await new FlushYield(h.redis, h.keySpace, 0, 'flush-events', now).shouldHold()).to.equal(false);
+    expect(await new FlushYield(h.redis, h.keySpace, 0, 'flush-events', () => true, now).shouldHold()).to.equal(false);
   });
 
   it('a held events flush leaves every entry in its stream and the next run stores each exactly once', async () => {

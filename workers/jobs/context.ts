@@ -14,6 +14,11 @@ export interface JobContext {
   games: GameDirectory;
   /** This process's stream consumer name (`<host>-<pid>`). */
   consumerName: string;
+  /**
+   * Whether Redis keeps what it acknowledged across a crash (AOF; src/store/redis-persistence.ts), as last
+   * read. The flushers hold off under API pressure only then (src/limits/flush-yield.ts); absent = yes.
+   */
+  redisDurable?: () => boolean;
 }
 
 /** Time budget of one scheduled flush job, ms: keeps a job well inside BullMQ's lock duration. */

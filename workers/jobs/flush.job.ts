@@ -21,7 +21,7 @@ type FlushOne = (ctx: JobContext, consumer: StreamConsumer, gameId: string) => P
 function flushJob(group: string, flushOne: FlushOne, yields = true) {
   return (ctx: JobContext) => {
     const consumer = new StreamConsumer(ctx.redis, group, ctx.consumerName);
-    const yielding = new FlushYield(ctx.redis, ctx.keySpace, yields ? ctx.config.flushYieldSeconds : 0, group);
+    const yielding = new FlushYield(ctx.redis, ctx.keySpace, yields ? ctx.config.flushYieldSeconds : 0, group, ctx.redisDurable);
     return async (): Promise<{ entries: number; held?: true }> => {
       // An API process is pressed: its requests get the CPU now, the entries wait in their streams.
       if (await yielding.shouldHold()) return { entries: 0, held: true };
