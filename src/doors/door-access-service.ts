@@ -177,14 +177,20 @@ export class DoorAccessService {
   /**
    * The user's subject context: the workspace half cached per subject version (`<workspace>.<user>`),
    * the member's rows read together with those of the other users asked for at the same moment.
+   *
+   * No rows are read for a user the snapshot does not list as a member whose own subject version is
+   * still 0: every Member row created since the snapshot was loaded raised its user's version
+   * in every game of the workspace (src/doors/subject-invalidation.ts `memberChanged`), so such a user
+   * has none. A new member is missed only where that raise did not land (Redis lost or refused it, or
+   * the game was created after it), and then for at most the snapshot's life: one TTL, the bound a
+   * cached decision has anyway.
    */
   private subject(entry: CatalogEntry, found: Lookup, externalId: string, nowMs: number): Promise<SubjectContext> {
-    const workspaceVersion = found.subjectVersion.split('.')[0] ?? '0';
+    const [workspaceVersion = '0', userVersion = '0'] = found.subjectVersion.split('.');
     return this.guard(async () => {
-      const [workspace, row] = await Promise.all([
-        this.workspaces.get(entry.workspaceId, workspaceVersion, nowMs),
-        this.members.load(entry.workspaceId, externalId, nowMs),
-      ]);
+      const workspace = await this.workspaces.get(entry.workspaceId, workspaceVersion, nowMs);
+      const known = userVersion !== '0' || !workspace.memberIds || workspace.memberIds.has(externalId);
+      const row = known ? await this.members.load(entry.workspaceId, externalId, nowMs) : undefined;
       return buildSubjectContext(workspace, externalId, row);
     });
   }

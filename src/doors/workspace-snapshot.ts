@@ -4,6 +4,11 @@
  * `2 × TTL`. It is keyed by the workspace's door subject version (the `w` field of
  * `GameKeys.doorSubjects`, raised on every schedule or org-tree change; subject-invalidation.ts) and
  * reloaded at least once per TTL, so a cold evaluation costs Postgres only the member's own rows.
+ *
+ * It also holds who is a member ({@link WorkspaceSnapshot.memberIds}), so that a player with no Member row
+ * (most players of a game: the staff are the members) is evaluated without any SQL at all; see
+ * `DoorAccessService` for when that set is trusted (issue #32 item 2: a fleet's join storm asked
+ * Postgres for the rows of every joining player, and nearly all came back empty).
  */
 import type { Db } from '../store/prisma.js';
 
@@ -24,7 +29,15 @@ export interface WorkspaceSnapshot {
   unitOrganization: ReadonlyMap<string, string | null>;
   positionUnit: ReadonlyMap<string, string>;
   operations: readonly OperationSpan[];
+  /**
+   * externalIds of the workspace's Member rows at load time; null when there are more than
+   * {@link MAX_MEMBER_IDS} (then every evaluation reads the member's rows).
+   */
+  memberIds: ReadonlySet<string> | null;
 }
+
+/** Most member ids a snapshot holds (~50 B each per API process); a larger workspace is not listed. */
+export const MAX_MEMBER_IDS = 100_000;
 
 export class WorkspaceSnapshots {
   private readonly cache = new Map<string, WorkspaceSnapshot>();
@@ -48,13 +61,14 @@ export class WorkspaceSnapshots {
 
   private async load(workspaceId: string, version: string, nowMs: number): Promise<WorkspaceSnapshot> {
     const freshUntilMs = nowMs + this.ttlMs;
-    const [units, positions, operations] = await Promise.all([
+    const [units, positions, operations, members] = await Promise.all([
       this.db.unit.findMany({ where: { workspaceId }, select: { id: true, parentId: true, organizationId: true } }),
       this.db.position.findMany({ where: { workspaceId }, select: { id: true, unitId: true } }),
       this.db.operation.findMany({
         where: { workspaceId, endsAt: { gt: new Date(nowMs) }, startsAt: { lt: new Date(freshUntilMs + this.ttlMs) } },
         select: { type: true, startsAt: true, endsAt: true, unitId: true, organizationId: true },
       }),
+      this.db.member.findMany({ where: { workspaceId }, select: { externalId: true }, take: MAX_MEMBER_IDS + 1 }),
     ]);
     const snapshot: WorkspaceSnapshot = {
       version,
@@ -63,6 +77,7 @@ export class WorkspaceSnapshots {
       unitOrganization: new Map(units.map((u) => [u.id, u.organizationId])),
       positionUnit: new Map(positions.map((p) => [p.id, p.unitId])),
       operations: operations.map((o) => ({ type: o.type, startsAtMs: o.startsAt.getTime(), endsAtMs: o.endsAt.getTime(), unitId: o.unitId, organizationId: o.organizationId })),
+      memberIds: members.length > MAX_MEMBER_IDS ? null : new Set(members.map((m) => m.externalId)),
     };
     this.cache.set(workspaceId, snapshot);
     return snapshot;

@@ -8,7 +8,10 @@ import { expect } from 'chai';
 import { Harness, type TestGame } from '../support/harness.js';
 import { MAX_BATCH, MemberRows } from '../../src/doors/member-rows.js';
 import { createDb, type Db } from '../../src/store/prisma.js';
-import { buildOrg, DAY_MS, type Org } from './door-fixtures.js';
+import { buildOrg, DAY_MS, doorWith, invalidator, type Org } from './door-fixtures.js';
+import { randomUUID } from 'node:crypto';
+import { DoorAccessService } from '../../src/doors/door-access-service.js';
+import { doorBulkBody } from '../../src/adapters/http/door-responses.js';
 
 /**
  * `db` with every `$queryRaw` statement's user count recorded. The statements still run on Postgres at
@@ -112,5 +115,45 @@ describe('member rows of door subjects, read in batches', () => {
     } finally {
       await down.$disconnect();
     }
+  });
+});
+
+/**
+ * Who reads member rows at all (src/doors/door-access-service.ts `subject`): a player the workspace
+ * snapshot does not list as a member, whose own subject version is still 0, is evaluated without SQL;
+ * a Member created after the snapshot was loaded raises that version (memberChanged) and is read.
+ */
+describe('door evaluations read no member rows for players who are no members', () => {
+  let h: Harness;
+  let g: TestGame;
+  let org: Org;
+
+  before(async () => {
+    h = new Harness();
+    g = await h.game();
+    org = await buildOrg(h, g.workspaceId);
+  });
+  after(() => h.close());
+
+  it('reads the rows of members only, and sees a member created after the snapshot through their raised version', async () => {
+    const { db, batches } = counted(h.db);
+    const service = new DoorAccessService({ db, redis: h.redis, keySpace: h.keySpace, doorCacheTtlSeconds: h.config.doorCacheTtlSeconds, doorDecisionWindowSeconds: h.config.doorDecisionWindowSeconds });
+    const door = await doorWith(h, g.gameId, [{ effect: 'allow', subjectType: 'positions', subjectIds: [org.pOther] }], { defaultEffect: 'deny' });
+    const decide = async (user: string) => {
+      const answer = await service.bulk({ gameId: g.gameId, keyId: randomUUID(), signature: randomUUID() }, { externalId: user }, Date.now());
+      const body = JSON.parse(doorBulkBody(answer, Date.now())) as { decisions: { doorKey: string; decision: string }[] };
+      return body.decisions.find((d) => d.doorKey === door.key)?.decision;
+    };
+    expect(await decide('bob'), 'a member: rows read').to.equal('allow');
+    expect(batches).to.deep.equal([1]);
+    expect(await decide('player-1'), 'no member: no statement').to.equal('deny');
+    expect(await decide('player-2')).to.equal('deny');
+    expect(batches).to.deep.equal([1]);
+    // A new member, created after the snapshot was loaded, through the path the workspace services take.
+    const m = await h.db.member.create({ data: { workspaceId: g.workspaceId, externalId: 'player-3', joinedAt: new Date() } });
+    await h.db.assignment.create({ data: { memberId: m.id, positionId: org.pOther } });
+    await invalidator(h).memberChanged(g.workspaceId, 'player-3');
+    expect(await decide('player-3')).to.equal('allow');
+    expect(batches).to.deep.equal([1, 1]);
   });
 });
