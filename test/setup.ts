@@ -3,7 +3,8 @@
  * postgresql://postgres@127.0.0.1:5432/gis_test, migrated by `npm test`'s pretest step) and to Redis
  * under a random key prefix, so tests never touch dev data. The prefix's keys are deleted afterwards;
  * each test file removes the workspaces it created (cascading to everything under them). Admission
- * control's event-loop lag signal is off (ADMISSION_MAX_LOOP_LAG_MS=0) unless the environment sets it.
+ * control's event-loop lag signal is off (ADMISSION_MAX_LOOP_LAG_MS=0), and so is the flushers' yield to a
+ * pressed API (FLUSH_YIELD_SECONDS=0), unless the environment sets them.
  */
 import { randomBytes } from 'node:crypto';
 
@@ -14,6 +15,10 @@ process.env.LOG_LEVEL = process.env.TEST_LOG_LEVEL ?? 'error';
 // requests whenever another process takes the CPU. Off unless a run sets it; test/http/admission.test.ts
 // builds its own controllers (in-flight, Redis queue and lag signals alike).
 process.env.ADMISSION_MAX_LOOP_LAG_MS ??= '0';
+// Likewise the flushers' yield to a pressed API (src/limits/flush-yield.ts): a test that keeps many
+// requests in flight and then waits for its rows would wait out the hold. Off unless a run sets it;
+// test/limits/flush-yield.test.ts builds its own.
+process.env.FLUSH_YIELD_SECONDS ??= '0';
 // Tests run on the shared Redis whatever its persistence (their data is disposable), so a
 // REDIS_DURABILITY=required in the developer's shell must not stop the processes they start; the tests
 // of the boot check pass `required` explicitly.
