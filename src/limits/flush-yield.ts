@@ -7,8 +7,8 @@
  * So during a burst (a fleet's join storm, a whole fleet restarting) the flush should wait and catch up
  * after, and the API refuse less.
  *
- * - An API process under pressure, some admission signal at {@link PRESSURE_SHARE} of its ceiling or
- *   more (below every class's ceiling, so before anything is refused: src/limits/admission.ts), reports
+ * - An API process under pressure, some admission signal at `PRESSURE_SHARE` (a tenth) of its ceiling
+ *   or more (below every class's ceiling, so before anything is refused: src/limits/admission.ts), reports
  *   it: {@link PressureReporter} sets `<prefix>:api-pressure` with a TTL of
  *   {@link PRESSURE_REPORT_TTL_MS}, at most every {@link REPORT_EVERY_MS} per process, without waiting
  *   for the reply.
@@ -22,7 +22,6 @@ import { log } from '../log.js';
 import { PRESSURE_REPORT_TTL_MS } from '../store/keys.js';
 import type { AppRedis } from '../store/redis.js';
 import type { KeySpace } from '../store/keyspace/key-space.js';
-import { PRESSURE_SHARE } from './admission.js';
 
 /** Least time between two reports of one process, ms. */
 export const REPORT_EVERY_MS = 500;
