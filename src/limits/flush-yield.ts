@@ -53,13 +53,17 @@ export class PressureReporter {
  * The worker side: whether a flush run should hold off now. One per flush job of a worker process.
  * A stretch of held-off runs lasts while the pressure does, at most `maxHoldSeconds`; the next stretch
  * may begin only as long after it as it lasted, so the flush holds off at most half the time however the
- * pressure comes and goes.
+ * pressure comes and goes; and after a stretch that reached `maxHoldSeconds` only once the pressure has
+ * been gone, so sustained overload (a 5000 × 20 fleet run: the events backlog grew to ~13 KB per live
+ * server when stretches repeated) gets one stretch, then a flush that keeps up.
  */
 export class FlushYield {
   /** now() when the current stretch began; 0 when none is going on. */
   private holdingSince = 0;
   /** now() before which no new stretch begins (the cool-down after the last one). */
   private nextStretchAt = 0;
+  /** The last stretch reached `maxHoldSeconds`: no new one until a run finds no pressure. */
+  private awaitingCalm = false;
 
   /**
    * @param maxHoldSeconds `FLUSH_YIELD_SECONDS`: longest stretch of continuous pressure the runs hold
@@ -80,7 +84,8 @@ export class FlushYield {
   /**
    * True when this run should be skipped: Redis is durable, an API process reported pressure within the
    * last {@link PRESSURE_REPORT_TTL_MS}, and the current stretch has lasted less than `maxHoldSeconds`
-   * (or none is going on and the last one's cool-down is over).
+   * (or none is going on, the last one's cool-down is over, and the pressure has been gone since a
+   * stretch that reached `maxHoldSeconds`).
    * @throws the Redis client's error when Redis is unreachable (the run fails as any flush would).
    */
   async shouldHold(): Promise<boolean> {
@@ -90,7 +95,8 @@ export class FlushYield {
     if (!this.holdingSince && now < this.nextStretchAt) return false;
     const pressed = (await this.redis.exists(this.keySpace.global.apiPressure())) === 1;
     if (!this.holdingSince) {
-      if (!pressed) return false;
+      if (!pressed) this.awaitingCalm = false;
+      if (!pressed || this.awaitingCalm) return false;
       this.holdingSince = now;
       log.info('flush holds off: an API process reports pressure', { group: this.group, maxHoldSeconds: this.maxHoldSeconds });
       return true;
@@ -107,6 +113,7 @@ export class FlushYield {
     log.info(pressed ? 'flush resumes under pressure: held off for FLUSH_YIELD_SECONDS' : 'flush resumes: the API reports no pressure', { group: this.group, heldMs: held });
     this.holdingSince = 0;
     this.nextStretchAt = now + held;
+    this.awaitingCalm = pressed;
     return false;
   }
 }

@@ -63,7 +63,7 @@ describe('flushers yield to a pressed request path', () => {
     expect(await pressure()).to.equal(String(clock));
   });
 
-  it('holds off while pressed, at most FLUSH_YIELD_SECONDS, then as long again before the next stretch', async () => {
+  it('holds off while pressed, at most FLUSH_YIELD_SECONDS, then as long again and until the pressure is gone', async () => {
     const y = new FlushYield(h.redis, h.keySpace, 30, 'flush-events', () => true, now);
     expect(await y.shouldHold(), 'no report').to.equal(false);
     await h.redis.set(h.keySpace.global.apiPressure(), '1', 'PX', 60_000);
@@ -75,7 +75,13 @@ describe('flushers yield to a pressed request path', () => {
     clock += 29_999;
     expect(await y.shouldHold(), 'cool-down as long as the stretch').to.equal(false);
     clock += 1;
-    expect(await y.shouldHold(), 'a new stretch').to.equal(true);
+    expect(await y.shouldHold(), 'sustained pressure: no second stretch').to.equal(false);
+    clock += 60_000;
+    expect(await y.shouldHold(), 'still none while the pressure lasts').to.equal(false);
+    await h.redis.del(h.keySpace.global.apiPressure());
+    expect(await y.shouldHold(), 'calm').to.equal(false);
+    await h.redis.set(h.keySpace.global.apiPressure(), '1', 'PX', 60_000);
+    expect(await y.shouldHold(), 'a new stretch after the calm').to.equal(true);
     await h.redis.del(h.keySpace.global.apiPressure());
     clock += 1000;
     expect(await y.shouldHold(), 'pressure gone').to.equal(false);
