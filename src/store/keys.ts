@@ -66,13 +66,13 @@ export const THROTTLE_HISTORY_MINUTES = 10;
  * dead letters stay within ~16 MB whatever is sent. No TTL: an operator reads them (src/store/dead-letters.ts).
  */
 export const DEAD_LETTER_MAXLEN = 1000;
+/** Longest refused row (its JSON) a dead letter keeps, in characters; longer ones are cut and marked. */
+export const DEAD_LETTER_ROW_MAX_CHARS = 16 * 1024;
 /**
  * Life of an API process's pressure report, ms (src/limits/flush-yield.ts): the flushers hold off while a
  * report is younger than this, so they resume within 2 s of the last request that found the API pressed.
  */
 export const PRESSURE_REPORT_TTL_MS = 2000;
-/** Longest refused row (its JSON) a dead letter keeps, in characters; longer ones are cut and marked. */
-export const DEAD_LETTER_ROW_MAX_CHARS = 16 * 1024;
 
 /** Key builders for one game's hot state; made only by `KeySpace.game` (src/store/keyspace/key-space.ts). */
 export class GameKeys {

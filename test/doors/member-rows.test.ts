@@ -2,7 +2,8 @@
  * The member rows of door subject contexts, read for many users in one statement (src/doors/member-rows.ts)
  * against the real Postgres: loads of one moment share a statement and each gets its own rows; a load made
  * after a statement was sent is read again (it sees writes made since); a batch holds at most MAX_BATCH
- * users; a failed read rejects every load of its batch.
+ * users; a failed read rejects every load of its batch; door evaluations read no rows for a player who is
+ * no member.
  */
 import { expect } from 'chai';
 import { Harness, type TestGame } from '../support/harness.js';
@@ -116,26 +117,11 @@ describe('member rows of door subjects, read in batches', () => {
       await down.$disconnect();
     }
   });
-});
 
-/**
- * Who reads member rows at all (src/doors/door-access-service.ts `subject`): a player the workspace
- * snapshot does not list as a member, whose own subject version is still 0, is evaluated without SQL;
- * a Member created after the snapshot was loaded raises that version (memberChanged) and is read.
- */
-describe('door evaluations read no member rows for players who are no members', () => {
-  let h: Harness;
-  let g: TestGame;
-  let org: Org;
-
-  before(async () => {
-    h = new Harness();
-    g = await h.game();
-    org = await buildOrg(h, g.workspaceId);
-  });
-  after(() => h.close());
-
-  it('reads the rows of members only, and sees a member created after the snapshot through their raised version', async () => {
+  // Who reads member rows at all (src/doors/door-access-service.ts `subject`): a player the workspace
+  // snapshot does not list as a member, whose own subject version is still 0, is evaluated without SQL;
+  // a Member created after the snapshot was loaded raises that version (memberChanged) and is read.
+  it('door evaluations read the rows of members only, and see a member created after the snapshot through their raised version', async () => {
     const { db, batches } = counted(h.db);
     const service = new DoorAccessService({ db, redis: h.redis, keySpace: h.keySpace, doorCacheTtlSeconds: h.config.doorCacheTtlSeconds, doorDecisionWindowSeconds: h.config.doorDecisionWindowSeconds });
     const door = await doorWith(h, g.gameId, [{ effect: 'allow', subjectType: 'positions', subjectIds: [org.pOther] }], { defaultEffect: 'deny' });

@@ -1,9 +1,9 @@
 /**
- * The three stream flushers as scheduled jobs: each run visits the games that may have entries and
+ * The four stream flushers as scheduled jobs: each run visits the games that may have entries and
  * drains each game's stream in batches until it is empty or the run's budget is spent (the next run
  * continues). Killing the process at any point loses and duplicates nothing (src/store/streams.ts).
- * A run of the events, sessions and access-log flushers holds off while an API process reports pressure, within `FLUSH_YIELD_SECONDS`
- * (src/limits/flush-yield.ts).
+ * A run of the events, sessions and access-log flushers holds off while an API process reports pressure,
+ * within `FLUSH_YIELD_SECONDS` (src/limits/flush-yield.ts).
  */
 import { StreamConsumer } from '../../src/store/streams.js';
 import { flushEvents } from '../../src/events/event-flusher.js';
