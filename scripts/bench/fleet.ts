@@ -5,7 +5,7 @@
  * Usage:  npm run bench:fleet -- [--steps 1000,2000,3000,5000] [--players 30] [--duration 120]
  *             [--interval 15] [--ramp 10] [--probe-rate 5] [--wait 60] [--service-cpu 0] [--sim-cpu 1]
  *             [--max-probe-p99-ms 100] [--max-refusal-pct 1] [--idle 20] [--door-ttl S] [--cpu-prof DIR]
- *             [--no-docs] [--json]
+ *             [--timeline] [--no-docs] [--json]
  *
  * A fleet simulation shares the machine with the service it loads; on two cores the simulator's own
  * event loop set the latencies it reported (ENVIRONMENT.md, "Load generation on two cores"). So this
@@ -26,6 +26,9 @@
  *      and per live player; the service core's share used; what one fully used core would hold at that
  *      cost above idle (players × (1 − idle share) ÷ (step share − idle share)); the simulator's void rule (any simulator process's loop-delay p99 over 50 ms voids the step's
  *      latencies, and a void step ends the run: its figures measure the simulator).
+ *   With --timeline, each step also prints its run in 10 s slices (scripts/bench/fleet-timeline.ts): the
+ *      simulator's requests, refusals, timeouts and probe latency beside each service process's share of
+ *      the core in the same slice, sampled once a second.
  *   6. Reports the knee as players per service core: the players of the last step within the limits
  *      (and the CPU-projected figure beside it), prints the table and, unless --no-docs, appends it with
  *      the date, the settings and the machine's load average to docs/benchmarks.md.
@@ -42,6 +45,7 @@ import { parseCli } from '../support/cli-args.js';
 import { nodeBinary, ROOT, runCommand, startNodeScript, type ManagedChild } from '../support/child-process.js';
 import { freePort } from '../support/free-port.js';
 import { descendants, processTreeCpuSeconds, type LatencySummary } from '@gis/simulator';
+import { CpuSampler, timelineRows, timelineTable, type SimTimeline, type TimelineRow } from './fleet-timeline.js';
 import { Redis } from 'ioredis';
 import { startLocalRedis, stopLocalRedis } from '../services/redis.js';
 import { ensureDatabase, migrateDeploy, startLocalPostgres, stopLocalPostgres } from '../services/postgres.js';
@@ -49,7 +53,7 @@ import { describePgStep, PgProfile, type PgStepProfile } from './pg-profile.js';
 
 const USAGE = `usage: npm run bench:fleet -- [--steps 1000,2000,3000,5000] [--players 30] [--duration 120] [--interval 15]
   [--ramp 10] [--probe-rate 5] [--wait 60] [--service-cpu 0] [--sim-cpu 1] [--max-probe-p99-ms 100]
-  [--max-refusal-pct 1] [--idle 20] [--door-ttl S] [--cpu-prof DIR] [--no-docs] [--json]`;
+  [--max-refusal-pct 1] [--idle 20] [--door-ttl S] [--cpu-prof DIR] [--timeline] [--no-docs] [--json]`;
 
 const cli = parseCli(USAGE, {
   options: {
@@ -67,6 +71,7 @@ const cli = parseCli(USAGE, {
     idle: { type: 'string' },
     'door-ttl': { type: 'string' },
     'cpu-prof': { type: 'string' },
+    timeline: { type: 'boolean', default: false },
     'no-docs': { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
   },
@@ -90,6 +95,8 @@ const args = {
   doorTtl: cli.values['door-ttl'] === undefined ? null : cli.number('door-ttl', 60, 5, 3600, { integer: true }),
   /** Where the API and worker processes write a V8 CPU profile at exit (`node --cpu-prof`), or null. */
   cpuProfDir: cli.values['cpu-prof'] ?? null,
+  /** Print each step slice by slice (scripts/bench/fleet-timeline.ts). */
+  timeline: cli.values.timeline,
   docs: !cli.values['no-docs'],
   json: cli.values.json,
 };
@@ -137,6 +144,8 @@ interface Step {
   bytesPerLiveServerByFamily: { family: string; bytes: number }[];
   /** Why this step is over the knee, or null. */
   over: string | null;
+  /** The step in 10 s slices (--timeline), else absent. */
+  timeline?: TimelineRow[];
 }
 
 /** The parts of `simulate --json`'s summary (packages/simulator/src/simulate.ts) this benchmark reads. */
@@ -151,6 +160,7 @@ interface SimSummary {
   watchedPids: { pid: number; cpuSeconds: number | null }[];
   events: { match: boolean };
   sessions: { match: boolean; closedAsGone: number };
+  timeline: SimTimeline;
   redisMemory: { liveServers: number; gameKeys: { bytesPerLiveServer: number | null; byFamily: Record<string, { bytes: number }> } | null };
 }
 
@@ -327,8 +337,14 @@ async function main(): Promise<number> {
       log(`step ${servers} servers × ${args.players} players, ${args.duration} s`);
       const statsBefore = await commandStats(stats);
       await pgProfile.start();
-      const summary = await simulate(env, apiUrl, servers, watched.map(([, p]) => p));
+      const sampler = args.timeline ? new CpuSampler(watched.map(([, p]) => p)) : null;
+      sampler?.start();
+      const summary = await simulate(env, apiUrl, servers, watched.map(([, p]) => p)).finally(() => sampler?.stop());
       const step = stepOf(servers, summary, names, idleShare, topCommands(statsBefore, await commandStats(stats)), await pgProfile.end());
+      if (sampler) {
+        step.timeline = timelineRows(summary.timeline, sampler, names);
+        log(`  timeline of ${servers} × ${args.players}, from the first boot:\n${timelineTable(step.timeline, names, summary.timeline.sliceSeconds)}`);
+      }
       rows.push(step);
       log(`  ${step.over ?? 'within the limits'}; service ${step.serviceCoreShare} of its core, ${step.cpuUsPerRequest} µs CPU per request`);
       log(`  requests by endpoint: ${step.requestsByEndpoint}`);

@@ -104,6 +104,7 @@ async function stop(): Promise<void> {
     type: 'final',
     process: meter.result('fleet', stats.windowAttempts),
     requests: stats.toJSON(),
+    slices: stats.slicesJSON(),
     heartbeats: { sent: 0, ok: 0, outcomeUnknown: 0, byStatus: {} },
     events: { tracked: 0, acked: 0, queued: 0, outcomeUnknown: 0, dropped: 0 },
     sessions: { opened: 0, closed: 0, ambiguous: 0 },

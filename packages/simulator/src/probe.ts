@@ -82,7 +82,7 @@ async function stop(): Promise<void> {
   meter.end();
   // The probe's server leaves: an empty roster closes its sessions.
   await transport?.request('POST', GAME_PATHS.heartbeat, heartbeat(0)).catch(() => undefined);
-  const final: ProbeFinal = { type: 'final', process: meter.result('probe', stats.windowAttempts), requests: stats.toJSON() };
+  const final: ProbeFinal = { type: 'final', process: meter.result('probe', stats.windowAttempts), requests: stats.toJSON(), slices: stats.slicesJSON() };
   http.close();
   send(final, () => process.exit(0));
 }

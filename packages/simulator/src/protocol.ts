@@ -3,7 +3,7 @@
  * workers (fleet-worker.ts) and the probe (probe.ts), over Node's IPC channel (`fork`, advanced
  * serialization). Times are epoch ms. Not part of the service.
  */
-import type { RequestStatsData, ProcessReport, Timeline } from './sim-stats.js';
+import type { RequestStatsData, ProcessReport, SlicesData, Timeline } from './sim-stats.js';
 import type { DoorPlaySummary } from './door-play.js';
 import type { SetupErrorInfo } from '@gis/client';
 
@@ -74,6 +74,8 @@ export interface FleetFinal {
   type: 'final';
   process: ProcessReport;
   requests: RequestStatsData;
+  /** The same attempts by slice of the run (sim-stats.ts `SLICE_MS`). */
+  slices: SlicesData;
   heartbeats: { sent: number; ok: number; outcomeUnknown: number; byStatus: Record<string, number> };
   events: { tracked: number; acked: number; queued: number; outcomeUnknown: number; dropped: number };
   sessions: SessionAccounting;
@@ -89,6 +91,7 @@ export interface ProbeFinal {
   type: 'final';
   process: ProcessReport;
   requests: RequestStatsData;
+  slices: SlicesData;
 }
 
 export type FromChild = { type: 'ready' } | FleetProgress | FleetFinal | ProbeFinal | { type: 'log'; line: string };

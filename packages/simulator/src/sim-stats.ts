@@ -58,6 +58,31 @@ export interface EndpointData {
 
 export type RequestStatsData = Record<Endpoint, EndpointData>;
 
+/** Width of one slice of a run's timeline, ms: `simulate --json`'s `timeline`, `bench:fleet --timeline`. */
+export const SLICE_MS = 10_000;
+
+/** The attempts of all endpoints started in one slice: refusals are 429/503, timeouts have no answer. */
+export interface SliceData {
+  attempts: number;
+  refused: number;
+  timeouts: number;
+  latency: HistogramData;
+}
+
+/** Slices by index (slice i starts at t0 + i × {@link SLICE_MS}), as sent between processes. */
+export type SlicesData = Record<string, SliceData>;
+
+class Slice {
+  attempts = 0;
+  refused = 0;
+  timeouts = 0;
+  readonly latency = new Histogram();
+
+  toJSON(): SliceData {
+    return { attempts: this.attempts, refused: this.refused, timeouts: this.timeouts, latency: this.latency.toJSON() };
+  }
+}
+
 class EndpointStats {
   attempts = 0;
   readonly byStatus: Record<string, number> = {};
@@ -90,6 +115,8 @@ export function addCounts(into: Record<string, number>, from: Record<string, num
 /** Every attempt of one process (or, merged, of the fleet). */
 export class RequestStats {
   readonly endpoints = Object.fromEntries(ENDPOINTS.map((e) => [e, new EndpointStats()])) as Record<Endpoint, EndpointStats>;
+  /** Attempts started from t0 on, by {@link SLICE_MS} slice: where in the run refusals and slow answers fell. */
+  readonly slices = new Map<number, Slice>();
 
   constructor(private readonly timeline?: Timeline) {}
 
@@ -101,12 +128,42 @@ export class RequestStats {
     const s = this.endpoints[endpoint];
     s.attempts++;
     s.byStatus[a.outcome] = (s.byStatus[a.outcome] ?? 0) + 1;
-    s.latency[phaseOf(this.timeline, Date.now() - a.latencyMs)].record(a.latencyMs);
-    if (a.outcome === '429' || a.outcome === '503') {
+    const startMs = Date.now() - a.latencyMs;
+    s.latency[phaseOf(this.timeline, startMs)].record(a.latencyMs);
+    const refused = a.outcome === '429' || a.outcome === '503';
+    if (startMs >= this.timeline.t0) this.recordSlice(Math.floor((startMs - this.timeline.t0) / SLICE_MS), a, refused);
+    if (refused) {
       const ra = a.headers?.get('retry-after');
       const k = ra && /^\d+$/.test(ra.trim()) ? ra.trim() : 'none';
       s.retryAfter[k] = (s.retryAfter[k] ?? 0) + 1;
     }
+  }
+
+  private recordSlice(i: number, a: AttemptInfo, refused: boolean): void {
+    let slice = this.slices.get(i);
+    if (!slice) this.slices.set(i, (slice = new Slice()));
+    slice.attempts++;
+    if (refused) slice.refused++;
+    if (a.outcome === 'timeout') slice.timeouts++;
+    slice.latency.record(a.latencyMs);
+  }
+
+  /** {@link slices} in their transported form. */
+  slicesJSON(): SlicesData {
+    return Object.fromEntries([...this.slices].map(([i, slice]) => [String(i), slice.toJSON()]));
+  }
+
+  /** Adds another process's slices into these. */
+  addSlices(data: SlicesData): this {
+    for (const [k, d] of Object.entries(data)) {
+      let slice = this.slices.get(Number(k));
+      if (!slice) this.slices.set(Number(k), (slice = new Slice()));
+      slice.attempts += d.attempts;
+      slice.refused += d.refused;
+      slice.timeouts += d.timeouts;
+      slice.latency.add(d.latency);
+    }
+    return this;
   }
 
   /** All attempts so far. */
