@@ -4,16 +4,9 @@
  * service process used in the same slice, as shares of the service core. A run's totals hide where its
  * refusals fell: in a 5000 × 20 run about half came in the join storm, with the API and Redis holding
  * the core, and half in the later waves of heartbeats, each followed by the flush of the events they
- * carried (docs/benchmarks.md, 2026-11-29 13:00 UTC). Not a test.
+ * carried (docs/benchmarks.md, "The 5000 × 20 run slice by slice"). Not a test.
  */
-import { processTreeCpuSeconds } from '@gis/simulator';
-
-/** The simulator's `timeline` (packages/simulator/src/simulate.ts `TimelineSummary`). */
-export interface SimTimeline {
-  t0Ms: number;
-  sliceSeconds: number;
-  slices: { fromSeconds: number; fleet: { attempts: number; refused: number; timeouts: number }; probe: { p50: number | null; p99: number | null; max: number | null; refused: number } | null }[];
-}
+import { processTreeCpuSeconds, type ProbeSlice, type TimelineSummary } from '@gis/simulator';
 
 /** One slice of a step: the simulator's figures and each service process's share of the core. */
 export interface TimelineRow {
@@ -21,7 +14,7 @@ export interface TimelineRow {
   requests: number;
   refused: number;
   timeouts: number;
-  probe: { p50: number | null; p99: number | null; max: number | null; refused: number } | null;
+  probe: ProbeSlice | null;
   /** Share of one core (0–1) each watched process used in the slice, by name; null where not sampled. */
   coreShare: Record<string, number | null>;
 }
@@ -71,7 +64,7 @@ export class CpuSampler {
 }
 
 /** The step's rows: every slice of the simulator's timeline with the service's CPU in it. */
-export function timelineRows(sim: SimTimeline, cpu: CpuSampler, names: readonly string[]): TimelineRow[] {
+export function timelineRows(sim: TimelineSummary, cpu: CpuSampler, names: readonly string[]): TimelineRow[] {
   return sim.slices.map((s) => {
     const fromMs = sim.t0Ms + s.fromSeconds * 1000;
     const shares = cpu.sharesBetween(fromMs, fromMs + sim.sliceSeconds * 1000);

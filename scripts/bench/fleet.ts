@@ -44,8 +44,8 @@ import path from 'node:path';
 import { parseCli } from '../support/cli-args.js';
 import { nodeBinary, ROOT, runCommand, startNodeScript, type ManagedChild } from '../support/child-process.js';
 import { freePort } from '../support/free-port.js';
-import { descendants, processTreeCpuSeconds, type LatencySummary } from '@gis/simulator';
-import { CpuSampler, timelineRows, timelineTable, type SimTimeline, type TimelineRow } from './fleet-timeline.js';
+import { descendants, processTreeCpuSeconds, type LatencySummary, type TimelineSummary } from '@gis/simulator';
+import { CpuSampler, timelineRows, timelineTable, type TimelineRow } from './fleet-timeline.js';
 import { Redis } from 'ioredis';
 import { startLocalRedis, stopLocalRedis } from '../services/redis.js';
 import { ensureDatabase, migrateDeploy, startLocalPostgres, stopLocalPostgres } from '../services/postgres.js';
@@ -160,7 +160,7 @@ interface SimSummary {
   watchedPids: { pid: number; cpuSeconds: number | null }[];
   events: { match: boolean };
   sessions: { match: boolean; closedAsGone: number };
-  timeline: SimTimeline;
+  timeline: TimelineSummary;
   redisMemory: { liveServers: number; gameKeys: { bytesPerLiveServer: number | null; byFamily: Record<string, { bytes: number }> } | null };
 }
 

@@ -81,6 +81,13 @@ class Slice {
   toJSON(): SliceData {
     return { attempts: this.attempts, refused: this.refused, timeouts: this.timeouts, latency: this.latency.toJSON() };
   }
+
+  add(d: SliceData): void {
+    this.attempts += d.attempts;
+    this.refused += d.refused;
+    this.timeouts += d.timeouts;
+    this.latency.add(d.latency);
+  }
 }
 
 class EndpointStats {
@@ -140,8 +147,7 @@ export class RequestStats {
   }
 
   private recordSlice(i: number, a: AttemptInfo, refused: boolean): void {
-    let slice = this.slices.get(i);
-    if (!slice) this.slices.set(i, (slice = new Slice()));
+    const slice = this.sliceAt(i);
     slice.attempts++;
     if (refused) slice.refused++;
     if (a.outcome === 'timeout') slice.timeouts++;
@@ -155,15 +161,14 @@ export class RequestStats {
 
   /** Adds another process's slices into these. */
   addSlices(data: SlicesData): this {
-    for (const [k, d] of Object.entries(data)) {
-      let slice = this.slices.get(Number(k));
-      if (!slice) this.slices.set(Number(k), (slice = new Slice()));
-      slice.attempts += d.attempts;
-      slice.refused += d.refused;
-      slice.timeouts += d.timeouts;
-      slice.latency.add(d.latency);
-    }
+    for (const [k, d] of Object.entries(data)) this.sliceAt(Number(k)).add(d);
     return this;
+  }
+
+  private sliceAt(i: number): Slice {
+    let slice = this.slices.get(i);
+    if (!slice) this.slices.set(i, (slice = new Slice()));
+    return slice;
   }
 
   /** All attempts so far. */
@@ -262,4 +267,41 @@ export class ProcessMeter {
     this.end();
     return { role, pid: process.pid, requests, ...(this.report ?? { loopDelayMs: { p50: 0, p99: 0, max: 0, mean: 0 }, cpuSeconds: 0, cpuUserSeconds: 0, cpuSystemSeconds: 0, wakeups: 0 }) };
   }
+}
+
+/** The probe's figures of one slice: its latency (heartbeats and ban checks together, ms) and refusals. */
+export interface ProbeSlice {
+  p50: number | null;
+  p99: number | null;
+  max: number | null;
+  refused: number;
+}
+
+/**
+ * A run slice by slice ({@link SLICE_MS}, from t0 = the first server's earliest boot, epoch ms): the
+ * fleet's attempts started in each slice, how many were refused (429/503) or timed out, and the probe's
+ * {@link ProbeSlice}: where in a run the refusals and the slow answers fell (a join storm, a wave of
+ * heartbeats), which the run's totals hide. Slices after the window hold the shutdown.
+ */
+export interface TimelineSummary {
+  t0Ms: number;
+  sliceSeconds: number;
+  slices: { fromSeconds: number; fleet: { attempts: number; refused: number; timeouts: number }; probe: ProbeSlice | null }[];
+}
+
+/** The {@link TimelineSummary} of the fleet's merged stats and the probe's (null: no probe ran). */
+export function timelineSummary(t0Ms: number, fleet: RequestStats, probe: RequestStats | null): TimelineSummary {
+  const last = Math.max(-1, ...fleet.slices.keys(), ...(probe?.slices.keys() ?? []));
+  const slices: TimelineSummary['slices'] = [];
+  for (let i = 0; i <= last; i++) {
+    const f = fleet.slices.get(i);
+    const p = probe?.slices.get(i);
+    const latency = p?.latency.summary();
+    slices.push({
+      fromSeconds: (i * SLICE_MS) / 1000,
+      fleet: { attempts: f?.attempts ?? 0, refused: f?.refused ?? 0, timeouts: f?.timeouts ?? 0 },
+      probe: probe ? { p50: latency?.p50 ?? null, p99: latency?.p99 ?? null, max: latency?.max ?? null, refused: p?.refused ?? 0 } : null,
+    });
+  }
+  return { t0Ms, sliceSeconds: SLICE_MS / 1000, slices };
 }

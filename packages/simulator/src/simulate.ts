@@ -54,7 +54,7 @@ import { KeySpace } from '../../../src/store/keyspace/key-space.js';
 import { NudgeQueue } from '../../../src/commands/nudge-queue.js';
 import { attachNudgeImitation, CommandLoad, type CommandLoadSummary } from './command-load.js';
 import { emptyDoorSummary, mergeDoorSummary, seedSimulatedDoors, type DoorPlaySummary } from './door-play.js';
-import { addCounts, ENDPOINTS, ProcessMeter, RequestStats, SLICE_MS, type Endpoint, type ProcessReport, type Timeline } from './sim-stats.js';
+import { addCounts, ENDPOINTS, ProcessMeter, RequestStats, timelineSummary, type Endpoint, type ProcessReport, type Timeline, type TimelineSummary } from './sim-stats.js';
 import { Histogram, type LatencySummary } from './histogram.js';
 import { machineJiffies, processTreeCpuSeconds } from './proc-stat.js';
 import type { FleetFinal, FleetProgress, FleetStart, FromChild, ProbeFinal, ProbeStart, TargetSample, ToChild } from './protocol.js';
@@ -553,7 +553,7 @@ async function run(opts: Options, config: Readonly<Config>): Promise<number> {
             latencyMs: { idle: probeAll(['idle']), boot: probeAll(['boot']), steady: probeAll(['steady']), all: probeAll(['boot', 'steady']) },
           }
         : null,
-      timeline: timelineSlices(timeline.t0, requests, probeStats),
+      timeline: timelineSummary(timeline.t0, requests, probeStats),
       heartbeats: t.heartbeats,
       latencyMs: requests.latency('heartbeat', ['boot', 'steady', 'tail']),
       events: { tracked: t.events.tracked, sent: t.events.acked, outcomeUnknown: t.events.outcomeUnknown, unsent: t.events.queued - t.events.outcomeUnknown, dropped: t.events.dropped, rowsInPostgres: rows.events, match: eventsMatch },
@@ -589,35 +589,6 @@ async function run(opts: Options, config: Readonly<Config>): Promise<number> {
     await Promise.allSettled([nudgeQueue?.close(), push?.platform.stop()]);
     await Promise.allSettled([redis.quit(), db.$disconnect()]);
   }
-}
-
-/**
- * The run slice by slice (`SLICE_MS`, from t0 = the first server's earliest boot, epoch ms): the fleet's
- * attempts started in each slice, how many were refused (429/503) or timed out, and the probe's latency
- * (its heartbeats and ban checks together, ms) and refusals: where in a run the refusals and the slow
- * answers fell (a join storm, a wave of heartbeats), which the run's totals hide. Slices after the
- * window hold the shutdown.
- */
-export interface TimelineSummary {
-  t0Ms: number;
-  sliceSeconds: number;
-  slices: { fromSeconds: number; fleet: { attempts: number; refused: number; timeouts: number }; probe: { p50: number | null; p99: number | null; max: number | null; refused: number } | null }[];
-}
-
-function timelineSlices(t0Ms: number, fleet: RequestStats, probe: RequestStats | null): TimelineSummary {
-  const last = Math.max(-1, ...fleet.slices.keys(), ...(probe?.slices.keys() ?? []));
-  const slices: TimelineSummary['slices'] = [];
-  for (let i = 0; i <= last; i++) {
-    const f = fleet.slices.get(i);
-    const p = probe?.slices.get(i);
-    const latency = p?.latency.summary();
-    slices.push({
-      fromSeconds: (i * SLICE_MS) / 1000,
-      fleet: { attempts: f?.attempts ?? 0, refused: f?.refused ?? 0, timeouts: f?.timeouts ?? 0 },
-      probe: probe ? { p50: latency?.p50 ?? null, p99: latency?.p99 ?? null, max: latency?.max ?? null, refused: p?.refused ?? 0 } : null,
-    });
-  }
-  return { t0Ms, sliceSeconds: SLICE_MS / 1000, slices };
 }
 
 /** One endpoint's figures in the summary. */
