@@ -3,6 +3,7 @@
 # (git HEAD) to the working-tree prisma/schema.prisma. With a driver adapter in prisma.config.ts the
 # WASM schema engine cannot diff against a live or shadow database (`--from-url`/`--shadow-database-url`
 # are refused), so the diff is schema-to-schema: generate the migration before committing the schema.
+# The WASM engine splits a migration at every `;`, in comments too: keep semicolons out of comments.
 # Usage: npm run db:new-migration -- <name> [<git-rev of the old schema, default HEAD>]
 set -euo pipefail
 name="${1:?usage: new-migration.sh <name> [rev]}"

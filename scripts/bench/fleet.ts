@@ -5,7 +5,7 @@
  * Usage:  npm run bench:fleet -- [--steps 1000,2000,3000,5000] [--players 30] [--duration 120]
  *             [--interval 15] [--ramp 10] [--probe-rate 5] [--wait 60] [--service-cpu 0] [--sim-cpu 1]
  *             [--max-probe-p99-ms 100] [--max-refusal-pct 1] [--idle 20] [--door-ttl S] [--cpu-prof DIR]
- *             [--timeline] [--no-docs] [--json]
+ *             [--pg-settings name=value,…] [--timeline] [--no-docs] [--json]
  *
  * A fleet simulation shares the machine with the service it loads; on two cores the simulator's own
  * event loop set the latencies it reported (ENVIRONMENT.md, "Load generation on two cores"). So this
@@ -53,7 +53,7 @@ import { describePgStep, PgProfile, type PgStepProfile } from './pg-profile.js';
 
 const USAGE = `usage: npm run bench:fleet -- [--steps 1000,2000,3000,5000] [--players 30] [--duration 120] [--interval 15]
   [--ramp 10] [--probe-rate 5] [--wait 60] [--service-cpu 0] [--sim-cpu 1] [--max-probe-p99-ms 100]
-  [--max-refusal-pct 1] [--idle 20] [--door-ttl S] [--cpu-prof DIR] [--timeline] [--no-docs] [--json]`;
+  [--max-refusal-pct 1] [--idle 20] [--door-ttl S] [--cpu-prof DIR] [--pg-settings name=value,…] [--timeline] [--no-docs] [--json]`;
 
 const cli = parseCli(USAGE, {
   options: {
@@ -70,6 +70,7 @@ const cli = parseCli(USAGE, {
     'max-refusal-pct': { type: 'string' },
     idle: { type: 'string' },
     'door-ttl': { type: 'string' },
+    'pg-settings': { type: 'string' },
     'cpu-prof': { type: 'string' },
     timeline: { type: 'boolean', default: false },
     'no-docs': { type: 'boolean', default: false },
@@ -93,6 +94,8 @@ const args = {
   idle: cli.number('idle', 20, 5, 600, { integer: true }),
   /** The service's DOOR_CACHE_TTL_SECONDS (null: its default): how long the fleet's clients cache a decision. */
   doorTtl: cli.values['door-ttl'] === undefined ? null : cli.number('door-ttl', 60, 5, 3600, { integer: true }),
+  /** Settings of the private PostgreSQL (`--pg-settings name=value,name=value`), for a trial of its configuration. */
+  pgSettings: Object.fromEntries((cli.values['pg-settings'] ?? '').split(',').filter(Boolean).map((kv) => kv.split('=', 2) as [string, string])),
   /** Where the API and worker processes write a V8 CPU profile at exit (`node --cpu-prof`), or null. */
   cpuProfDir: cli.values['cpu-prof'] ?? null,
   /** Print each step slice by slice (scripts/bench/fleet-timeline.ts). */
@@ -303,7 +306,7 @@ async function main(): Promise<number> {
     const [redisPort, pgPort, apiPort, consolePort] = [await freePort(), await freePort(), await freePort(), await freePort()];
     const redis = await startLocalRedis({ host: '127.0.0.1', port: redisPort, dir: path.join(dir, 'redis') });
     redisStarted = true;
-    const postgres = await startLocalPostgres({ host: '127.0.0.1', port: pgPort, dir: path.join(dir, 'postgres'), preloadIfInstalled: ['pg_stat_statements'] });
+    const postgres = await startLocalPostgres({ host: '127.0.0.1', port: pgPort, dir: path.join(dir, 'postgres'), preloadIfInstalled: ['pg_stat_statements'], settings: args.pgSettings });
     postgresStarted = true;
     if (!redis.pid || !postgres.pid) throw new Error('the private Redis or PostgreSQL did not leave a pid file');
     const databaseUrl = `postgresql://postgres@127.0.0.1:${pgPort}/gis_fleet`;

@@ -1,8 +1,8 @@
 /**
  * Where a benchmark step's PostgreSQL time goes (issue #32: Postgres was a quarter of the service's CPU,
  * unprofiled): statements by execution time (`pg_stat_statements`, when the server preloads it), rows
- * written per table (`pg_stat_user_tables`) and WAL written (`pg_stat_wal`), as differences over the
- * step. Not part of the service.
+ * written per table (`pg_stat_user_tables`, HOT updates apart), WAL written (`pg_stat_wal`) and the
+ * checkpoints begun, as differences over the step. Not part of the service.
  */
 import pg from 'pg';
 
@@ -19,6 +19,8 @@ export interface TableWrites {
   table: string;
   inserted: number;
   updated: number;
+  /** Updates that stayed on their page with no index entry (heap-only tuples). */
+  hotUpdated: number;
   deleted: number;
   autovacuums: number;
   autoanalyzes: number;
@@ -33,6 +35,8 @@ export interface PgStepProfile {
   walRecords: number;
   /** Full-page images in the WAL (the first change of a page after a checkpoint writes the whole page). */
   walFullPages: number;
+  /** Checkpoints begun in the step: on schedule (`checkpoint_timeout`) and requested (WAL over `max_wal_size`). */
+  checkpoints: { timed: number; requested: number };
 }
 
 type TableCounters = Map<string, Omit<TableWrites, 'table'>>;
@@ -41,7 +45,7 @@ type TableCounters = Map<string, Omit<TableWrites, 'table'>>;
 export class PgProfile {
   private statementsOn = false;
   private tablesBefore: TableCounters = new Map();
-  private walBefore = { bytes: 0, records: 0, fpi: 0 };
+  private walBefore = { bytes: 0, records: 0, fpi: 0, timed: 0, requested: 0 };
 
   private constructor(private readonly client: pg.Client) {}
 
@@ -84,13 +88,14 @@ export class PgProfile {
       : [];
     const tables: TableWrites[] = [];
     for (const [table, a] of await this.tables()) {
-      const b = this.tablesBefore.get(table) ?? { inserted: 0, updated: 0, deleted: 0, autovacuums: 0, autoanalyzes: 0 };
-      const d = { table, inserted: a.inserted - b.inserted, updated: a.updated - b.updated, deleted: a.deleted - b.deleted, autovacuums: a.autovacuums - b.autovacuums, autoanalyzes: a.autoanalyzes - b.autoanalyzes };
+      const b = this.tablesBefore.get(table) ?? { inserted: 0, updated: 0, hotUpdated: 0, deleted: 0, autovacuums: 0, autoanalyzes: 0 };
+      const d = { table, inserted: a.inserted - b.inserted, updated: a.updated - b.updated, hotUpdated: a.hotUpdated - b.hotUpdated, deleted: a.deleted - b.deleted, autovacuums: a.autovacuums - b.autovacuums, autoanalyzes: a.autoanalyzes - b.autoanalyzes };
       if (d.inserted || d.updated || d.deleted || d.autovacuums) tables.push(d);
     }
     tables.sort((x, y) => y.inserted + y.updated + y.deleted - (x.inserted + x.updated + x.deleted));
     const wal = await this.wal();
-    return { statements, tables, walBytes: wal.bytes - this.walBefore.bytes, walRecords: wal.records - this.walBefore.records, walFullPages: wal.fpi - this.walBefore.fpi };
+    return { statements, tables, walBytes: wal.bytes - this.walBefore.bytes, walRecords: wal.records - this.walBefore.records, walFullPages: wal.fpi - this.walBefore.fpi,
+      checkpoints: { timed: wal.timed - this.walBefore.timed, requested: wal.requested - this.walBefore.requested } };
   }
 
   /** Closes the connection. */
@@ -99,15 +104,22 @@ export class PgProfile {
   }
 
   private async tables(): Promise<TableCounters> {
-    const r = await this.client.query<{ relname: string; ins: string; upd: string; del: string; av: string; aa: string }>(
-      'select relname, n_tup_ins as ins, n_tup_upd as upd, n_tup_del as del, autovacuum_count as av, autoanalyze_count as aa from pg_stat_user_tables',
+    const r = await this.client.query<{ relname: string; ins: string; upd: string; hot: string; del: string; av: string; aa: string }>(
+      'select relname, n_tup_ins as ins, n_tup_upd as upd, n_tup_hot_upd as hot, n_tup_del as del, autovacuum_count as av, autoanalyze_count as aa from pg_stat_user_tables',
     );
-    return new Map(r.rows.map((x) => [x.relname, { inserted: Number(x.ins), updated: Number(x.upd), deleted: Number(x.del), autovacuums: Number(x.av), autoanalyzes: Number(x.aa) }]));
+    return new Map(r.rows.map((x) => [x.relname, { inserted: Number(x.ins), updated: Number(x.upd), hotUpdated: Number(x.hot), deleted: Number(x.del), autovacuums: Number(x.av), autoanalyzes: Number(x.aa) }]));
   }
 
-  private async wal(): Promise<{ bytes: number; records: number; fpi: number }> {
-    const r = await this.client.query<{ b: string; r: string; f: string }>('select wal_bytes as b, wal_records as r, wal_fpi as f from pg_stat_wal');
-    return { bytes: Number(r.rows[0]!.b), records: Number(r.rows[0]!.r), fpi: Number(r.rows[0]!.f) };
+  private async wal(): Promise<{ bytes: number; records: number; fpi: number; timed: number; requested: number }> {
+    const w = (await this.client.query<{ b: string; r: string; f: string }>('select wal_bytes as b, wal_records as r, wal_fpi as f from pg_stat_wal')).rows[0]!;
+    // PostgreSQL 17 moved the checkpoint counters from pg_stat_bgwriter to pg_stat_checkpointer.
+    const newer = (await this.client.query<{ n: number }>(`select current_setting('server_version_num')::int as n`)).rows[0]!.n >= 170000;
+    const c = (
+      await this.client.query<{ t: string; q: string }>(
+        newer ? 'select num_timed as t, num_requested as q from pg_stat_checkpointer' : 'select checkpoints_timed as t, checkpoints_req as q from pg_stat_bgwriter',
+      )
+    ).rows[0]!;
+    return { bytes: Number(w.b), records: Number(w.r), fpi: Number(w.f), timed: Number(c.t), requested: Number(c.q) };
   }
 }
 
@@ -117,7 +129,7 @@ export function describePgStep(p: PgStepProfile, windowSeconds: number): string[
   if (p.statements.length) {
     lines.push(`Postgres time by statement: ${p.statements.map((s) => `${(s.totalMs / 1000).toFixed(2)} s / ${s.calls} calls / ${s.rows} rows: ${s.query}`).join(' || ')}`);
   }
-  lines.push(`Postgres rows written: ${p.tables.map((t) => `${t.table} +${t.inserted}/~${t.updated}/-${t.deleted}${t.autovacuums ? ` (autovacuum ×${t.autovacuums})` : ''}`).join(', ') || 'none'}`);
-  lines.push(`Postgres WAL: ${(p.walBytes / 1e6).toFixed(1)} MB (${(p.walBytes / 1e3 / windowSeconds).toFixed(0)} kB/s), ${p.walRecords} records, ${p.walFullPages} full-page images`);
+  lines.push(`Postgres rows written: ${p.tables.map((t) => `${t.table} +${t.inserted}/~${t.updated}${t.updated ? ` (HOT ${t.hotUpdated})` : ''}/-${t.deleted}${t.autovacuums ? ` (autovacuum ×${t.autovacuums})` : ''}`).join(', ') || 'none'}`);
+  lines.push(`Postgres WAL: ${(p.walBytes / 1e6).toFixed(1)} MB (${(p.walBytes / 1e3 / windowSeconds).toFixed(0)} kB/s), ${p.walRecords} records, ${p.walFullPages} full-page images; checkpoints ${p.checkpoints.timed} timed, ${p.checkpoints.requested} requested`);
   return lines;
 }

@@ -76,6 +76,8 @@ export interface LocalPostgresOptions {
    * the server binaries: e.g. `pg_stat_statements` for a benchmark's statement profile.
    */
   preloadIfInstalled?: string[];
+  /** Server settings for this start (`-c name=value`), e.g. `{ max_wal_size: '8GB' }` for a benchmark's trial. */
+  settings?: Record<string, string>;
 }
 
 function pgPaths(dir: string): { pgdata: string; logFile: string } {
@@ -225,7 +227,9 @@ export async function startLocalPostgres(opts: LocalPostgresOptions): Promise<St
   }
 
   const preload = (opts.preloadIfInstalled ?? []).filter((lib) => /^\w+$/.test(lib) && fs.existsSync(path.join(bindir, '..', 'lib', `${lib}.so`)));
-  const serverOpts = `-p ${opts.port} -c listen_addresses=${opts.host}${preload.length ? ` -c shared_preload_libraries=${preload.join(',')}` : ''}`;
+  const settings = Object.entries(opts.settings ?? {});
+  if (settings.some(([name, value]) => !/^\w+$/.test(name) || !/^[\w.]+$/.test(value))) throw new ServiceError(`postgres: a setting is not name=value: ${JSON.stringify(opts.settings)}`);
+  const serverOpts = `-p ${opts.port} -c listen_addresses=${opts.host}${preload.length ? ` -c shared_preload_libraries=${preload.join(',')}` : ''}${settings.map(([n, v]) => ` -c ${n}=${v}`).join('')}`;
   const [cmd, args] = withPrefix(as, path.join(bindir, 'pg_ctl'), [
     '-D', pgdata, '-l', logFile, '-w', '-t', String(START_TIMEOUT_MS / 1000), '-o', serverOpts, 'start',
   ]);

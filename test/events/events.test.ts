@@ -19,8 +19,10 @@ describe('player events', () => {
     evs.push(event('ping', { payload: undefined, externalId: undefined }));
     expect((await h.heartbeat(g, heartbeatBody(['u1'], { events: evs }))).status).to.equal(200);
     await h.flush(g.gameId);
-    const rows = await h.db.playerEvent.findMany({ where: { gameId: g.gameId }, orderBy: { id: 'asc' } });
-    expect(rows.map((r) => r.type)).to.deep.equal([...types, 'ping']);
+    const stored = await h.db.playerEvent.findMany({ where: { gameId: g.gameId } });
+    expect(stored).to.have.length(evs.length);
+    const rows = evs.map((e) => stored.find((r) => r.eventId === e.eventId)!);
+    expect(rows.map((r) => r?.type)).to.deep.equal([...types, 'ping']);
     expect(rows[5]!.payload).to.deep.equal({ i: 5, nested: { list: [1, 'two', null] } });
     expect(rows[5]!.occurredAt.toISOString()).to.equal(evs[5]!.occurredAt);
     expect(rows[7]).to.include({ payload: null, externalId: null, externalServerId: 'server-1' });
