@@ -79,6 +79,17 @@ const cli = parseCli(USAGE, {
 });
 const steps = cli.values.steps.split(',').map((s) => Number(s.trim()));
 if (!steps.length || steps.some((n) => !Number.isInteger(n) || n < 1)) cli.fail('--steps must be comma-separated server counts');
+/** `--pg-settings name=value,name=value` as a record; exits with the usage on a pair without `=`. */
+function pgSettingsOf(raw: string | undefined): Record<string, string> {
+  const settings: Record<string, string> = {};
+  for (const kv of (raw ?? '').split(',').filter(Boolean)) {
+    const [name, value] = kv.split('=', 2);
+    if (!name || !value) return cli.fail(`--pg-settings takes name=value pairs separated by commas, not ${JSON.stringify(kv)}`);
+    settings[name] = value;
+  }
+  return settings;
+}
+
 const args = {
   steps,
   players: cli.number('players', 30, 1, 200, { integer: true }),
@@ -95,7 +106,7 @@ const args = {
   /** The service's DOOR_CACHE_TTL_SECONDS (null: its default): how long the fleet's clients cache a decision. */
   doorTtl: cli.values['door-ttl'] === undefined ? null : cli.number('door-ttl', 60, 5, 3600, { integer: true }),
   /** Settings of the private PostgreSQL (`--pg-settings name=value,name=value`), for a trial of its configuration. */
-  pgSettings: Object.fromEntries((cli.values['pg-settings'] ?? '').split(',').filter(Boolean).map((kv) => kv.split('=', 2) as [string, string])),
+  pgSettings: pgSettingsOf(cli.values['pg-settings']),
   /** Where the API and worker processes write a V8 CPU profile at exit (`node --cpu-prof`), or null. */
   cpuProfDir: cli.values['cpu-prof'] ?? null,
   /** Print each step slice by slice (scripts/bench/fleet-timeline.ts). */
@@ -363,7 +374,7 @@ async function main(): Promise<number> {
         (rows.at(-1)?.over ? `; ${rows.at(-1)!.players.toLocaleString('en-US')} were over (${rows.at(-1)!.over})` : '; no step was over the limits') +
         `; at the knee's CPU per player above idle one fully used core would hold ${knee.projectedPlayersPerCore.toLocaleString('en-US')}`
       : `no step within the limits (first: ${rows[0]?.over ?? 'none ran'})`;
-    const settings = `steps ${args.steps.join(', ')} servers × ${args.players} players, ${args.duration} s each, interval ${args.interval} s, ramp ${args.ramp} s, probe ${args.probeRate}/s, door cache TTL ${args.doorTtl ?? 'default (300)'} s; limits probe p99 ≤ ${args.maxProbeP99Ms} ms, refusals ≤ ${args.maxRefusalPct} %, no timeout; service on CPU ${args.serviceCpu} (idle: ${idleShare.toFixed(3)} of it), simulator on CPU ${args.simCpu}; load average at start ${loadAvg}`;
+    const settings = `steps ${args.steps.join(', ')} servers × ${args.players} players, ${args.duration} s each, interval ${args.interval} s, ramp ${args.ramp} s, probe ${args.probeRate}/s, door cache TTL ${args.doorTtl ?? 'default (300)'} s${Object.keys(args.pgSettings).length ? `, PostgreSQL ${Object.entries(args.pgSettings).map(([n, v]) => `${n}=${v}`).join(' ')}` : ''}; limits probe p99 ≤ ${args.maxProbeP99Ms} ms, refusals ≤ ${args.maxRefusalPct} %, no timeout; service on CPU ${args.serviceCpu} (idle: ${idleShare.toFixed(3)} of it), simulator on CPU ${args.simCpu}; load average at start ${loadAvg}`;
     const md = `${table(rows, names)}\n\n${verdict}.`;
     if (args.json) console.log(JSON.stringify({ settings: args, loadAvg, steps: rows, idleShare, knee: knee ? { players: knee.players, servers: knee.servers, projectedPlayersPerCore: knee.projectedPlayersPerCore } : null }));
     else console.log(`${settings}\n\n${md}`);
