@@ -47,13 +47,21 @@ export class PgProfile {
   private tablesBefore: TableCounters = new Map();
   private walBefore = { bytes: 0, records: 0, fpi: 0, timed: 0, requested: 0 };
 
-  private constructor(private readonly client: pg.Client) {}
+  private constructor(
+    private readonly client: pg.Client,
+    /** Where the server keeps its checkpoint counters: PostgreSQL 17 moved them to pg_stat_checkpointer. */
+    private readonly checkpointsQuery: string,
+  ) {}
 
   /** Connects to `databaseUrl` and enables pg_stat_statements there if the server preloads it. */
   static async open(databaseUrl: string): Promise<PgProfile> {
     const client = new pg.Client({ connectionString: databaseUrl });
     await client.connect();
-    const profile = new PgProfile(client);
+    const version = (await client.query<{ n: number }>(`select current_setting('server_version_num')::int as n`)).rows[0]!.n;
+    const profile = new PgProfile(
+      client,
+      version >= 170000 ? 'select num_timed as t, num_requested as q from pg_stat_checkpointer' : 'select checkpoints_timed as t, checkpoints_req as q from pg_stat_bgwriter',
+    );
     const preloaded = await client.query<{ v: string }>(`select current_setting('shared_preload_libraries') as v`);
     if (preloaded.rows[0]!.v.split(',').map((s) => s.trim()).includes('pg_stat_statements')) {
       await client.query('create extension if not exists pg_stat_statements');
@@ -112,13 +120,7 @@ export class PgProfile {
 
   private async wal(): Promise<{ bytes: number; records: number; fpi: number; timed: number; requested: number }> {
     const w = (await this.client.query<{ b: string; r: string; f: string }>('select wal_bytes as b, wal_records as r, wal_fpi as f from pg_stat_wal')).rows[0]!;
-    // PostgreSQL 17 moved the checkpoint counters from pg_stat_bgwriter to pg_stat_checkpointer.
-    const newer = (await this.client.query<{ n: number }>(`select current_setting('server_version_num')::int as n`)).rows[0]!.n >= 170000;
-    const c = (
-      await this.client.query<{ t: string; q: string }>(
-        newer ? 'select num_timed as t, num_requested as q from pg_stat_checkpointer' : 'select checkpoints_timed as t, checkpoints_req as q from pg_stat_bgwriter',
-      )
-    ).rows[0]!;
+    const c = (await this.client.query<{ t: string; q: string }>(this.checkpointsQuery)).rows[0]!;
     return { bytes: Number(w.b), records: Number(w.r), fpi: Number(w.f), timed: Number(c.t), requested: Number(c.q) };
   }
 }

@@ -21,7 +21,7 @@ describe('player events', () => {
     await h.flush(g.gameId);
     const stored = await h.db.playerEvent.findMany({ where: { gameId: g.gameId } });
     expect(stored).to.have.length(evs.length);
-    const rows = evs.map((e) => stored.find((r) => r.eventId === e.eventId)!);
+    const rows = evs.map((e) => stored.find((r) => r.eventId === e.eventId));
     expect(rows.map((r) => r?.type)).to.deep.equal([...types, 'ping']);
     expect(rows[5]!.payload).to.deep.equal({ i: 5, nested: { list: [1, 'two', null] } });
     expect(rows[5]!.occurredAt.toISOString()).to.equal(evs[5]!.occurredAt);
