@@ -5,14 +5,18 @@
  * Usage:  npm run bench:fleet -- [--steps 1000,2000,3000,5000] [--players 30] [--duration 120]
  *             [--interval 15] [--ramp 10] [--probe-rate 5] [--wait 60] [--service-cpu 0] [--sim-cpu 1]
  *             [--max-probe-p99-ms 100] [--max-refusal-pct 1] [--idle 20] [--door-ttl S] [--cpu-prof DIR]
- *             [--pg-settings name=value,…] [--timeline] [--no-docs] [--json]
+ *             [--pg-settings name=value,…] [--from dist|src] [--timeline] [--no-docs] [--json]
  *
  * A fleet simulation shares the machine with the service it loads; on two cores the simulator's own
  * event loop set the latencies it reported (ENVIRONMENT.md, "Load generation on two cores"). So this
  * benchmark gives each side a core of its own:
  *   1. Starts a private stack on free ports, data in a temporary directory: Redis (AOF everysec,
  *      noeviction, as `services:up` runs it), PostgreSQL (initdb; migrated), one API process and one
- *      worker process (src/server.ts, workers/index.ts from source, LOG_LEVEL=warn).
+ *      worker process, LOG_LEVEL=warn. With `--from dist` (the default) they run from the build, as
+ *      `npm start` and `npm run workers` run them (dist/src/server.js, dist/workers/index.js): the bench
+ *      runs `npm run build` first, so the build is the checkout's. `--from src` runs src/server.ts and
+ *      workers/index.ts under tsx, whose transform (esbuild `keepNames`) adds a `__name` call to every
+ *      closure created, per request too.
  *   2. Pins every service process to --service-cpu (`taskset -a -cp`: all threads; the postmaster and
  *      every backend it has forked, later backends inherit its mask) and runs the simulator, fleet and
  *      probe processes, under `taskset -c --sim-cpu`.
@@ -53,7 +57,8 @@ import { describePgStep, PgProfile, type PgStepProfile } from './pg-profile.js';
 
 const USAGE = `usage: npm run bench:fleet -- [--steps 1000,2000,3000,5000] [--players 30] [--duration 120] [--interval 15]
   [--ramp 10] [--probe-rate 5] [--wait 60] [--service-cpu 0] [--sim-cpu 1] [--max-probe-p99-ms 100]
-  [--max-refusal-pct 1] [--idle 20] [--door-ttl S] [--cpu-prof DIR] [--pg-settings name=value,…] [--timeline] [--no-docs] [--json]`;
+  [--max-refusal-pct 1] [--idle 20] [--door-ttl S] [--cpu-prof DIR] [--pg-settings name=value,…] [--from dist|src]
+  [--timeline] [--no-docs] [--json]`;
 
 const cli = parseCli(USAGE, {
   options: {
@@ -72,6 +77,7 @@ const cli = parseCli(USAGE, {
     'door-ttl': { type: 'string' },
     'pg-settings': { type: 'string' },
     'cpu-prof': { type: 'string' },
+    from: { type: 'string', default: 'dist' },
     timeline: { type: 'boolean', default: false },
     'no-docs': { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
@@ -88,6 +94,13 @@ function pgSettingsOf(raw: string | undefined): Record<string, string> {
     settings[name] = value;
   }
   return settings;
+}
+
+/** `--from dist|src`: where the API and the workers start from. */
+function entriesOf(from: string): { from: 'dist' | 'src'; api: string; workers: string } {
+  if (from === 'dist') return { from, api: 'dist/src/server.js', workers: 'dist/workers/index.js' };
+  if (from === 'src') return { from, api: 'src/server.ts', workers: 'workers/index.ts' };
+  return cli.fail(`--from must be dist or src, not ${JSON.stringify(from)}`);
 }
 
 const args = {
@@ -109,6 +122,8 @@ const args = {
   pgSettings: pgSettingsOf(cli.values['pg-settings']),
   /** Where the API and worker processes write a V8 CPU profile at exit (`node --cpu-prof`), or null. */
   cpuProfDir: cli.values['cpu-prof'] ?? null,
+  /** The API's and the workers' entry points: the build's (as `npm start` runs them) or the sources' under tsx. */
+  entries: entriesOf(cli.values.from),
   /** Print each step slice by slice (scripts/bench/fleet-timeline.ts). */
   timeline: cli.values.timeline,
   docs: !cli.values['no-docs'],
@@ -306,6 +321,11 @@ async function main(): Promise<number> {
   if (os.availableParallelism() < 2) throw new Error('bench:fleet needs two cores (one for the service, one for the simulator)');
   const loadAvg = fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
   log(`load average at start ${loadAvg} (figures are valid only on an otherwise quiet machine)`);
+  if (args.entries.from === 'dist') {
+    log('building the service (npm run build): the API and the workers run from dist/, as npm start runs them');
+    const build = await runCommand('npm', ['run', 'build'], { timeoutMs: 300_000 });
+    if (build.code !== 0) throw new Error(`npm run build failed:\n${build.output}`);
+  }
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gis-bench-fleet-'));
   fs.chmodSync(dir, 0o755); // as root, PostgreSQL runs as the postgres user and must reach its data dir
   const children: ManagedChild[] = [];
@@ -329,9 +349,9 @@ async function main(): Promise<number> {
     if (args.doorTtl !== null) env.DOOR_CACHE_TTL_SECONDS = String(args.doorTtl);
     // Profiles (scripts/bench/cpu-profile-top.ts reads them) cover the whole life of each process: idle and every step.
     const prof = (name: string) => (args.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(args.cpuProfDir, name)}`] : []);
-    const api = startNodeScript('api', 'src/server.ts', { env: { ...env, PORT: String(apiPort), HOST: '127.0.0.1', CONSOLE_PORT: String(consolePort), CONSOLE_HOST: '127.0.0.1' }, nodeArgs: prof('api'), reportUnexpectedExit: true });
+    const api = startNodeScript('api', args.entries.api, { env: { ...env, PORT: String(apiPort), HOST: '127.0.0.1', CONSOLE_PORT: String(consolePort), CONSOLE_HOST: '127.0.0.1' }, nodeArgs: prof('api'), reportUnexpectedExit: true });
     children.push(api);
-    const workers = startNodeScript('workers', 'workers/index.ts', { env, nodeArgs: prof('workers'), reportUnexpectedExit: true });
+    const workers = startNodeScript('workers', args.entries.workers, { env, nodeArgs: prof('workers'), reportUnexpectedExit: true });
     children.push(workers);
     const apiUrl = `http://127.0.0.1:${apiPort}`;
     await api.waitForUrl(`${apiUrl}/readyz`, 60_000);
@@ -374,7 +394,7 @@ async function main(): Promise<number> {
         (rows.at(-1)?.over ? `; ${rows.at(-1)!.players.toLocaleString('en-US')} were over (${rows.at(-1)!.over})` : '; no step was over the limits') +
         `; at the knee's CPU per player above idle one fully used core would hold ${knee.projectedPlayersPerCore.toLocaleString('en-US')}`
       : `no step within the limits (first: ${rows[0]?.over ?? 'none ran'})`;
-    const settings = `steps ${args.steps.join(', ')} servers × ${args.players} players, ${args.duration} s each, interval ${args.interval} s, ramp ${args.ramp} s, probe ${args.probeRate}/s, door cache TTL ${args.doorTtl ?? 'default (300)'} s${Object.keys(args.pgSettings).length ? `, PostgreSQL ${Object.entries(args.pgSettings).map(([n, v]) => `${n}=${v}`).join(' ')}` : ''}; limits probe p99 ≤ ${args.maxProbeP99Ms} ms, refusals ≤ ${args.maxRefusalPct} %, no timeout; service on CPU ${args.serviceCpu} (idle: ${idleShare.toFixed(3)} of it), simulator on CPU ${args.simCpu}; load average at start ${loadAvg}`;
+    const settings = `steps ${args.steps.join(', ')} servers × ${args.players} players, ${args.duration} s each, interval ${args.interval} s, ramp ${args.ramp} s, probe ${args.probeRate}/s, door cache TTL ${args.doorTtl ?? 'default (300)'} s${Object.keys(args.pgSettings).length ? `, PostgreSQL ${Object.entries(args.pgSettings).map(([n, v]) => `${n}=${v}`).join(' ')}` : ''}; limits probe p99 ≤ ${args.maxProbeP99Ms} ms, refusals ≤ ${args.maxRefusalPct} %, no timeout; service (from ${args.entries.from}) on CPU ${args.serviceCpu} (idle: ${idleShare.toFixed(3)} of it), simulator on CPU ${args.simCpu}; load average at start ${loadAvg}`;
     const md = `${table(rows, names)}\n\n${verdict}.`;
     if (args.json) console.log(JSON.stringify({ settings: args, loadAvg, steps: rows, idleShare, knee: knee ? { players: knee.players, servers: knee.servers, projectedPlayersPerCore: knee.projectedPlayersPerCore } : null }));
     else console.log(`${settings}\n\n${md}`);

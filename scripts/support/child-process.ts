@@ -271,7 +271,8 @@ export function startChild(opts: StartOptions): ManagedChild {
 
 /**
  * Starts `<node_modules/.bin/node> [nodeArgs] --import tsx <script>` in the repository root: how the
- * scripts run the API (src/server.ts), the workers (workers/index.ts) and helper servers from source.
+ * scripts run the API (src/server.ts), the workers (workers/index.ts) and helper servers from source. A
+ * `.js` script (the build: dist/src/server.js, as `npm start` runs it) starts without tsx.
  */
 export function startNodeScript(
   name: string,
@@ -281,7 +282,7 @@ export function startNodeScript(
   return startChild({
     name,
     command: nodeBinary(),
-    args: [...(opts.nodeArgs ?? []), '--import', 'tsx', script],
+    args: [...(opts.nodeArgs ?? []), ...(script.endsWith('.js') ? [] : ['--import', 'tsx']), script],
     env: opts.env,
     echo: opts.echo,
     reportUnexpectedExit: opts.reportUnexpectedExit,

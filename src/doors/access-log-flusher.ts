@@ -7,12 +7,12 @@
  * decisions `{doorKey, decision, reason, policyId}` (one for a check, every door for a bulk check). Each
  * decision becomes a row with `dedupeKey = <entry id>:<doorKey>`, inserted with skipDuplicates, so a
  * flusher killed between insert and acknowledge re-inserts nothing (src/store/streams.ts). Rows go in by
- * bulk loading (src/store/bulk-copy.ts): COPY into a staging table and one `INSERT … ON CONFLICT DO
- * NOTHING` per batch.
+ * bulk loading (src/store/bulk-copy.ts): one COPY straight into `AccessLog`, and where the table refuses
+ * that batch (a re-run), COPY into a staging table and one `INSERT … ON CONFLICT DO NOTHING`.
  */
 import type { Prisma } from '@prisma/client';
 import { pgPoolOf, type Db } from '../store/prisma.js';
-import { copyAndApply, copyLine, copyTime } from '../store/bulk-copy.js';
+import { copyDirectOrStaged, copyLine, copyTime } from '../store/bulk-copy.js';
 import type { StreamConsumer } from '../store/streams.js';
 import type { FlushHooks } from '../events/event-flusher.js';
 import { DeadLetters, insertIsolating, refusalReason, type DeadLetterInput } from '../store/dead-letters.js';
@@ -74,17 +74,27 @@ export async function flushAccessLog(db: Db, consumer: StreamConsumer, keySpace:
   return { entries: entries.length, rows: rows.length };
 }
 
-/** Inserts `rows` in their order; a row whose `dedupeKey` exists is skipped (a re-run). */
+/**
+ * Inserts `rows` in their order, straight into the table or, where it refuses that (a re-run: a
+ * `dedupeKey` already stored), staged, skipping the rows whose `dedupeKey` exists.
+ * @throws {RowRefused} from {@link copyTime} for a row without a valid time (isolated by the caller).
+ */
 function applyRows(db: Db, gameId: string, rows: readonly { data: Prisma.AccessLogCreateManyInput }[], hooks: FlushHooks): Promise<number> {
-  return copyAndApply(pgPoolOf(db), {
+  const lines = rows.map(({ data: d }) => copyLine([d.externalServerId ?? null, d.doorKey, d.externalId, d.decision, d.reason, d.policyId ?? null, copyTime(d.at as Date), d.dedupeKey]));
+  const direct = {
+    target: '"AccessLog" ("gameId", "externalServerId", "doorKey", "externalId", "decision", "reason", "policyId", "at", "dedupeKey")',
+    lines: lines.map((line) => `${gameId}\t${line}`),
+    beforeCommit: hooks.beforeCommit,
+  };
+  return copyDirectOrStaged(pgPoolOf(db), direct, () => ({
     staging: 'stage_access_log',
     columns: 'n int, s text, dk text, u text, d text, rs text, pid uuid, at timestamptz, dd text',
-    lines: rows.map(({ data: d }, n) => copyLine([String(n), d.externalServerId ?? null, d.doorKey, d.externalId, d.decision, d.reason, d.policyId ?? null, copyTime(d.at as Date), d.dedupeKey])),
+    lines: lines.map((line, n) => `${n}\t${line}`),
     apply: `
       INSERT INTO "AccessLog" ("gameId", "externalServerId", "doorKey", "externalId", "decision", "reason", "policyId", "at", "dedupeKey")
       SELECT $1::uuid, v.s, v.dk, v.u, v.d, v.rs, v.pid, v.at, v.dd FROM stage_access_log AS v ORDER BY v.n
       ON CONFLICT DO NOTHING`,
     params: [gameId],
     beforeCommit: hooks.beforeCommit,
-  });
+  }));
 }

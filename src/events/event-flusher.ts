@@ -4,8 +4,9 @@
  * and a reused eventId with a different body is dropped silently (the first stored wins). Types are
  * stored exactly as given (the five known ones and any custom string), payload as JSONB.
  *
- * Rows go in by bulk loading (src/store/bulk-copy.ts): `COPY` into a temporary staging table and one
- * `INSERT … SELECT … ON CONFLICT DO NOTHING` per batch, in one transaction. Before it, one JSON text
+ * Rows go in by bulk loading (src/store/bulk-copy.ts): one `COPY` straight into `PlayerEvent`, and where
+ * the table refuses that batch (an event already stored, the game deleted), `COPY` into a temporary
+ * staging table and one `INSERT … SELECT … ON CONFLICT DO NOTHING`, in one transaction. Before it, one JSON text
  * parameter per statement went through `jsonb_to_recordset` (and before that Prisma `createMany`, ~170 µs
  * of worker CPU per row); `npm run bench:flush` measures rows/s and CPU per row of both
  * (docs/benchmarks.md › Flush throughput).
@@ -14,7 +15,7 @@
  * to the game's dead letters (src/store/dead-letters.ts).
  */
 import { pgPoolOf, type Db } from '../store/prisma.js';
-import { copyAndApply, copyLine } from '../store/bulk-copy.js';
+import { copyDirectOrStaged, copyLine } from '../store/bulk-copy.js';
 import type { StreamConsumer } from '../store/streams.js';
 import type { EventEntry } from '../schemas/heartbeat.js';
 import { toStorableIso } from '../schemas/date-time.js';
@@ -155,9 +156,17 @@ async function insertEvents(db: Db, gameId: string, rows: PendingRow[], hooks: F
   return refused;
 }
 
-/** One bulk load of `rows`, in their order (`n`, the row's position, orders the INSERT). */
+/**
+ * One bulk load of `rows`, in their order: straight into the table, or staged (`n`, the row's position,
+ * orders the INSERT, so that of two rows with one eventId the first is stored).
+ */
 function loadEvents(db: Db, gameId: string, rows: readonly PendingRow[], hooks: FlushHooks): Promise<number> {
-  return copyAndApply(pgPoolOf(db), {
+  const direct = {
+    target: '"PlayerEvent" ("gameId", "eventId", "type", "externalId", "occurredAt", "payload", "externalServerId", "receivedAt")',
+    lines: rows.map((r) => `${gameId}\t${r.line}`),
+    beforeCommit: hooks.beforeCommit,
+  };
+  return copyDirectOrStaged(pgPoolOf(db), direct, () => ({
     staging: 'stage_player_event',
     columns: EVENT_COLUMNS,
     lines: rows.map((r, n) => `${n}\t${r.line}`),
@@ -170,5 +179,5 @@ function loadEvents(db: Db, gameId: string, rows: readonly PendingRow[], hooks: 
       ON CONFLICT DO NOTHING`,
     params: [gameId],
     beforeCommit: hooks.beforeCommit,
-  });
+  }));
 }

@@ -14,12 +14,19 @@
  * - a row Postgres refuses fails the whole call with the refusal's SQLSTATE (class 22 from COPY's input
  *   conversion, 23 from the constraint), so `insertIsolating` (src/store/dead-letters.ts) can bisect the
  *   batch as before.
+ *
+ * Inserts of new rows (events, the access log) first try {@link copyDirectOrStaged}: COPY straight into
+ * the table, with no staging table and no INSERT … SELECT. Nearly every batch holds only new rows, and
+ * for those the direct COPY writes each row once instead of twice (figures: docs/benchmarks.md › "Events
+ * and access-log rows copied straight in"). A batch the table refuses as a whole (a row already stored: a
+ * re-read after a crash, a heartbeat retried after a lost 200; a deleted game's rows) rolls back and goes
+ * the staged way, which keeps every guarantee above.
  */
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
-import { RowRefused } from './dead-letters.js';
+import { isRowRefusal, RowRefused } from './dead-letters.js';
 
 /** One staged load: what goes into the staging table and how it moves on. */
 export interface StagedLoad {
@@ -84,16 +91,59 @@ function* chunks(lines: readonly string[]): Generator<string> {
  */
 export async function copyAndApply(pool: pg.Pool, load: StagedLoad): Promise<number> {
   if (!/^[a-z_][a-z0-9_]*$/i.test(load.staging)) throw new Error(`copyAndApply: bad staging table name ${load.staging}`);
-  const client = await pool.connect();
-  let discard = false;
-  try {
-    // One round trip; IF NOT EXISTS because the table outlives the transaction on this connection.
-    await client.query(`BEGIN; CREATE TEMP TABLE IF NOT EXISTS ${load.staging} (${load.columns}) ON COMMIT DELETE ROWS`);
+  // One round trip to begin; IF NOT EXISTS because the table outlives the transaction on this connection.
+  return inTransaction(pool, `BEGIN; CREATE TEMP TABLE IF NOT EXISTS ${load.staging} (${load.columns}) ON COMMIT DELETE ROWS`, async (client) => {
     await pipeline(Readable.from(chunks(load.lines)), client.query(copyFrom(`COPY ${load.staging} FROM STDIN`)));
     const res = await client.query(load.apply, load.params as unknown[] | undefined);
     await load.beforeCommit?.();
-    await client.query('COMMIT');
     return res.rowCount ?? 0;
+  });
+}
+
+/** A batch of new rows COPied straight into their table (see {@link copyDirectOrStaged}). */
+export interface DirectLoad {
+  /** The table and its columns in the lines' field order, as COPY takes them: `"PlayerEvent" ("gameId", …)`. */
+  target: string;
+  /** Rows, each encoded by {@link copyLine}, every column of `target` filled. */
+  lines: readonly string[];
+  /** Test seam: runs after the COPY and before COMMIT (a throw rolls it back; it is not a refusal). */
+  beforeCommit?: () => Promise<void> | void;
+}
+
+/**
+ * Inserts a batch of rows that are new as far as the caller knows: first as one `COPY <target> FROM STDIN`
+ * in a transaction, and when the table refuses it ({@link isRowRefusal}: a unique key already stored, a
+ * foreign key gone, a value it cannot take) as the {@link StagedLoad} `staged()` builds, whose
+ * `ON CONFLICT DO NOTHING` and conditions decide row by row. Either way all or nothing per call.
+ * @returns the rows inserted (all of them when the direct COPY went in, else what `apply` reports).
+ * @throws what {@link copyAndApply} throws, and any failure of the direct COPY that is not a refusal of
+ *   its rows (an outage, what `beforeCommit` throws): the staged load is then not tried.
+ */
+export async function copyDirectOrStaged(pool: pg.Pool, direct: DirectLoad, staged: () => StagedLoad): Promise<number> {
+  try {
+    return await inTransaction(pool, 'BEGIN', async (client) => {
+      await pipeline(Readable.from(chunks(direct.lines)), client.query(copyFrom(`COPY ${direct.target} FROM STDIN`)));
+      await direct.beforeCommit?.();
+      return direct.lines.length;
+    });
+  } catch (err) {
+    if (!isRowRefusal(err)) throw err;
+    return copyAndApply(pool, staged());
+  }
+}
+
+/**
+ * Runs `begin` (BEGIN, and what else the transaction starts with), `work` and COMMIT on a connection of
+ * `pool`; on a throw, rolls back (a connection whose rollback fails is discarded from the pool) and rethrows.
+ */
+async function inTransaction<T>(pool: pg.Pool, begin: string, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let discard = false;
+  try {
+    await client.query(begin);
+    const result = await work(client);
+    await client.query('COMMIT');
+    return result;
   } catch (err) {
     await client.query('ROLLBACK').catch(() => {
       discard = true;

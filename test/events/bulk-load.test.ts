@@ -117,6 +117,35 @@ describe('bulk-loading flush (issue #20)', function () {
     expect(await h.redis.xlen(keys().eventStream())).to.equal(0);
   });
 
+  it('events: one batch holding a stored event beside new ones stores the new ones in order and keeps the stored one (the straight COPY is refused, the staged load decides)', async () => {
+    const stored = event('death', { payload: { n: 1 } });
+    expect((await h.heartbeat(g, heartbeatBody([], { events: [stored] }))).status).to.equal(200);
+    await h.flush(g.gameId);
+    const fresh = [event('join'), event('leave')];
+    const twiceInBatch = event('spawn', { payload: { n: 3 } });
+    const batch = [fresh[0], { ...stored, payload: { n: 2 } }, twiceInBatch, fresh[1], { ...twiceInBatch, payload: { n: 4 } }];
+    await h.redis.xadd(keys().eventStream(), '*', 's', 'srv-1', 'r', String(Date.now()), 'e', JSON.stringify(batch));
+    await flushEvents(h.db, new StreamConsumer(h.redis, 'flush-events', 'test'), h.keySpace, g.gameId);
+    const rows = await h.db.playerEvent.findMany({ where: { gameId: g.gameId }, select: { eventId: true, payload: true } });
+    const byId = new Map(rows.map((r) => [r.eventId, r.payload]));
+    expect(rows).to.have.length(4);
+    expect(byId.get(stored.eventId)).to.deep.equal({ n: 1 }); // the first stored wins
+    expect(byId.get(twiceInBatch.eventId)).to.deep.equal({ n: 3 }); // the first of the batch wins
+    expect(byId.has(fresh[0]!.eventId) && byId.has(fresh[1]!.eventId)).to.equal(true);
+    expect((await new DeadLetters(h.redis, h.keySpace).summary(g.gameId)).bySource.events).to.equal(0);
+    expect(await h.redis.xlen(keys().eventStream())).to.equal(0);
+  });
+
+  it('events of a game deleted before the flush are dropped: no row, no dead letter, the entries acknowledged', async () => {
+    expect((await h.heartbeat(g, heartbeatBody([], { events: [event('join'), event('leave')] }))).status).to.equal(200);
+    await h.db.game.delete({ where: { id: g.gameId } });
+    const res = await flushEvents(h.db, new StreamConsumer(h.redis, 'flush-events', 'test'), h.keySpace, g.gameId);
+    expect(res).to.include({ entries: 1, events: 2 });
+    expect(await h.db.playerEvent.count({ where: { gameId: g.gameId } })).to.equal(0);
+    expect((await new DeadLetters(h.redis, h.keySpace).summary(g.gameId)).bySource.events).to.equal(0);
+    expect(await h.redis.xlen(keys().eventStream())).to.equal(0);
+  });
+
   it('access log: a crash before COMMIT, then a re-read, stores each decision once', async () => {
     const decisions = JSON.stringify([{ doorKey: 'd1', decision: 'grant', reason: 'policy', policyId: null }, { doorKey: 'd2', decision: 'deny', reason: 'no_policy', policyId: null }]);
     await h.redis.xadd(keys().accessStream(), '*', 'u', 'user-1', 's', 'srv-1', 'at', String(Date.now()), 'v', decisions);
