@@ -238,7 +238,7 @@ describe('client: game client heartbeat loop', function () {
     expect(gap(reqs, 1)).to.be.below(SLACK);
     expect(ids(reqs[2]!)).to.deep.equal([events[2]!.eventId, events[3]!.eventId]);
     expect(reqs[2]!.status).to.equal(200);
-    expectGap(reqs, 2, 15_000);
+    expectGap(reqs, 2, 7_500); // the registration's 200: a random point (0.5 here) of the interval
     await until(() => c.stats().eventsQueued === 0, 'queue to empty');
     expect(c.stats().splits413).to.equal(1);
   });
@@ -273,9 +273,25 @@ describe('client: game client heartbeat loop', function () {
     const c = makeClient({ initialIntervalSeconds: 15 });
     c.start();
     const reqs = await stub.waitForRequests(3);
-    expectGap(reqs, 1, 20_000);
+    expectGap(reqs, 1, 10_000); // after the registration: a random point (0.5 here) of the 20 s returned
     expectGap(reqs, 2, 40_000);
     expect(c.intervalSeconds).to.equal(40);
+  });
+
+  it('spreads its phase once: the gap after the registration is the random share of the interval, later gaps whole intervals; spreadPhase false keeps them all whole', async () => {
+    stub.fallback = (_req, s) => s.ok({ intervalSeconds: 20 });
+    const spread = makeClient({ random: () => 0.25 });
+    spread.start();
+    let reqs = await stub.waitForRequests(3);
+    expectGap(reqs, 1, 5_000);
+    expectGap(reqs, 2, 20_000);
+    await spread.stop({ flush: false });
+    stub.requests.length = 0;
+    const whole = makeClient({ random: () => 0.25, spreadPhase: false });
+    whole.start();
+    reqs = await stub.waitForRequests(3);
+    expectGap(reqs, 1, 20_000);
+    expectGap(reqs, 2, 20_000);
   });
 
   it('executes a re-delivered command once, and acks it only after the handler resolved', async () => {

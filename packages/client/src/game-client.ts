@@ -6,8 +6,12 @@
  * - Heartbeat every `config.heartbeatIntervalSeconds` of the last 200 (not a local setting). The first
  *   one goes out at a random point of the boot window after `start()` (`bootJitterSeconds`, default half
  *   the initial interval: 0–10 s at the default 20 s), because a game's servers restart together after
- *   every update and would otherwise all register in the same second. The body carries the full roster,
- *   queued events, acks and failure reports.
+ *   every update and would otherwise all register in the same second. The second one goes out at a
+ *   random point of the first interval the service returned (`spreadPhase`, default true): servers
+ *   that registered within the same half-minute would otherwise heartbeat in the same half-minute for
+ *   the rest of their lives, and the service would meet their events as one wave an interval (each
+ *   heartbeat carrying an interval's events to store). The body carries the full roster, queued events,
+ *   acks and failure reports.
  * - Events and acks stay queued until a heartbeat carrying them got its 200 (dropped on success, not on
  *   send); eventIds are made when the event happens and never change.
  * - 409: re-signed once after the next whole second (in {@link SignedTransport}). 413: events split in
@@ -104,6 +108,12 @@ export interface GameClientOptions {
    * first heartbeat at once.
    */
   bootJitterSeconds?: number;
+  /**
+   * Send the second heartbeat (the first after the registration's 200) at a uniformly random point of
+   * the interval that 200 returned, instead of a whole interval later, so that each server keeps a phase
+   * of its own. Default true; false keeps every gap at one interval.
+   */
+  spreadPhase?: boolean;
   /** Ban checks in flight at once for this server; more wait their turn. Default 4. */
   maxConcurrentChecks?: number;
   /** Longest total wait for `Retry-After` on a refused ban check before the fail mode decides, seconds. Default 10. */
@@ -625,6 +635,9 @@ export class GameClient {
     this.lastConfig = response.config;
     const iv = response.config.heartbeatIntervalSeconds;
     if (Number.isFinite(iv) && iv > 0) this.interval = Math.min(3600, Math.max(1, iv));
+    // The registration's 200: the next heartbeat at a random point of the interval (`spreadPhase`).
+    const spread = this.recorder.counters.heartbeatsOk === 1 && this.opts.spreadPhase !== false;
+    const delayMs = spread ? Math.max(1, Math.floor(this.random() * this.interval * 1000)) : this.interval * 1000;
     for (const command of response.commands) this.dispatch(command);
     if (this.opts.onHeartbeat) {
       try {
@@ -633,7 +646,7 @@ export class GameClient {
         this.problem({ kind: 'handler_error', message: `onHeartbeat threw: ${err instanceof Error ? err.message : String(err)}` });
       }
     }
-    return { kind: 'ok', delayMs: this.interval * 1000 };
+    return { kind: 'ok', delayMs };
   }
 
   private retryLater(kind: ProblemInfo['kind'], message: string, status?: number, delayMs?: number): Cycle {
