@@ -42,6 +42,7 @@
  * The load average at the start is printed and written with the table.
  */
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -317,6 +318,30 @@ function table(rows: Step[], names: string[]): string {
   return lines.join('\n');
 }
 
+/**
+ * The API's `gis_admission_shed_total` series from its console's /metrics (src/adapters/metrics/api-metrics.ts):
+ * refusals by `class/reason`, e.g. `checks/loop_lag`. Empty when the scrape fails (the figure is a help, not a limit).
+ */
+async function admissionShed(url: string, token: string): Promise<Map<string, number>> {
+  const counts = new Map<string, number>();
+  try {
+    const res = await fetch(url, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(5000) });
+    for (const m of (await res.text()).matchAll(/^gis_admission_shed_total\{([^}]*)\} (\d+)/gm)) {
+      const label = (name: string) => new RegExp(`${name}="(\\w+)"`).exec(m[1]!)?.[1] ?? '?';
+      counts.set(`${label('class')}/${label('reason')}`, Number(m[2]));
+    }
+  } catch (err) {
+    log(`  could not read the API's /metrics: ${String(err)}`);
+  }
+  return counts;
+}
+
+/** Refusals between two {@link admissionShed} readings, largest first, e.g. `checks/loop_lag 1200, doors/in_flight 30`. */
+function describeShed(before: Map<string, number>, after: Map<string, number>): string {
+  const rows = [...after].map(([k, n]) => [k, n - (before.get(k) ?? 0)] as const).filter(([, n]) => n > 0);
+  return rows.length ? rows.sort(([, a], [, b]) => b - a).map(([k, n]) => `${k} ${n}`).join(', ') : 'none';
+}
+
 async function main(): Promise<number> {
   if (os.availableParallelism() < 2) throw new Error('bench:fleet needs two cores (one for the service, one for the simulator)');
   const loadAvg = fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
@@ -349,7 +374,10 @@ async function main(): Promise<number> {
     if (args.doorTtl !== null) env.DOOR_CACHE_TTL_SECONDS = String(args.doorTtl);
     // Profiles (scripts/bench/cpu-profile-top.ts reads them) cover the whole life of each process: idle and every step.
     const prof = (name: string) => (args.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(args.cpuProfDir, name)}`] : []);
-    const api = startNodeScript('api', args.entries.api, { env: { ...env, PORT: String(apiPort), HOST: '127.0.0.1', CONSOLE_PORT: String(consolePort), CONSOLE_HOST: '127.0.0.1' }, nodeArgs: prof('api'), reportUnexpectedExit: true });
+    // The operator token lets the bench read the API's /metrics (the admission signals that refused).
+    const consoleToken = randomBytes(24).toString('base64url');
+    const shed = () => admissionShed(`http://127.0.0.1:${consolePort}/metrics`, consoleToken);
+    const api = startNodeScript('api', args.entries.api, { env: { ...env, PORT: String(apiPort), HOST: '127.0.0.1', CONSOLE_PORT: String(consolePort), CONSOLE_HOST: '127.0.0.1', CONSOLE_TOKEN: consoleToken }, nodeArgs: prof('api'), reportUnexpectedExit: true });
     children.push(api);
     const workers = startNodeScript('workers', args.entries.workers, { env, nodeArgs: prof('workers'), reportUnexpectedExit: true });
     children.push(workers);
@@ -370,6 +398,7 @@ async function main(): Promise<number> {
     for (const servers of args.steps) {
       log(`step ${servers} servers × ${args.players} players, ${args.duration} s`);
       const statsBefore = await commandStats(stats);
+      const shedBefore = await shed();
       await pgProfile.start();
       const sampler = args.timeline ? new CpuSampler(watched.map(([, p]) => p)) : null;
       sampler?.start();
@@ -382,6 +411,7 @@ async function main(): Promise<number> {
       rows.push(step);
       log(`  ${step.over ?? 'within the limits'}; service ${step.serviceCoreShare} of its core, ${step.cpuUsPerRequest} µs CPU per request`);
       log(`  requests by endpoint: ${step.requestsByEndpoint}`);
+      log(`  refused by admission control, by class and signal: ${describeShed(shedBefore, await shed())}`);
       log(`  Redis time by command: ${step.redisTopCommands.map((c) => `${c.command} ${(c.usec / 1e6).toFixed(2)} s / ${c.calls}`).join(', ')}`);
       for (const line of describePgStep(step.postgres, step.windowSeconds)) log(`  ${line}`);
       log(`  Redis B per live server by family: ${step.bytesPerLiveServerByFamily.map((f) => `${f.family} ${f.bytes}`).join(', ')}`);
