@@ -5,7 +5,7 @@
  * Usage:  npm run bench:fleet -- [--steps 1000,2000,3000,5000] [--players 30] [--duration 120]
  *             [--interval 15] [--ramp 10] [--probe-rate 5] [--wait 60] [--service-cpu 0] [--sim-cpu 1]
  *             [--max-probe-p99-ms 100] [--max-refusal-pct 1] [--idle 20] [--door-ttl S] [--cpu-prof DIR]
- *             [--pg-settings name=value,…] [--from dist|src] [--timeline] [--no-docs] [--json]
+ *             [--pg-settings name=value,…] [--pg-nice N] [--from dist|src] [--timeline] [--no-docs] [--json]
  *
  * A fleet simulation shares the machine with the service it loads; on two cores the simulator's own
  * event loop set the latencies it reported (ENVIRONMENT.md, "Load generation on two cores"). So this
@@ -58,7 +58,7 @@ import { describePgStep, PgProfile, type PgStepProfile } from './pg-profile.js';
 
 const USAGE = `usage: npm run bench:fleet -- [--steps 1000,2000,3000,5000] [--players 30] [--duration 120] [--interval 15]
   [--ramp 10] [--probe-rate 5] [--wait 60] [--service-cpu 0] [--sim-cpu 1] [--max-probe-p99-ms 100]
-  [--max-refusal-pct 1] [--idle 20] [--door-ttl S] [--cpu-prof DIR] [--pg-settings name=value,…] [--from dist|src]
+  [--max-refusal-pct 1] [--idle 20] [--door-ttl S] [--cpu-prof DIR] [--pg-settings name=value,…] [--pg-nice N] [--from dist|src]
   [--timeline] [--no-docs] [--json]`;
 
 const cli = parseCli(USAGE, {
@@ -77,6 +77,7 @@ const cli = parseCli(USAGE, {
     idle: { type: 'string' },
     'door-ttl': { type: 'string' },
     'pg-settings': { type: 'string' },
+    'pg-nice': { type: 'string' },
     'cpu-prof': { type: 'string' },
     from: { type: 'string', default: 'dist' },
     timeline: { type: 'boolean', default: false },
@@ -121,6 +122,12 @@ const args = {
   doorTtl: cli.values['door-ttl'] === undefined ? null : cli.number('door-ttl', 60, 5, 3600, { integer: true }),
   /** Settings of the private PostgreSQL (`--pg-settings name=value,name=value`), for a trial of its configuration. */
   pgSettings: pgSettingsOf(cli.values['pg-settings']),
+  /**
+   * Niceness of the private PostgreSQL's autogroup (0–19; null: left at 0). The daemonised postmaster
+   * forms an autogroup of its own, and Linux shares a core between autogroups before nice values count
+   * (`/proc/sys/kernel/sched_autogroup_enabled`); the autogroup's own nice is what ranks Postgres against the API.
+   */
+  pgNice: cli.values['pg-nice'] === undefined ? null : cli.number('pg-nice', 0, 0, 19, { integer: true }),
   /** Where the API and worker processes write a V8 CPU profile at exit (`node --cpu-prof`), or null. */
   cpuProfDir: cli.values['cpu-prof'] ?? null,
   /** The API's and the workers' entry points: the build's (as `npm start` runs them) or the sources' under tsx. */
@@ -385,6 +392,7 @@ async function main(): Promise<number> {
     await api.waitForUrl(`${apiUrl}/readyz`, 60_000);
     const watched: [string, number][] = [['API', api.proc.pid!], ['workers', workers.proc.pid!], ['Redis', redis.pid], ['Postgres', postgres.pid]];
     for (const [, pid] of watched) for (const p of [pid, ...descendants(pid)]) await pin(p, args.serviceCpu);
+    if (args.pgNice !== null) fs.writeFileSync(`/proc/${postgres.pid}/autogroup`, String(args.pgNice));
     log(`service pinned to CPU ${args.serviceCpu} (${watched.map(([n, p]) => `${n} ${p}`).join(', ')}); simulator on CPU ${args.simCpu}`);
 
     const names = watched.map(([n]) => n);
@@ -424,7 +432,7 @@ async function main(): Promise<number> {
         (rows.at(-1)?.over ? `; ${rows.at(-1)!.players.toLocaleString('en-US')} were over (${rows.at(-1)!.over})` : '; no step was over the limits') +
         `; at the knee's CPU per player above idle one fully used core would hold ${knee.projectedPlayersPerCore.toLocaleString('en-US')}`
       : `no step within the limits (first: ${rows[0]?.over ?? 'none ran'})`;
-    const settings = `steps ${args.steps.join(', ')} servers × ${args.players} players, ${args.duration} s each, interval ${args.interval} s, ramp ${args.ramp} s, probe ${args.probeRate}/s, door cache TTL ${args.doorTtl ?? 'default (300)'} s${Object.keys(args.pgSettings).length ? `, PostgreSQL ${Object.entries(args.pgSettings).map(([n, v]) => `${n}=${v}`).join(' ')}` : ''}; limits probe p99 ≤ ${args.maxProbeP99Ms} ms, refusals ≤ ${args.maxRefusalPct} %, no timeout; service (from ${args.entries.from}) on CPU ${args.serviceCpu} (idle: ${idleShare.toFixed(3)} of it), simulator on CPU ${args.simCpu}; load average at start ${loadAvg}`;
+    const settings = `steps ${args.steps.join(', ')} servers × ${args.players} players, ${args.duration} s each, interval ${args.interval} s, ramp ${args.ramp} s, probe ${args.probeRate}/s, door cache TTL ${args.doorTtl ?? 'default (300)'} s${args.pgNice === null ? '' : `, PostgreSQL's autogroup at nice ${args.pgNice}`}${Object.keys(args.pgSettings).length ? `, PostgreSQL ${Object.entries(args.pgSettings).map(([n, v]) => `${n}=${v}`).join(' ')}` : ''}; limits probe p99 ≤ ${args.maxProbeP99Ms} ms, refusals ≤ ${args.maxRefusalPct} %, no timeout; service (from ${args.entries.from}) on CPU ${args.serviceCpu} (idle: ${idleShare.toFixed(3)} of it), simulator on CPU ${args.simCpu}; load average at start ${loadAvg}`;
     const md = `${table(rows, names)}\n\n${verdict}.`;
     if (args.json) console.log(JSON.stringify({ settings: args, loadAvg, steps: rows, idleShare, knee: knee ? { players: knee.players, servers: knee.servers, projectedPlayersPerCore: knee.projectedPlayersPerCore } : null }));
     else console.log(`${settings}\n\n${md}`);
