@@ -18,9 +18,9 @@
  * Inserts of new rows (events, the access log) first try {@link copyDirectOrStaged}: COPY straight into
  * the table, with no staging table and no INSERT … SELECT. Nearly every batch holds only new rows, and
  * for those the direct COPY writes each row once instead of twice (figures: docs/benchmarks.md › "The
- * heartbeat waves spread, events copied straight in, the fleet from the build"). A batch the table refuses as a whole (a row already stored: a
- * re-read after a crash, a heartbeat retried after a lost 200; a deleted game's rows) rolls back and goes
- * the staged way, which keeps every guarantee above.
+ * heartbeat waves spread, events copied straight in, the fleet from the build"). A batch the table
+ * refuses as a whole (a row already stored: a re-read after a crash, a heartbeat retried after a lost 200;
+ * a deleted game's rows) rolls back and goes the staged way, which keeps every guarantee above.
  */
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
