@@ -80,21 +80,17 @@ export async function flushAccessLog(db: Db, consumer: StreamConsumer, keySpace:
  * @throws {RowRefused} from {@link copyTime} for a row without a valid time (isolated by the caller).
  */
 function applyRows(db: Db, gameId: string, rows: readonly { data: Prisma.AccessLogCreateManyInput }[], hooks: FlushHooks): Promise<number> {
-  const lines = rows.map(({ data: d }) => copyLine([d.externalServerId ?? null, d.doorKey, d.externalId, d.decision, d.reason, d.policyId ?? null, copyTime(d.at as Date), d.dedupeKey]));
-  const direct = {
+  return copyDirectOrStaged(pgPoolOf(db), {
     target: '"AccessLog" ("gameId", "externalServerId", "doorKey", "externalId", "decision", "reason", "policyId", "at", "dedupeKey")',
-    lines: lines.map((line) => `${gameId}\t${line}`),
-    beforeCommit: hooks.beforeCommit,
-  };
-  return copyDirectOrStaged(pgPoolOf(db), direct, () => ({
+    lead: gameId,
     staging: 'stage_access_log',
     columns: 'n int, s text, dk text, u text, d text, rs text, pid uuid, at timestamptz, dd text',
-    lines: lines.map((line, n) => `${n}\t${line}`),
+    lines: rows.map(({ data: d }) => copyLine([d.externalServerId ?? null, d.doorKey, d.externalId, d.decision, d.reason, d.policyId ?? null, copyTime(d.at as Date), d.dedupeKey])),
     apply: `
       INSERT INTO "AccessLog" ("gameId", "externalServerId", "doorKey", "externalId", "decision", "reason", "policyId", "at", "dedupeKey")
       SELECT $1::uuid, v.s, v.dk, v.u, v.d, v.rs, v.pid, v.at, v.dd FROM stage_access_log AS v ORDER BY v.n
       ON CONFLICT DO NOTHING`,
     params: [gameId],
     beforeCommit: hooks.beforeCommit,
-  }));
+  });
 }

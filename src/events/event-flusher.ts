@@ -6,9 +6,9 @@
  *
  * Rows go in by bulk loading (src/store/bulk-copy.ts): one `COPY` straight into `PlayerEvent`, and where
  * the table refuses that batch (an event already stored, the game deleted), `COPY` into a temporary
- * staging table and one `INSERT … SELECT … ON CONFLICT DO NOTHING`, in one transaction. Before it, one JSON text
- * parameter per statement went through `jsonb_to_recordset` (and before that Prisma `createMany`, ~170 µs
- * of worker CPU per row); `npm run bench:flush` measures rows/s and CPU per row of both
+ * staging table and one `INSERT … SELECT … ON CONFLICT DO NOTHING`, in one transaction. Before it, one
+ * JSON text parameter per statement went through `jsonb_to_recordset` (and before that Prisma
+ * `createMany`, ~170 µs of worker CPU per row); `npm run bench:flush` measures rows/s and CPU per row of both
  * (docs/benchmarks.md › Flush throughput).
  *
  * A row Postgres refuses does not hold up the others: the statement is bisected and the refused rows go
@@ -161,15 +161,12 @@ async function insertEvents(db: Db, gameId: string, rows: PendingRow[], hooks: F
  * orders the INSERT, so that of two rows with one eventId the first is stored).
  */
 function loadEvents(db: Db, gameId: string, rows: readonly PendingRow[], hooks: FlushHooks): Promise<number> {
-  const direct = {
+  return copyDirectOrStaged(pgPoolOf(db), {
     target: '"PlayerEvent" ("gameId", "eventId", "type", "externalId", "occurredAt", "payload", "externalServerId", "receivedAt")',
-    lines: rows.map((r) => `${gameId}\t${r.line}`),
-    beforeCommit: hooks.beforeCommit,
-  };
-  return copyDirectOrStaged(pgPoolOf(db), direct, () => ({
+    lead: gameId,
     staging: 'stage_player_event',
     columns: EVENT_COLUMNS,
-    lines: rows.map((r, n) => `${n}\t${r.line}`),
+    lines: rows.map((r) => r.line),
     apply: `
       INSERT INTO "PlayerEvent" ("gameId", "eventId", "type", "externalId", "occurredAt", "payload", "externalServerId", "receivedAt")
       SELECT $1::uuid, v.e, v.t, v.x, v.o, v.p, v.s, v.r
@@ -179,5 +176,5 @@ function loadEvents(db: Db, gameId: string, rows: readonly PendingRow[], hooks: 
       ON CONFLICT DO NOTHING`,
     params: [gameId],
     beforeCommit: hooks.beforeCommit,
-  }));
+  });
 }

@@ -100,35 +100,42 @@ export async function copyAndApply(pool: pg.Pool, load: StagedLoad): Promise<num
   });
 }
 
-/** A batch of new rows COPied straight into their table (see {@link copyDirectOrStaged}). */
-export interface DirectLoad {
-  /** The table and its columns in the lines' field order, as COPY takes them: `"PlayerEvent" ("gameId", …)`. */
+/**
+ * A batch of new rows for {@link copyDirectOrStaged}: the {@link StagedLoad} that decides row by row, plus
+ * the table to COPY straight into. Each line is written once, without its first field: straight into the
+ * table it starts with `lead` (the game id), into the staging table with its position (the staging
+ * table's first column, `n int`, which `apply` orders by).
+ */
+export interface NewRowsLoad extends StagedLoad {
+  /** The table and its columns in the straight lines' field order, as COPY takes them: `"PlayerEvent" ("gameId", …)`. */
   target: string;
-  /** Rows, each encoded by {@link copyLine}, every column of `target` filled. */
+  /** The first field of every straight line, e.g. the game id. */
+  lead: string;
+  /** Rows, each encoded by {@link copyLine}, without their first field (`lead` or the position). */
   lines: readonly string[];
-  /** Test seam: runs after the COPY and before COMMIT (a throw rolls it back; it is not a refusal). */
-  beforeCommit?: () => Promise<void> | void;
 }
 
 /**
  * Inserts a batch of rows that are new as far as the caller knows: first as one `COPY <target> FROM STDIN`
  * in a transaction, and when the table refuses it ({@link isRowRefusal}: a unique key already stored, a
- * foreign key gone, a value it cannot take) as the {@link StagedLoad} `staged()` builds, whose
- * `ON CONFLICT DO NOTHING` and conditions decide row by row. Either way all or nothing per call.
- * @returns the rows inserted (all of them when the direct COPY went in, else what `apply` reports).
- * @throws what {@link copyAndApply} throws, and any failure of the direct COPY that is not a refusal of
+ * foreign key gone, a value it cannot take) as the staged load, whose `ON CONFLICT DO NOTHING` and
+ * conditions decide row by row. Either way all or nothing per call; `beforeCommit` runs in the
+ * transaction that commits.
+ * @returns the rows inserted (all of them when the straight COPY went in, else what `apply` reports).
+ * @throws what {@link copyAndApply} throws, and any failure of the straight COPY that is not a refusal of
  *   its rows (an outage, what `beforeCommit` throws): the staged load is then not tried.
  */
-export async function copyDirectOrStaged(pool: pg.Pool, direct: DirectLoad, staged: () => StagedLoad): Promise<number> {
+export async function copyDirectOrStaged(pool: pg.Pool, load: NewRowsLoad): Promise<number> {
+  const lead = `${copyField(load.lead)}\t`;
   try {
     return await inTransaction(pool, 'BEGIN', async (client) => {
-      await pipeline(Readable.from(chunks(direct.lines)), client.query(copyFrom(`COPY ${direct.target} FROM STDIN`)));
-      await direct.beforeCommit?.();
-      return direct.lines.length;
+      await pipeline(Readable.from(chunks(load.lines.map((line) => lead + line))), client.query(copyFrom(`COPY ${load.target} FROM STDIN`)));
+      await load.beforeCommit?.();
+      return load.lines.length;
     });
   } catch (err) {
     if (!isRowRefusal(err)) throw err;
-    return copyAndApply(pool, staged());
+    return copyAndApply(pool, { ...load, lines: load.lines.map((line, n) => `${n}\t${line}`) });
   }
 }
 
