@@ -106,7 +106,7 @@ export function createApp(deps: AppDeps): Express {
   app.post(`${GAME}/doors/bulk`, admit(admission, 'doors'), raw, doorBulkRoute({ verifier: deps.verifier, doors }));
   app.get(`${GAME}/doors/manifest`, admit(admission, 'doors'), raw, doorManifestRoute({ verifier: deps.verifier, doors }));
   const blocklist = new Blocklist(deps.redis, deps.db, deps.keySpace);
-  app.post(`${GAME}/bans/check`, admit(admission, 'checks'), raw, bansCheckRoute({ verifier: deps.verifier, redis: deps.redis, keySpace: deps.keySpace, blocklist }));
+  app.post(`${GAME}/bans/check`, admit(admission, 'checks'), raw, bansCheckRoute({ verifier: deps.verifier, redis: deps.redis, keySpace: deps.keySpace, blocklist, doors }));
   app.use(healthRoutes(deps));
 
   app.use(notFoundHandler);

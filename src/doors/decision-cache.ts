@@ -29,7 +29,7 @@ import { doorLookupCall } from '../store/lua/door-lookup.js';
 import { doorStoreCall } from '../store/lua/door-store.js';
 import { ReplayError } from '../errors.js';
 import { log } from '../log.js';
-import { doorQuota } from '../limits/quotas.js';
+import { doorQuota, type QuotaArgs } from '../limits/quotas.js';
 import { QuotaExceededError } from '../limits/quota-error.js';
 import type { Effect } from './door-types.js';
 import { ThrottleMarks } from '../limits/throttle-marks.js';
@@ -52,6 +52,8 @@ export interface Lookup {
   subjectVersion: string;
   /** Fresh cached decisions by door key (mode "one": at most the asked door, already access-logged). */
   hits: Map<string, CachedDecision>;
+  /** Mode "join" only: the user is over the bulk quota, so no decision was read and none may be answered. */
+  doorsLimited?: boolean;
 }
 
 export interface LookupInput {
@@ -60,7 +62,10 @@ export interface LookupInput {
   signature: string;
   /** The request's signed timestamp, s: how long its replay claim is kept (src/store/lua/lib/replay-claim.ts; absent: as long as any). */
   signedAtSeconds?: number;
-  mode: 'one' | 'all' | 'version';
+  /** `join`: a ban check asking for the bulk decisions too (door-lookup.lua); needs `banQuota`. */
+  mode: 'one' | 'all' | 'join' | 'version';
+  /** Mode `join`: the ban check's quota (src/limits/quotas.ts `banCheckQuota`), counted first. */
+  banQuota?: QuotaArgs;
   externalId?: string;
   doorKey?: string;
   externalServerId?: string | null;
@@ -165,18 +170,27 @@ export class DecisionCache {
       signature: input.signature,
       signedAtSeconds: input.signedAtSeconds,
       quota: q,
+      banQuota: input.banQuota,
     });
     const out = (await this.redis.runScript('doorLookup', call.keys, call.args)) as string[];
     if (out[0] === 'replay') throw new ReplayError('replayed_signature', 'this signature was already used; re-sign with a fresh timestamp');
     if (out[0] === 'limited') {
       this.throttled.mark(input.gameId, input.nowMs);
-      throw new QuotaExceededError(input.gameId, q.kind, Number(out[1]));
+      // in mode join only the ban check's quota refuses the request (the bulk quota only withholds doors)
+      throw new QuotaExceededError(input.gameId, input.mode === 'join' ? 'ban_check' : q.kind, Number(out[1]));
     }
     const hits = new Map<string, CachedDecision>();
     if (input.mode === 'one' && out[3] !== undefined) hits.set(input.doorKey!, parseCached(out[3]));
-    if (input.mode === 'all') for (let i = 3; i + 1 < out.length; i += 2) hits.set(out[i]!, parseCached(out[i + 1]!));
+    // mode join: out[3] is "1", or "0" when over the bulk quota; its pairs start one later
+    const pairsFrom = input.mode === 'all' ? 3 : input.mode === 'join' ? 4 : out.length;
+    for (let i = pairsFrom; i + 1 < out.length; i += 2) hits.set(out[i]!, parseCached(out[i + 1]!));
     if (hits.size && input.mode === 'one') this.markActive(input.gameId, input.nowMs);
-    return { doorsVersion: out[1] ? Number(out[1]) : null, subjectVersion: out[2] ?? '', hits };
+    const found: Lookup = { doorsVersion: out[1] ? Number(out[1]) : null, subjectVersion: out[2] ?? '', hits };
+    if (input.mode === 'join' && out[3] === '0') {
+      this.throttled.mark(input.gameId, input.nowMs);
+      found.doorsLimited = true;
+    }
+    return found;
   }
 
   /**

@@ -24,6 +24,7 @@ import { log } from '../log.js';
 import type { Decision, DoorDef, Effect } from './door-types.js';
 import { DoorCatalog, type CatalogEntry } from './door-catalog.js';
 import { DecisionCache, type CachedDecision, type Lookup } from './decision-cache.js';
+import type { QuotaArgs } from '../limits/quotas.js';
 import { raiseDoorsVersion } from '../store/lua/raise-doors-version.js';
 import { evaluateDoor } from './evaluate.js';
 import { buildSubjectContext, type SubjectContext } from './subject-context.js';
@@ -137,6 +138,27 @@ export class DoorAccessService {
    */
   async bulk(caller: DoorCaller, input: { externalId: string; externalServerId?: string | null }, nowMs: number): Promise<DoorBulkAnswer> {
     const found = await this.cache.lookup({ ...caller, mode: 'all', externalId: input.externalId, externalServerId: input.externalServerId, nowMs });
+    return this.bulkFrom(caller, found, input, nowMs);
+  }
+
+  /**
+   * The read side of a ban check that asks for its user's bulk decisions too (bans/check `includeDoors`,
+   * src/adapters/http/routes/bans-check.ts): the request's one replay claim, the ban-check quota `banQuota`
+   * (src/limits/quotas.ts `banCheckQuota`), then the bulk quota and the cached decisions, in one round trip.
+   * Over the bulk quota the lookup comes back with `doorsLimited` (the ban check is still answered).
+   * Pass the result to {@link bulkFrom} unless the user is banned.
+   * @throws {ReplayError} 409. @throws {QuotaExceededError} 429 `ban_check` over the ban-check quota.
+   */
+  lookupForJoin(caller: DoorCaller, input: { externalId: string; externalServerId?: string | null }, banQuota: QuotaArgs, nowMs: number): Promise<Lookup> {
+    return this.cache.lookup({ ...caller, mode: 'join', banQuota, externalId: input.externalId, externalServerId: input.externalServerId, nowMs });
+  }
+
+  /**
+   * doors/bulk's answer from a lookup already made ({@link bulk}, {@link lookupForJoin}): every door in key
+   * order, the cached decisions as they are, the others evaluated (one subject load) and logged.
+   * @throws {UnavailableError} 503 when Postgres cannot be read for what the cache does not answer.
+   */
+  async bulkFrom(caller: DoorCaller, found: Lookup, input: { externalId: string; externalServerId?: string | null }, nowMs: number): Promise<DoorBulkAnswer> {
     const entry = await this.definitions(caller.gameId, found);
     const hits = found.hits;
     const ctx = entry.keys.every((k) => hits.has(k)) ? null : await this.subject(entry, found, input.externalId, nowMs);

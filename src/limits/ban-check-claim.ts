@@ -1,12 +1,12 @@
 /**
  * Replay claim plus quota of POST /api/v1/game/bans/check in one Redis script (`ban-check-claim.lua`),
  * replacing the plain replay claim so the quota costs no extra round trip: one connect-time lookup per
- * user, {@link BAN_CHECK_QUOTA} per (key, user) per minute (src/limits/quotas.ts).
+ * user, `BAN_CHECK_QUOTA` per (key, user) per minute (src/limits/quotas.ts `banCheckQuota`).
  */
 import type { AppRedis } from '../store/redis.js';
 import { ReplayError } from '../errors.js';
 import type { SignedRequest } from '../auth/signed-request.js';
-import { BAN_CHECK_QUOTA, KIND_TAGS, MINUTE_WINDOW_SECONDS } from './quotas.js';
+import { banCheckQuota } from './quotas.js';
 import { QuotaExceededError } from './quota-error.js';
 import { ThrottleMarks } from './throttle-marks.js';
 import type { KeySpace } from '../store/keyspace/key-space.js';
@@ -26,8 +26,7 @@ export class BanCheckClaim {
    */
   async claim(signed: SignedRequest, externalId: string, nowMs: number): Promise<void> {
     const keys = this.keySpace.game(signed.key.gameId);
-    const quota = { tag: KIND_TAGS.ban_check, field: externalId, quota: BAN_CHECK_QUOTA, perServer: 0, windowSeconds: MINUTE_WINDOW_SECONDS, who: externalId };
-    const call = banCheckClaimCall(keys, { keyId: signed.key.keyId, signature: signed.signature, signedAtSeconds: signed.timestampSeconds, quota, nowMs });
+    const call = banCheckClaimCall(keys, { keyId: signed.key.keyId, signature: signed.signature, signedAtSeconds: signed.timestampSeconds, quota: banCheckQuota(externalId), nowMs });
     const [outcome, retryAfter] = (await this.redis.runScript('banCheckClaim', call.keys, call.args)) as [string, string?];
     if (outcome === 'replay') throw new ReplayError('replayed_signature', 'this signature was already used; re-sign with a fresh timestamp');
     if (outcome === 'limited') {

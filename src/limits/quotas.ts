@@ -104,16 +104,21 @@ export interface QuotaArgs extends QuotaCount {
 
 /**
  * The quota a door request is counted against (see the table above): `one` = doors/check, `all` =
- * doors/bulk, `version` = doors/manifest. `windowSeconds` is config `DOOR_DECISION_WINDOW_SECONDS`.
+ * doors/bulk and `join` = the bulk decisions a bans/check asks for, `version` = doors/manifest. `windowSeconds` is config `DOOR_DECISION_WINDOW_SECONDS`.
  */
-export function doorQuota(mode: 'one' | 'all' | 'version', q: { keyId: string; externalId?: string; doorKey?: string; externalServerId?: string | null; windowSeconds: number }): QuotaArgs {
+export function doorQuota(mode: 'one' | 'all' | 'join' | 'version', q: { keyId: string; externalId?: string; doorKey?: string; externalServerId?: string | null; windowSeconds: number }): QuotaArgs {
   const user = q.externalId ?? '';
   // `u:` and `d:` keep the per-user and per-door subjects of one hash apart whatever the ids hold
   if (mode === 'one') {
     return { kind: 'door_check', tag: KIND_TAGS.door_check, field: `d:${user}:${q.doorKey ?? ''}`, quota: DOOR_CHECK_QUOTA, perServer: 0, windowSeconds: q.windowSeconds, who: user, userAllowance: { field: `u:${user}`, count: DOOR_CHECK_USER_ALLOWANCE } };
   }
-  if (mode === 'all') return { kind: 'door_bulk', tag: KIND_TAGS.door_bulk, field: user, quota: DOOR_BULK_QUOTA, perServer: 0, windowSeconds: q.windowSeconds, who: user };
+  if (mode === 'all' || mode === 'join') return { kind: 'door_bulk', tag: KIND_TAGS.door_bulk, field: user, quota: DOOR_BULK_QUOTA, perServer: 0, windowSeconds: q.windowSeconds, who: user };
   // `s:` keeps a server's field apart from the key's `-` whatever the id holds
   if (q.externalServerId) return { kind: 'manifest', tag: KIND_TAGS.manifest, field: `s:${q.externalServerId}`, quota: MANIFEST_PER_NAMED_SERVER, perServer: 0, windowSeconds: MINUTE_WINDOW_SECONDS, who: q.externalServerId };
   return { kind: 'manifest', tag: KIND_TAGS.manifest, field: '-', quota: RETRY_ALLOWANCE, perServer: MANIFEST_PER_SERVER, windowSeconds: MINUTE_WINDOW_SECONDS, who: q.keyId };
+}
+
+/** The quota of POST bans/check for `externalId` (see the table above): per (key, user) per minute. */
+export function banCheckQuota(externalId: string): QuotaArgs {
+  return { kind: 'ban_check', tag: KIND_TAGS.ban_check, field: externalId, quota: BAN_CHECK_QUOTA, perServer: 0, windowSeconds: MINUTE_WINDOW_SECONDS, who: externalId };
 }

@@ -3,8 +3,10 @@
  * call, not polled. On a network error the client decides whether to fail open; failing open is the
  * recommended default unless a missed ban is worse than a refused connection").
  *
- * Request `{ externalId, externalServerId }`; only `banned` of the answer is relied on, the other fields
- * (`scope`, `expiresAt`, `reason`) are passed through as informational. Without an answer (network error,
+ * Request `{ externalId, externalServerId }`, plus `includeDoors: true` when the caller wants the user's
+ * bulk door check answered in the same request (the service's docs/decisions.md "One request per joining
+ * player"; hand `doors` of the result to `DoorAccess.onJoin`). Only `banned` of the answer is relied on,
+ * the other fields (`scope`, `expiresAt`, `reason`) are passed through as informational. Without an answer (network error,
  * timeout, 5xx, 429, or any other non-200 such as a setup problem) the fail mode decides: `open` lets the
  * user in, `closed` refuses them; the problem is reported either way.
  *
@@ -35,6 +37,12 @@ export interface BanCheckResult {
   retries?: number;
   expiresAt: string | null;
   reason: string | null;
+  /**
+   * Asked with `includeDoors`: the user's bulk door check as the service answered it (doors/bulk's body
+   * without serverTime), or null when it gave none (banned, over the bulk quota, door data unavailable,
+   * or no answer at all). Absent when not asked.
+   */
+  doors?: unknown;
 }
 
 /** How a refused check is retried: within `maxWaitMs` of waiting in total, on `clock`, jittered by `random`. */
@@ -61,15 +69,16 @@ const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
  */
 export async function checkBan(
   request: SignedRequest,
-  input: { externalId: string; externalServerId: string },
+  input: { externalId: string; externalServerId: string; includeDoors?: boolean },
   failMode: BanFailMode = 'open',
   onProblem?: (p: ProblemInfo) => void,
   retry?: BanRetryOptions,
 ): Promise<BanCheckResult> {
   let retries = 0;
+  const doorsPart = (doors: unknown): { doors?: unknown } => (input.includeDoors ? { doors: doors ?? null } : {});
   const fail = (problem: ProblemInfo): BanCheckResult => {
     onProblem?.({ ...problem, message: `ban check for ${input.externalId} failed ${failMode}: ${problem.message}` });
-    return { banned: failMode === 'closed', source: failMode === 'closed' ? 'fail_closed' : 'fail_open', scope: null, expiresAt: null, reason: null, ...(retries ? { retries } : {}) };
+    return { banned: failMode === 'closed', source: failMode === 'closed' ? 'fail_closed' : 'fail_open', scope: null, expiresAt: null, reason: null, ...(retries ? { retries } : {}), ...doorsPart(undefined) };
   };
   let res: TransportResponse;
   let waited = 0;
@@ -81,7 +90,7 @@ export async function checkBan(
       continue;
     }
     try {
-      res = await request('POST', GAME_PATHS.bansCheck, { externalId: input.externalId, externalServerId: input.externalServerId });
+      res = await request('POST', GAME_PATHS.bansCheck, { externalId: input.externalId, externalServerId: input.externalServerId, ...(input.includeDoors ? { includeDoors: true } : {}) });
     } catch (err) {
       if (!(err instanceof TransportError)) throw err;
       return fail({ kind: 'network', message: err.message });
@@ -99,5 +108,5 @@ export async function checkBan(
     const kind: ProblemInfo['kind'] = res.status === 200 ? 'bad_response' : res.status === 429 ? 'rate_limited' : 'server_error';
     return fail({ kind, status: res.status, message: `${res.status} ${res.errorCode ?? ''}`.trim() });
   }
-  return { banned: body.banned, source: 'service', scope: text(body.scope), expiresAt: text(body.expiresAt), reason: text(body.reason), ...(retries ? { retries } : {}) };
+  return { banned: body.banned, source: 'service', scope: text(body.scope), expiresAt: text(body.expiresAt), reason: text(body.reason), ...(retries ? { retries } : {}), ...doorsPart(body.doors) };
 }

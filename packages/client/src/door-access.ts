@@ -11,6 +11,9 @@
  *   onHeartbeat: (s) => doors.onConfig(s.response.config) });
  * await doors.refreshManifest();             // on boot
  * void doors.onJoin(userId);                 // when a player joins (one bulk check)
+ * // or, one request per joining player: the ban check answers the bulk check too
+ * const ban = await client.checkBan(userId, { includeDoors: true });
+ * if (!ban.banned) void doors.onJoin(userId, ban.doors);
  * const answer = await doors.check(key, userId);   // whenever a player uses a door
  * ```
  *
@@ -189,8 +192,13 @@ export class DoorAccess {
    * (or until the player uses a door, whichever comes first). Failures are reported through `onProblem`;
    * the bulk check is then asked for again when the player first uses an uncached door. Never rejects for
    * HTTP or network outcomes.
+   *
+   * `joined`: the `doors` of a ban check asked with `includeDoors` (`GameClient.checkBan`). When it holds
+   * the decisions they are cached and no request is made; when it is null (the service gave none) the
+   * bulk check goes ahead as above.
    */
-  async onJoin(externalId: string): Promise<void> {
+  async onJoin(externalId: string, joined?: unknown): Promise<void> {
+    if (joined != null && this.take(externalId, joined)) return;
     const left = this.bootEndsAt - this.clock.now();
     if (left <= 0 || this.deferred.has(externalId)) return this.deferred.get(externalId)?.done ?? this.bulk(externalId).then(() => undefined);
     const wake = new AbortController();
@@ -215,15 +223,23 @@ export class DoorAccess {
    */
   private async bulk(externalId: string, retry = true): Promise<Map<string, { allowed: boolean; reason: string }> | null> {
     const res = await this.send('POST', GAME_PATHS.doorsBulk, { externalId, externalServerId: this.opts.externalServerId }, retry);
-    const body = res?.status === 200 ? (res.json as { decisions?: unknown; doorsVersion?: unknown }) : undefined;
-    if (!body || !Array.isArray(body.decisions)) {
-      this.bulkOwed.add(externalId);
-      return null;
-    }
+    const answers = this.take(externalId, res?.status === 200 ? res.json : undefined);
+    if (!answers) this.bulkOwed.add(externalId);
+    return answers;
+  }
+
+  /**
+   * Caches the decisions of a bulk answer `body` (`{doorsVersion, decisions: [...]}`: doors/bulk's body,
+   * or bans/check's `doors`) for `externalId`. Resolves to the answers by door key, or null when `body`
+   * holds no decisions.
+   */
+  private take(externalId: string, body: unknown): Map<string, { allowed: boolean; reason: string }> | null {
+    const bulk = body as { decisions?: unknown; doorsVersion?: unknown } | undefined;
+    if (typeof bulk !== 'object' || bulk === null || !Array.isArray(bulk.decisions)) return null;
     this.bulkOwed.delete(externalId);
     const answers = new Map<string, { allowed: boolean; reason: string }>();
-    for (const d of body.decisions as WireDecision[]) {
-      const answer = this.remember(externalId, d, body.doorsVersion);
+    for (const d of bulk.decisions as WireDecision[]) {
+      const answer = this.remember(externalId, d, bulk.doorsVersion);
       if (answer) answers.set(d.doorKey as string, answer);
     }
     return answers;

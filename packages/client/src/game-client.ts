@@ -433,17 +433,20 @@ export class GameClient {
   /**
    * Connect-time ban check of `externalId` joining this server (spec: POST bans/check; ./ban-check.ts).
    * Refuse the user when `banned` is true. Without an answer the fail mode decides: `opts.failMode`,
-   * else the `banCheckFailMode` option, else `open`; the problem goes to `onProblem`. Never rejects for
-   * HTTP or network outcomes.
+   * else the `banCheckFailMode` option, else `open`; the problem goes to `onProblem`. With
+   * `opts.includeDoors` (the key needs scope `doors` too) the same request answers the user's bulk door
+   * check: pass the result's `doors` to `DoorAccess.onJoin`, which then sends no doors/bulk of its own.
+   * Never rejects for HTTP or network outcomes.
    */
-  checkBan(externalId: string, opts: { failMode?: BanFailMode } = {}): Promise<BanCheckResult> {
+  checkBan(externalId: string, opts: { failMode?: BanFailMode; includeDoors?: boolean } = {}): Promise<BanCheckResult> {
     const failMode = opts.failMode ?? this.opts.banCheckFailMode ?? 'open';
-    const key = `${failMode}\n${externalId}`;
+    const includeDoors = opts.includeDoors === true;
+    const key = `${failMode}\n${includeDoors}\n${externalId}`;
     const shared = this.banChecks.get(key);
     if (shared) return shared;
     const retry = { maxWaitMs: (this.opts.banCheckMaxWaitSeconds ?? 10) * 1000, clock: this.clock, random: this.random, gate: this.busyGate };
     const run = this.checks
-      .run(() => checkBan((m, p, b) => this.transport.request(m, p, b), { externalId, externalServerId: this.externalServerId }, failMode, (p) => this.problem(p), retry))
+      .run(() => checkBan((m, p, b) => this.transport.request(m, p, b), { externalId, externalServerId: this.externalServerId, includeDoors }, failMode, (p) => this.problem(p), retry))
       .finally(() => this.banChecks.delete(key));
     this.banChecks.set(key, run);
     return run;

@@ -201,14 +201,17 @@ export class SimServer {
     for (const id of this.accepted) if (!seen.has(id)) this.sessionsAmbiguous++;
   }
 
-  /** A player connects: ban check first (spec: bans/check on connect), refused when banned. */
+  /**
+   * A player connects: ban check first (spec: bans/check on connect), refused when banned; the same
+   * request answers the player's bulk door check (`includeDoors`), so a join costs one request.
+   */
   private async join(): Promise<void> {
     const back = this.departed.length && Math.random() < 0.3 ? this.departed.splice(Math.floor(Math.random() * this.departed.length), 1)[0] : undefined;
     const n = this.nextPlayer++;
     const { externalId, username } = back ?? { externalId: `p-${this.runTag}-${this.index}-${n}`, username: `player${this.index}_${n + 1}` };
     this.joining++;
     this.bansChecked++;
-    const ban = await this.client.checkBan(externalId).finally(() => this.joining--);
+    const ban = await this.client.checkBan(externalId, { includeDoors: true }).finally(() => this.joining--);
     if (ban.source === 'service') this.bansAnswered++;
     else this.bansFailOpen++;
     if (ban.banned) {
@@ -225,7 +228,7 @@ export class SimServer {
     this.client.roster.add({ externalId, username, team, joinedAt: new Date().toISOString() });
     this.client.track({ type: 'join', externalId, payload: { team } });
     this.client.track({ type: 'spawn', externalId });
-    void this.doors.access.onJoin(externalId);
+    void this.doors.access.onJoin(externalId, ban.doors);
   }
 
   private leave(externalId: string, reason: string): void {

@@ -18,8 +18,13 @@ export function doorCheckBody(a: DoorCheckAnswer, nowMs: number): string {
 
 /** doors/bulk 200 body: `{externalId, doorsVersion, decisions: [...], serverTime}`. */
 export function doorBulkBody(a: DoorBulkAnswer, nowMs: number): string {
+  return `${doorBulkJson(a).slice(0, -1)},"serverTime":"${new Date(nowMs).toISOString()}"}`;
+}
+
+/** A bulk answer as JSON without serverTime, `{externalId, doorsVersion, decisions: [...]}`: also bans/check's `doors`. */
+export function doorBulkJson(a: DoorBulkAnswer): string {
   const decisions = a.decisions.map((d) => `${decisionWithTtl(d)}}`).join(',');
-  return `{"externalId":${JSON.stringify(a.externalId)},"doorsVersion":${a.doorsVersion},"decisions":[${decisions}],"serverTime":"${new Date(nowMs).toISOString()}"}`;
+  return `{"externalId":${JSON.stringify(a.externalId)},"doorsVersion":${a.doorsVersion},"decisions":[${decisions}]}`;
 }
 
 /** doors/manifest 200 body: `{version, doorCacheTtlSeconds, doors, serverTime}`. */

@@ -11,6 +11,7 @@ import type { ReplicaAck } from '../../store/replica-ack.js';
 import { QuotaExceededError } from '../../limits/quota-error.js';
 import type { ApiMetrics } from './api-metrics.js';
 import type { KeySpace } from '../../store/keyspace/key-space.js';
+import type { Lookup } from '../../doors/decision-cache.js';
 
 /** Counts accepted heartbeats and the events they carried. */
 export class ObservedHeartbeatService extends HeartbeatService {
@@ -38,8 +39,9 @@ export class ObservedDoorAccessService extends DoorAccessService {
     return answer;
   }
 
-  override async bulk(caller: DoorCaller, input: { externalId: string; externalServerId?: string | null }, nowMs: number): Promise<DoorBulkAnswer> {
-    const answer = await super.bulk(caller, input, nowMs);
+  /** Counts the decisions of doors/bulk and of a bans/check with `includeDoors` (both answer through here). */
+  override async bulkFrom(caller: DoorCaller, found: Lookup, input: { externalId: string; externalServerId?: string | null }, nowMs: number): Promise<DoorBulkAnswer> {
+    const answer = await super.bulkFrom(caller, found, input, nowMs);
     this.counted('bulk', answer.decisions);
     return answer;
   }

@@ -3,15 +3,21 @@
   rule 3, doors/check, doors/bulk, doors/manifest).
   KEYS (one Cluster slot): 1 doors version, 2 door subject versions, 3 live-server zset, 4 access stream,
   5 the key's quota hash of this window (`door`, `bulk` or `manifest`), 6 the minute's throttle hash,
-  7.. the replay buckets (lib/replay.lua). The decision hashes are derived from the doors version read
+  7.. the replay buckets (lib/replay.lua); in mode "join", 7 heads the key's ban-check quota counters
+  and the replay buckets follow from 8. The decision hashes are derived from the doors version read
   here: A.b .. SFX.doorDecisions .. <doors version> .. ':' .. <window> heads a sharded hash (lib/sharded-hash.lua)
   whose fields are user ids.
 
-  A: b base, m mode ("one" | "all" | "version"), u externalId, d doorKey (mode "one"), t now ms (string),
+  A: b base, m mode ("one" | "all" | "version" | "join"), u externalId, d doorKey (mode "one"), t now ms (string),
      s externalServerId ("" when none), w the door-cache window (floor(now / TTL ms)),
      rm/rs/rt/rx/rl (replay), qf quota field (versions are appended for "one" and "all"), q quota, qs quota added
      per live server (0 = none), qu/qa the per-user field and allowance of a door check (mode "one" only;
-     versions appended to qu), qx/qr/tf/tt (quota)
+     versions appended to qu), qx/qr/tf/tt (quota); mode "join" also bq/bf/bx/br/bt (the ban-check quota's
+     q/qf/qx/qr/tf, counted first; tt shared)
+  Mode "join" is a ban check that asks for its user's bulk decisions too (src/adapters/http/routes/bans-check.ts):
+  one replay claim for both, the ban-check quota first (over it: {"limited", ...} as below), then the bulk
+  quota, which does not refuse the request: over it the answer is {"ok", dv, subject, "0"} and no decision
+  is read; else "1" and the pairs of mode "all" follow.
   Returns {"replay"} when the signature was already used; {"limited", <seconds to the window's end>} when
   the subject is over its quota (nothing else happens: no lookup, no access-log entry); otherwise
     {"ok", doorsVersion or "", subjectVersion "<workspace>.<user>", ...} followed by
@@ -26,7 +32,12 @@
 ]]
 local mode, now = A.m, tonumber(A.t)
 
-if not claimReplay(7, #KEYS - 6) then return {'replay'} end
+local replayFirst = mode == 'join' and 8 or 7
+if not claimReplay(replayFirst, #KEYS - replayFirst + 1) then return {'replay'} end
+if mode == 'join' then
+  local banLimited = overQuota(7, 6, A.bf, A.bq, {qx = A.bx, qr = A.br, tf = A.bt, tt = A.tt})
+  if banLimited then return banLimited end
+end
 
 -- Per-subject quota in fixed windows (src/limits/quotas.ts). Door checks and bulk checks are counted per
 -- doors version and subject version too: a change of either invalidates what the client cached, so the
@@ -49,8 +60,10 @@ local user = A.u
 local sv = redis.call('HMGET', KEYS[2], 'w', 'u:' .. user)
 local subject = (sv[1] or '0') .. '.' .. (sv[2] or '0')
 local limited = limitedBy(':' .. dv .. ':' .. subject)
+if limited and mode == 'join' then return {'ok', dv, subject, '0'} end
 if limited then return limited end
 local out = {'ok', dv, subject}
+if mode == 'join' then out[4] = '1' end
 if dv == '' then return out end
 
 -- Decision codes (src/doors/decision-cache.ts `packDecision`): letters of decision, failMode and

@@ -3,15 +3,21 @@
  * `heartbeat`. A connect-time blocklist lookup, answered from the workspace's Redis blocklist (no
  * Postgres query per call) with expiry checked against server time.
  *
- * Request `{ externalId, externalServerId }` (src/schemas/bans-check.ts). Response 200:
+ * Request `{ externalId, externalServerId, includeDoors? }` (src/schemas/bans-check.ts). Response 200:
  * `{ banned, scope, expiresAt, reason, serverTime }`: `banned` is the only field a client relies on;
  * `scope` (`server` | `game` | `workspace`), `expiresAt` (RFC 3339, null = permanent) and `reason` are
  * informational and null when not banned. A ban applies when it is not lifted, not expired, and its
  * scope covers the key's game and the named server; only bans of the key's workspace are ever looked at.
  *
+ * With `includeDoors: true` the response also carries `doors`: the user's bulk check (doors/bulk's 200
+ * body without serverTime, counted against the bulk quota too and access-logged like it), or null when
+ * the user is banned, over the bulk quota, or the door data cannot be read (a Postgres outage on a cache
+ * miss does not fail the ban check). One joining player then costs one request, not two
+ * (docs/decisions.md "One request per joining player").
+ *
  * Errors: 400 malformed body or field; 401/409 authentication and replay (src/adapters/http/authenticate.ts);
- * 403 `scope_missing` without `heartbeat`; 429 `rate_limited` with Retry-After over the per-(key, user)
- * quota (src/limits/quotas.ts).
+ * 403 `scope_missing` without `heartbeat`, or without `doors` when `includeDoors` is true; 429
+ * `rate_limited` with Retry-After over the per-(key, user) quota (src/limits/quotas.ts).
  */
 import type { RequestHandler } from 'express';
 import type { KeyVerifier } from '../../../auth/key-verifier.js';
@@ -25,6 +31,11 @@ import type { AppRedis } from '../../../store/redis.js';
 import { parseJson } from '../parse-json.js';
 import { sendJson } from '../send-json.js';
 import type { KeySpace } from '../../../store/keyspace/key-space.js';
+import type { DoorAccessService, DoorBulkAnswer, DoorCaller } from '../../../doors/door-access-service.js';
+import type { Lookup } from '../../../doors/decision-cache.js';
+import { banCheckQuota } from '../../../limits/quotas.js';
+import { UnavailableError } from '../../../errors.js';
+import { doorBulkJson } from '../door-responses.js';
 
 const validateBansCheck = compileValidator<BansCheckRequest>(bansCheckRequestSchema);
 
@@ -34,6 +45,8 @@ export interface BansCheckDeps {
   redis: AppRedis;
   keySpace: KeySpace;
   blocklist: Blocklist;
+  /** For `includeDoors`: the user's bulk decisions. */
+  doors: DoorAccessService;
 }
 
 export function bansCheckRoute(deps: BansCheckDeps): RequestHandler {
@@ -43,19 +56,32 @@ export function bansCheckRoute(deps: BansCheckDeps): RequestHandler {
     const signed = await authenticateRequest(req, deps.verifier, nowMs);
     requireScope(signed.key, 'heartbeat');
     const body = validateBansCheck(parseJson(signed.body));
+    if (body.includeDoors) requireScope(signed.key, 'doors');
+    const caller = { gameId: signed.key.gameId, keyId: signed.key.keyId, signature: signed.signature, signedAtSeconds: signed.timestampSeconds };
     // Different hash slots ({g:} for the replay key, {w:} for the blocklist): two scripts, sent in the same
-    // turn, so they leave in one write (src/store/redis.ts `holdWritesForThisTurn`).
-    const [, entries] = await Promise.all([claims.claim(signed, body.externalId, nowMs), deps.blocklist.lookup(signed.key.workspaceId, body.externalId)]);
+    // turn, so they leave in one write (src/store/redis.ts `holdWritesForThisTurn`). With includeDoors the
+    // door lookup makes the replay claim and counts the ban-check quota in place of the claim script.
+    const claimed = body.includeDoors ? deps.doors.lookupForJoin(caller, body, banCheckQuota(body.externalId), nowMs) : claims.claim(signed, body.externalId, nowMs);
+    const [found, entries] = await Promise.all([claimed, deps.blocklist.lookup(signed.key.workspaceId, body.externalId)]);
     const decision = decideBan(entries, { gameId: signed.key.gameId, externalServerId: body.externalServerId }, nowMs);
-    sendJson(
-      res,
-      JSON.stringify({
-        banned: decision.banned,
-        scope: decision.scope,
-        expiresAt: decision.expiresAt === null ? null : new Date(decision.expiresAt).toISOString(),
-        reason: decision.reason,
-        serverTime: new Date(nowMs).toISOString(),
-      }),
-    );
+    const answer = {
+      banned: decision.banned,
+      scope: decision.scope,
+      expiresAt: decision.expiresAt === null ? null : new Date(decision.expiresAt).toISOString(),
+      reason: decision.reason,
+    };
+    if (!found) return sendJson(res, JSON.stringify({ ...answer, serverTime: new Date(nowMs).toISOString() }));
+    const doors = decision.banned || found.doorsLimited ? null : await joinDoors(deps.doors, caller, found, body, nowMs);
+    sendJson(res, `${JSON.stringify(answer).slice(0, -1)},"doors":${doors === null ? 'null' : doorBulkJson(doors)},"serverTime":"${new Date(nowMs).toISOString()}"}`);
   };
+}
+
+/** The joining user's bulk decisions, or null when the door data cannot be read (the ban answer stands). */
+async function joinDoors(doors: DoorAccessService, caller: DoorCaller, found: Lookup, body: BansCheckRequest, nowMs: number): Promise<DoorBulkAnswer | null> {
+  try {
+    return await doors.bulkFrom(caller, found, body, nowMs);
+  } catch (err) {
+    if (!(err instanceof UnavailableError)) throw err;
+    return null;
+  }
 }

@@ -18,10 +18,12 @@ end
 
 --[[
   Counts one request of `subject` in the quota counters headed by KEYS[counter] and returns the subject's
-  count in this window, this request included; every hash it writes expires A.qx ms from now (a margin
-  past the window's end: src/store/keys.ts QUOTA_MARGIN_SECONDS).
+  count in this window, this request included; every hash it writes expires p.qx ms from now (a margin
+  past the window's end: src/store/keys.ts QUOTA_MARGIN_SECONDS). `p` holds the count's arguments (qx,
+  and qr, tf, tt for overQuota): A when omitted, another table for a script's second quota.
 ]]
-local function countSubject(counter, subject)
+local function countSubject(counter, subject, p)
+  p = p or A
   local head = KEYS[counter]
   local x = tonumber(string.sub(redis.sha1hex(subject), 1, 12), 16)
   local level, split, n = shardState(head)
@@ -29,20 +31,21 @@ local function countSubject(counter, subject)
   -- '%.0f': Lua's tostring would print a 15-digit number as "%.14g", in exponent form
   local used = redis.call('HINCRBY', key, string.format('%.0f', QUOTA_FIELD_BASE + x), 1)
   if used == 1 then
-    redis.call('PEXPIRE', key, A.qx)
-    shardAdded(head, level, split, n, quotaFieldHash, A.qx)
+    redis.call('PEXPIRE', key, p.qx)
+    shardAdded(head, level, split, n, quotaFieldHash, p.qx)
   end
   return used
 end
 
 --[[
-  Counts one request of `subject` (countSubject). Over `quota`: counts the 429 in field A.tf of the
-  minute's throttle hash KEYS[throttled] (TTL A.tt s) and returns {"limited", A.qr}, A.qr = seconds to
-  the window's end; else nil.
+  Counts one request of `subject` (countSubject, arguments `p` as there). Over `quota`: counts the 429 in
+  field p.tf of the minute's throttle hash KEYS[throttled] (TTL p.tt s) and returns {"limited", p.qr},
+  p.qr = seconds to the window's end; else nil.
 ]]
-local function overQuota(counter, throttled, subject, quota)
-  if countSubject(counter, subject) <= quota then return nil end
-  redis.call('HINCRBY', KEYS[throttled], A.tf, 1)
-  redis.call('EXPIRE', KEYS[throttled], A.tt)
-  return {'limited', tostring(A.qr)}
+local function overQuota(counter, throttled, subject, quota, p)
+  p = p or A
+  if countSubject(counter, subject, p) <= quota then return nil end
+  redis.call('HINCRBY', KEYS[throttled], p.tf, 1)
+  redis.call('EXPIRE', KEYS[throttled], p.tt)
+  return {'limited', tostring(p.qr)}
 end
