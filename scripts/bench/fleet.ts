@@ -5,7 +5,7 @@
  * Usage:  npm run bench:fleet -- [--steps 1000,2000,3000,5000] [--players 30] [--duration 120]
  *             [--interval 15] [--ramp 10] [--probe-rate 5] [--wait 60] [--service-cpu 0] [--sim-cpu 1]
  *             [--max-probe-p99-ms 100] [--max-refusal-pct 1] [--idle 20] [--door-ttl S] [--cpu-prof DIR]
- *             [--pg-settings name=value,…] [--pg-nice N] [--from dist|src] [--timeline] [--no-docs] [--json]
+ *             [--pg-settings name=value,…] [--redis-settings name=value,…] [--pg-nice N] [--from dist|src] [--timeline] [--no-docs] [--json]
  *
  * A fleet simulation shares the machine with the service it loads; on two cores the simulator's own
  * event loop set the latencies it reported (ENVIRONMENT.md, "Load generation on two cores"). So this
@@ -58,7 +58,7 @@ import { describePgStep, PgProfile, type PgStepProfile } from './pg-profile.js';
 
 const USAGE = `usage: npm run bench:fleet -- [--steps 1000,2000,3000,5000] [--players 30] [--duration 120] [--interval 15]
   [--ramp 10] [--probe-rate 5] [--wait 60] [--service-cpu 0] [--sim-cpu 1] [--max-probe-p99-ms 100]
-  [--max-refusal-pct 1] [--idle 20] [--door-ttl S] [--cpu-prof DIR] [--pg-settings name=value,…] [--pg-nice N] [--from dist|src]
+  [--max-refusal-pct 1] [--idle 20] [--door-ttl S] [--cpu-prof DIR] [--pg-settings name=value,…] [--redis-settings name=value,…] [--pg-nice N] [--from dist|src]
   [--timeline] [--no-docs] [--json]`;
 
 const cli = parseCli(USAGE, {
@@ -77,6 +77,7 @@ const cli = parseCli(USAGE, {
     idle: { type: 'string' },
     'door-ttl': { type: 'string' },
     'pg-settings': { type: 'string' },
+    'redis-settings': { type: 'string' },
     'pg-nice': { type: 'string' },
     'cpu-prof': { type: 'string' },
     from: { type: 'string', default: 'dist' },
@@ -87,12 +88,12 @@ const cli = parseCli(USAGE, {
 });
 const steps = cli.values.steps.split(',').map((s) => Number(s.trim()));
 if (!steps.length || steps.some((n) => !Number.isInteger(n) || n < 1)) cli.fail('--steps must be comma-separated server counts');
-/** `--pg-settings name=value,name=value` as a record; exits with the usage on a pair without `=`. */
-function pgSettingsOf(raw: string | undefined): Record<string, string> {
+/** `--pg-settings` or `--redis-settings` `name=value,name=value` as a record; exits with the usage on a pair without `=`. */
+function settingsOf(option: string, raw: string | undefined): Record<string, string> {
   const settings: Record<string, string> = {};
   for (const kv of (raw ?? '').split(',').filter(Boolean)) {
     const [name, value] = kv.split('=', 2);
-    if (!name || !value) return cli.fail(`--pg-settings takes name=value pairs separated by commas, not ${JSON.stringify(kv)}`);
+    if (!name || !value) return cli.fail(`--${option} takes name=value pairs separated by commas, not ${JSON.stringify(kv)}`);
     settings[name] = value;
   }
   return settings;
@@ -121,7 +122,9 @@ const args = {
   /** The service's DOOR_CACHE_TTL_SECONDS (null: its default): how long the fleet's clients cache a decision. */
   doorTtl: cli.values['door-ttl'] === undefined ? null : cli.number('door-ttl', 60, 5, 3600, { integer: true }),
   /** Settings of the private PostgreSQL (`--pg-settings name=value,name=value`), for a trial of its configuration. */
-  pgSettings: pgSettingsOf(cli.values['pg-settings']),
+  pgSettings: settingsOf('pg-settings', cli.values['pg-settings']),
+  /** Settings of the private Redis (`--redis-settings name=value,…`, passed as `--name value`), for a trial of its configuration. */
+  redisSettings: settingsOf('redis-settings', cli.values['redis-settings']),
   /**
    * Niceness of the private PostgreSQL's autogroup (0–19; null: left at 0). The daemonised postmaster
    * forms an autogroup of its own, and Linux shares a core between autogroups before nice values count
@@ -208,6 +211,23 @@ async function pin(pid: number, cpu: number): Promise<void> {
 }
 
 /** Calls and µs of every Redis command so far (INFO commandstats). */
+/** The Redis counters of its forks and AOF writes that a step moves (INFO stats and persistence). */
+async function persistenceStats(redis: Redis): Promise<Record<string, number>> {
+  const text = (await redis.info('stats')) + (await redis.info('persistence'));
+  const out: Record<string, number> = {};
+  for (const name of ['total_forks', 'aof_delayed_fsync', 'latest_fork_usec', 'aof_rewrites']) {
+    const m = new RegExp(`^${name}:(\\d+)`, 'm').exec(text);
+    if (m) out[name] = Number(m[1]);
+  }
+  return out;
+}
+
+/** What a step did to Redis persistence: forks (AOF rewrites), AOF writes delayed by a slow fsync, the last fork's time. */
+function describePersistence(before: Record<string, number>, after: Record<string, number>): string {
+  const moved = (n: string) => (after[n] ?? 0) - (before[n] ?? 0);
+  return `forks ${moved('total_forks')}, AOF writes delayed by a pending fsync ${moved('aof_delayed_fsync')}, last fork ${after.latest_fork_usec ?? '?'} µs`;
+}
+
 async function commandStats(redis: Redis): Promise<Map<string, { calls: number; usec: number }>> {
   const info = await redis.info('commandstats');
   const out = new Map<string, { calls: number; usec: number }>();
@@ -326,24 +346,39 @@ function table(rows: Step[], names: string[]): string {
 }
 
 /**
- * The API's `gis_admission_shed_total` series from its console's /metrics (src/adapters/metrics/api-metrics.ts):
- * refusals by `class/reason`, e.g. `checks/loop_lag`. Empty when the scrape fails (the figure is a help, not a limit).
+ * From the API's console /metrics (src/adapters/metrics/api-metrics.ts): its `gis_admission_shed_total`
+ * series, refusals by `class/reason` (e.g. `checks/loop_lag`), and prom-client's garbage-collection
+ * histogram, pauses by kind (`gc`: `<kind> count` and `<kind> seconds`). Empty when the scrape fails (the
+ * figures are a help, not a limit).
  */
-async function admissionShed(url: string, token: string): Promise<Map<string, number>> {
-  const counts = new Map<string, number>();
+async function apiMetrics(url: string, token: string): Promise<{ shed: Map<string, number>; gc: Map<string, number> }> {
+  const shed = new Map<string, number>();
+  const gc = new Map<string, number>();
   try {
     const res = await fetch(url, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(5000) });
-    for (const m of (await res.text()).matchAll(/^gis_admission_shed_total\{([^}]*)\} (\d+)/gm)) {
+    const text = await res.text();
+    for (const m of text.matchAll(/^gis_admission_shed_total\{([^}]*)\} (\d+)/gm)) {
       const label = (name: string) => new RegExp(`${name}="(\\w+)"`).exec(m[1]!)?.[1] ?? '?';
-      counts.set(`${label('class')}/${label('reason')}`, Number(m[2]));
+      shed.set(`${label('class')}/${label('reason')}`, Number(m[2]));
+    }
+    for (const m of text.matchAll(/^nodejs_gc_duration_seconds_(count|sum)\{kind="(\w+)"\} ([\d.e+-]+)/gm)) {
+      gc.set(`${m[2]} ${m[1] === 'count' ? 'count' : 'seconds'}`, Number(m[3]));
     }
   } catch (err) {
     log(`  could not read the API's /metrics: ${String(err)}`);
   }
-  return counts;
+  return { shed, gc };
 }
 
-/** Refusals between two {@link admissionShed} readings, largest first, e.g. `checks/loop_lag 1200, doors/in_flight 30`. */
+/** The API's garbage collection between two {@link apiMetrics} readings, e.g. `major 12 × (0.84 s), minor 3100 × (2.1 s)`. */
+function describeGc(before: Map<string, number>, after: Map<string, number>): string {
+  const kinds = [...new Set([...after.keys()].map((k) => k.split(' ')[0]!))];
+  const moved = (k: string) => (after.get(k) ?? 0) - (before.get(k) ?? 0);
+  const rows = kinds.map((kind) => [kind, moved(`${kind} count`), moved(`${kind} seconds`)] as const).filter(([, n]) => n > 0);
+  return rows.length ? rows.map(([kind, n, sec]) => `${kind} ${n} × (${sec.toFixed(2)} s)`).join(', ') : 'none read';
+}
+
+/** Refusals between two {@link apiMetrics} readings, largest first, e.g. `checks/loop_lag 1200, doors/in_flight 30`. */
 function describeShed(before: Map<string, number>, after: Map<string, number>): string {
   const rows = [...after].map(([k, n]) => [k, n - (before.get(k) ?? 0)] as const).filter(([, n]) => n > 0);
   return rows.length ? rows.sort(([, a], [, b]) => b - a).map(([k, n]) => `${k} ${n}`).join(', ') : 'none';
@@ -367,7 +402,8 @@ async function main(): Promise<number> {
   let postgresStarted = false;
   try {
     const [redisPort, pgPort, apiPort, consolePort] = [await freePort(), await freePort(), await freePort(), await freePort()];
-    const redis = await startLocalRedis({ host: '127.0.0.1', port: redisPort, dir: path.join(dir, 'redis') });
+    const redisArgs = Object.entries(args.redisSettings).flatMap(([n, v]) => [`--${n}`, v]);
+    const redis = await startLocalRedis({ host: '127.0.0.1', port: redisPort, dir: path.join(dir, 'redis'), extraArgs: redisArgs });
     redisStarted = true;
     const postgres = await startLocalPostgres({ host: '127.0.0.1', port: pgPort, dir: path.join(dir, 'postgres'), preloadIfInstalled: ['pg_stat_statements'], settings: args.pgSettings });
     postgresStarted = true;
@@ -383,7 +419,7 @@ async function main(): Promise<number> {
     const prof = (name: string) => (args.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(args.cpuProfDir, name)}`] : []);
     // The operator token lets the bench read the API's /metrics (the admission signals that refused).
     const consoleToken = randomBytes(24).toString('base64url');
-    const shed = () => admissionShed(`http://127.0.0.1:${consolePort}/metrics`, consoleToken);
+    const shed = () => apiMetrics(`http://127.0.0.1:${consolePort}/metrics`, consoleToken);
     const api = startNodeScript('api', args.entries.api, { env: { ...env, PORT: String(apiPort), HOST: '127.0.0.1', CONSOLE_PORT: String(consolePort), CONSOLE_HOST: '127.0.0.1', CONSOLE_TOKEN: consoleToken }, nodeArgs: prof('api'), reportUnexpectedExit: true });
     children.push(api);
     const workers = startNodeScript('workers', args.entries.workers, { env, nodeArgs: prof('workers'), reportUnexpectedExit: true });
@@ -406,6 +442,7 @@ async function main(): Promise<number> {
     for (const servers of args.steps) {
       log(`step ${servers} servers × ${args.players} players, ${args.duration} s`);
       const statsBefore = await commandStats(stats);
+      const forksBefore = await persistenceStats(stats);
       const shedBefore = await shed();
       await pgProfile.start();
       const sampler = args.timeline ? new CpuSampler(watched.map(([, p]) => p)) : null;
@@ -419,7 +456,10 @@ async function main(): Promise<number> {
       rows.push(step);
       log(`  ${step.over ?? 'within the limits'}; service ${step.serviceCoreShare} of its core, ${step.cpuUsPerRequest} µs CPU per request`);
       log(`  requests by endpoint: ${step.requestsByEndpoint}`);
-      log(`  refused by admission control, by class and signal: ${describeShed(shedBefore, await shed())}`);
+      const shedAfter = await shed();
+      log(`  refused by admission control, by class and signal: ${describeShed(shedBefore.shed, shedAfter.shed)}`);
+      log(`  API garbage collection (pauses by kind): ${describeGc(shedBefore.gc, shedAfter.gc)}`);
+      log(`  Redis persistence: ${describePersistence(forksBefore, await persistenceStats(stats))}`);
       log(`  Redis time by command: ${step.redisTopCommands.map((c) => `${c.command} ${(c.usec / 1e6).toFixed(2)} s / ${c.calls}`).join(', ')}`);
       for (const line of describePgStep(step.postgres, step.windowSeconds)) log(`  ${line}`);
       log(`  Redis B per live server by family: ${step.bytesPerLiveServerByFamily.map((f) => `${f.family} ${f.bytes}`).join(', ')}`);
@@ -432,7 +472,7 @@ async function main(): Promise<number> {
         (rows.at(-1)?.over ? `; ${rows.at(-1)!.players.toLocaleString('en-US')} were over (${rows.at(-1)!.over})` : '; no step was over the limits') +
         `; at the knee's CPU per player above idle one fully used core would hold ${knee.projectedPlayersPerCore.toLocaleString('en-US')}`
       : `no step within the limits (first: ${rows[0]?.over ?? 'none ran'})`;
-    const settings = `steps ${args.steps.join(', ')} servers × ${args.players} players, ${args.duration} s each, interval ${args.interval} s, ramp ${args.ramp} s, probe ${args.probeRate}/s, door cache TTL ${args.doorTtl ?? 'default (300)'} s${args.pgNice === null ? '' : `, PostgreSQL's autogroup at nice ${args.pgNice}`}${Object.keys(args.pgSettings).length ? `, PostgreSQL ${Object.entries(args.pgSettings).map(([n, v]) => `${n}=${v}`).join(' ')}` : ''}; limits probe p99 ≤ ${args.maxProbeP99Ms} ms, refusals ≤ ${args.maxRefusalPct} %, no timeout; service (from ${args.entries.from}) on CPU ${args.serviceCpu} (idle: ${idleShare.toFixed(3)} of it), simulator on CPU ${args.simCpu}; load average at start ${loadAvg}`;
+    const settings = `steps ${args.steps.join(', ')} servers × ${args.players} players, ${args.duration} s each, interval ${args.interval} s, ramp ${args.ramp} s, probe ${args.probeRate}/s, door cache TTL ${args.doorTtl ?? 'default (300)'} s${args.pgNice === null ? '' : `, PostgreSQL's autogroup at nice ${args.pgNice}`}${Object.keys(args.pgSettings).length ? `, PostgreSQL ${Object.entries(args.pgSettings).map(([n, v]) => `${n}=${v}`).join(' ')}` : ''}${Object.keys(args.redisSettings).length ? `, Redis ${Object.entries(args.redisSettings).map(([n, v]) => `${n}=${v}`).join(' ')}` : ''}; limits probe p99 ≤ ${args.maxProbeP99Ms} ms, refusals ≤ ${args.maxRefusalPct} %, no timeout; service (from ${args.entries.from}) on CPU ${args.serviceCpu} (idle: ${idleShare.toFixed(3)} of it), simulator on CPU ${args.simCpu}; load average at start ${loadAvg}`;
     const md = `${table(rows, names)}\n\n${verdict}.`;
     if (args.json) console.log(JSON.stringify({ settings: args, loadAvg, steps: rows, idleShare, knee: knee ? { players: knee.players, servers: knee.servers, projectedPlayersPerCore: knee.projectedPlayersPerCore } : null }));
     else console.log(`${settings}\n\n${md}`);

@@ -68,6 +68,8 @@ describe('reference client: checkBan', () => {
     const c = client(`http://127.0.0.1:${await closedPort()}`, { problems });
     expect(await c.checkBan('c-banned')).to.deep.equal({ banned: false, source: 'fail_open', scope: null, expiresAt: null, reason: null });
     expect(problems.map((p) => p.kind)).to.deep.equal(['network']);
+    // asked with includeDoors, the failed check says it has no door decisions (the bulk check is then sent)
+    expect(await c.checkBan('c-banned', { includeDoors: true })).to.deep.equal({ banned: false, source: 'fail_open', scope: null, expiresAt: null, reason: null, doors: null });
   });
 
   it('fails closed with the switch (client option or per call)', async () => {

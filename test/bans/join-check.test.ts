@@ -5,6 +5,10 @@
  * quotas, and never gives door decisions to a banned user.
  */
 import { expect } from 'chai';
+import request from 'supertest';
+import { createApp } from '../../src/app.js';
+import { createDb } from '../../src/store/prisma.js';
+import { sign } from '../../src/auth/signature.js';
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { setLogLevel } from '../../src/log.js';
@@ -89,6 +93,22 @@ describe('POST /api/v1/game/bans/check with includeDoors', () => {
     expect(res.status).to.equal(429);
     expect(res.body.error.code).to.equal('rate_limited');
     expect(Number(res.headers['retry-after'])).to.be.within(1, 60);
+  });
+
+  it('without Postgres the ban check is still answered from Redis, with doors null', async () => {
+    await join(g, 'warm-blocklist'); // the workspace's blocklist is built in Redis
+    const deadDb = createDb('postgresql://postgres@127.0.0.1:1/none', 1);
+    const app = createApp({ config: h.config, keySpace: h.keySpace, redis: h.redis, db: deadDb, verifier: h.verifier });
+    try {
+      const raw = JSON.stringify({ externalId: 'pg-down', externalServerId: 'server-1', includeDoors: true });
+      const ts = String(Math.floor(Date.now() / 1000));
+      const res = await request(app).post(CHECK).set('Authorization', `Bearer ${g.key}`).set('X-Service-Timestamp', ts)
+        .set('X-Service-Signature', sign(g.secret, ts, raw)).set('Content-Type', 'application/json').send(raw);
+      expect(res.status, res.text).to.equal(200);
+      expect(res.body).to.include({ banned: false, doors: null });
+    } finally {
+      await deadDb.$disconnect();
+    }
   });
 
   it('counts against the bulk quota too: past it the ban is still answered, with doors null', async () => {

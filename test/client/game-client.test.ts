@@ -464,6 +464,26 @@ describe('client: game client heartbeat loop', function () {
     expect(c.isRunning).to.equal(false);
   });
 
+  it('stop() sends its final heartbeat at a random point of shutdownJitterSeconds, at most a third of its timeout', async () => {
+    stub.intervalSeconds = 60;
+    const c = makeClient({ shutdownJitterSeconds: 4 }); // random() is 0.5: 2 s into the window
+    c.start();
+    await until(() => c.stats().heartbeatsOk === 1, 'first 200');
+    c.track({ type: 'death', externalId: 'u1' });
+    const stoppedAt = clock.now();
+    await c.stop({ timeoutMs: 30_000 });
+    expect(stub.requests).to.have.length(2);
+    expect(stub.requests[1]!.receivedAt - stoppedAt).to.be.at.least(2000 - 50);
+    // the window is cut to a third of the timeout: 0.5 × 3 s, not 0.5 × 60 s
+    const short = makeClient({ shutdownJitterSeconds: 60, externalServerId: 'srv-2' });
+    short.start();
+    await until(() => short.stats().heartbeatsOk === 1, 'first 200 of srv-2');
+    const shortStoppedAt = clock.now();
+    await short.stop({ timeoutMs: 9_000 });
+    expect(stub.requests).to.have.length(4);
+    expect(stub.requests[3]!.receivedAt - shortStoppedAt).to.be.within(1500 - 50, 20_000); // uncut: 30 s
+  });
+
   it('stop() keeps flushing through a 5xx until the deadline', async () => {
     stub.intervalSeconds = 60;
     const c = makeClient({ backoff: { baseMs: 4000, maxMs: 4000 } });

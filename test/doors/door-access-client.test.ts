@@ -81,6 +81,23 @@ describe('reference client: doors', function () {
     expect(sent).to.have.length(2);
   });
 
+  it('one request per joining player: the ban check with includeDoors fills the cache, no doors/bulk is sent', async () => {
+    expect(await doors.refreshManifest()).to.equal(true);
+    sent = [];
+    const ban = await client.checkBan('ann-joins', { includeDoors: true });
+    expect(ban).to.include({ banned: false, source: 'service' });
+    expect((ban.doors as { decisions: { doorKey: string }[] }).decisions.map((d) => d.doorKey)).to.deep.equal(['lobby', 'vault']);
+    await doors.onJoin('ann-joins', ban.doors);
+    expect(await doors.check('lobby', 'ann-joins')).to.include({ allowed: true, source: 'cache' });
+    expect(await doors.check('vault', 'ann-joins')).to.include({ allowed: false, source: 'cache' });
+    expect(sent).to.deep.equal([]);
+    // without door decisions in the answer (null: banned, over quota, door data away) the bulk check is sent
+    await doors.onJoin('ann-later', null);
+    expect(sent).to.deep.equal(['POST /api/v1/game/doors/bulk']);
+    // a ban check asked without includeDoors carries no doors field
+    expect(await client.checkBan('plain')).to.not.have.property('doors');
+  });
+
   it('keeps decisions bulk-checked before the manifest arrived when it has the same version', async () => {
     const early = new DoorAccess({ request: (m, p, b) => { sent.push(`${m} ${p}`); return client.request(m, p, b); } });
     await early.onJoin('ann');

@@ -16,6 +16,7 @@ const SCENARIOS = [
   'a 409 from a clock 400 s fast is retried at once with the serverTime correction',
   'the interval is clamped to 15-60 s and uptime counts from the server\'s start',
   'the heartbeat after the registration goes out at a random point of the interval, later ones a whole interval apart; spreadPhase false keeps every gap whole',
+  'stop() sends its final heartbeat at a random point of shutdownJitterSeconds (default 5 s); 0 sends it at once',
   'checkDoors asks only for what is not cached; the bulk answers are used as they are',
   'doorCacheTtlSeconds of the heartbeat caps the cache (0: nothing cached, and no 1 + N requests)',
   'identical door and ban checks in flight share one request',

@@ -65,6 +65,8 @@ import {
 export const DEFAULT_SDK_VERSION = 'gis-ts-reference/0.1.0';
 /** Interval used until the first 200 tells the real one, seconds (spec default). */
 export const DEFAULT_INITIAL_INTERVAL_SECONDS = 20;
+/** Default `shutdownJitterSeconds`: the window `stop()` spreads its final heartbeat over, seconds. */
+export const DEFAULT_SHUTDOWN_JITTER_SECONDS = 5;
 /** Command ids are remembered at least this long after their ack went out, ms. */
 export const MIN_ID_RETENTION_MS = 10 * 60_000;
 
@@ -114,6 +116,13 @@ export interface GameClientOptions {
    * of its own. Default true; false keeps every gap at one interval.
    */
   spreadPhase?: boolean;
+  /**
+   * Window, seconds, over which `stop()` spreads its first final heartbeat (uniformly at random), at most
+   * a third of `stop()`'s timeout: a game update stops a whole fleet in the same second, and its final
+   * heartbeats would otherwise all arrive at once. Default {@link DEFAULT_SHUTDOWN_JITTER_SECONDS}; 0
+   * sends it at once.
+   */
+  shutdownJitterSeconds?: number;
   /** Ban checks in flight at once for this server; more wait their turn. Default 4. */
   maxConcurrentChecks?: number;
   /** Longest total wait for `Retry-After` on a refused ban check before the fail mode decides, seconds. Default 10. */
@@ -335,7 +344,8 @@ export class GameClient {
   /**
    * Stops the loop. With `flush` (default true) it then waits for running command handlers and sends
    * final heartbeats until every queued event, ack and failure got a 200, or `timeoutMs` (default 10 000
-   * ms) passed, or a setup error occurred; the last roster is reported by that final heartbeat. Events
+   * ms) passed, or a setup error occurred; the last roster is reported by that final heartbeat, which
+   * goes out at a random point of `shutdownJitterSeconds` (at most a third of `timeoutMs`). Events
    * still queued then are reported as one `events_unsent` problem (their count in the message; `stats()`
    * too). Commands arriving in the final responses are not executed. Resolves when done; never rejects.
    */
@@ -355,6 +365,9 @@ export class GameClient {
       await Promise.race([Promise.allSettled([...this.handlers]), this.clock.sleep(Math.max(0, deadline - this.clock.now()), cancel.signal)]);
       cancel.abort(WAKE_REASON);
     }
+    // A fleet stopped together (a game update) does not send its final heartbeats in the same instant.
+    const spreadMs = Math.min((this.opts.shutdownJitterSeconds ?? DEFAULT_SHUTDOWN_JITTER_SECONDS) * 1000, (deadline - this.clock.now()) / 3);
+    if (spreadMs > 0) await this.clock.sleep(Math.floor(this.random() * spreadMs));
     for (;;) {
       const out = await this.cycle();
       if (out.kind === 'halt') break;

@@ -175,7 +175,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
           operationId: 'bansCheck',
           parameters: [NONCE],
           summary: 'Blocklist lookup on connect, for platforms with no ban API',
-          description: `Scope heartbeat. A connect-time call, not polled; on a network error the client decides whether to fail open (recommended). ${signed}`,
+          description: `Scope heartbeat. A connect-time call, not polled; on a network error the client decides whether to fail open (recommended). With includeDoors: true (the key needs scope doors too, else 403) the answer also carries doors: the user's bulk door check as doors/bulk answers it without serverTime, or null when the user is banned, over the doors/bulk quota, or the door data cannot be read; one replay claim, counted against both quotas (only the bans/check quota refuses the request). ${signed}`,
           requestBody: { required: true, content: json(ref('BansCheckRequest')) },
           responses: responses(ref('BansCheckResponse'), 'The lookup; only banned is relied on.', COMMON_ERRORS),
         },

@@ -34,7 +34,7 @@ import type { KeySpace } from '../../../store/keyspace/key-space.js';
 import type { DoorAccessService, DoorBulkAnswer, DoorCaller } from '../../../doors/door-access-service.js';
 import type { Lookup } from '../../../doors/decision-cache.js';
 import { banCheckQuota } from '../../../limits/quotas.js';
-import { UnavailableError } from '../../../errors.js';
+import { NotFoundError, UnavailableError } from '../../../errors.js';
 import { doorBulkJson } from '../door-responses.js';
 
 const validateBansCheck = compileValidator<BansCheckRequest>(bansCheckRequestSchema);
@@ -76,12 +76,15 @@ export function bansCheckRoute(deps: BansCheckDeps): RequestHandler {
   };
 }
 
-/** The joining user's bulk decisions, or null when the door data cannot be read (the ban answer stands). */
+/**
+ * The joining user's bulk decisions, or null when the door data cannot be read (Postgres away on a cache
+ * miss, or the game deleted while its key is still cached): the ban answer stands either way.
+ */
 async function joinDoors(doors: DoorAccessService, caller: DoorCaller, found: Lookup, body: BansCheckRequest, nowMs: number): Promise<DoorBulkAnswer | null> {
   try {
     return await doors.bulkFrom(caller, found, body, nowMs);
   } catch (err) {
-    if (!(err instanceof UnavailableError)) throw err;
+    if (!(err instanceof UnavailableError) && !(err instanceof NotFoundError)) throw err;
     return null;
   }
 }
