@@ -12,7 +12,9 @@
  * above its ceiling; the ceilings are the configured maximum times the class's share
  * ({@link CLASS_SHARE}): heartbeats (they carry events and acks, and a refused one delays them) may use
  * everything, door manifest and bulk checks half, single door checks and ban checks a quarter, so as load
- * rises the cheapest-to-retry work is shed first and heartbeats last:
+ * rises the cheapest-to-retry work is shed first and heartbeats last. A door or ban request is refused at
+ * its class's ceiling only once a signal has stayed over it for {@link BURST_GRACE_MS} (a burst is let
+ * through), and always at the whole maximum:
  *
  * | signal | measures | config (heartbeat ceiling) |
  * | --- | --- | --- |
@@ -75,6 +77,18 @@ export const ENDPOINT_CLASS: Readonly<Record<string, RequestClass>> = Object.fre
  */
 export const PRESSURE_SHARE = 0.1;
 
+/**
+ * A burst is not an overload: door and ban requests over their class's ceiling are refused only once some
+ * signal has been over it for this long, ms, or when it reaches the whole configured maximum (the
+ * heartbeats' ceiling). A few hundred checks that arrive in the same instant (a fleet's joins, clients
+ * released together) are answered within about this long; refusing them bought no latency, only
+ * retries (docs/benchmarks.md "One request per joining player").
+ */
+export const BURST_GRACE_MS = 200;
+
+/** The class shares below 1, whose ceilings a burst may pass for {@link BURST_GRACE_MS}. */
+const BURSTING_SHARES: readonly number[] = [...new Set(Object.values(CLASS_SHARE).filter((s) => s < 1))];
+
 /** Seconds of continuous overload after which the Retry-After range doubles. */
 export const RETRY_AFTER_DOUBLING_SECONDS = 10;
 /** Seconds without a refusal after which an overload is over (the Retry-After range starts again). */
@@ -124,6 +138,8 @@ export class AdmissionController {
   /** Date.now() of the current overload's first refusal, and of its latest one (0: none yet). */
   private overloadSince = 0;
   private lastRefusalAt = 0;
+  /** By class share below 1: since when (this.now(), ms) a signal has been at or above it; absent: below. */
+  private readonly overSince = new Map<number, number>();
   /** Refusals by class and reason since the process started. */
   readonly shedCounts: Record<RequestClass, Record<ShedReason, number>> = {
     heartbeat: { in_flight: 0, redis_queue: 0, loop_lag: 0 },
@@ -159,10 +175,20 @@ export class AdmissionController {
    * @returns null when admitted, else the refusal (nothing was counted in flight).
    */
   tryAdmit(cls: RequestClass): Refusal | null {
-    const reason = this.overCeiling(CLASS_SHARE[cls]);
-    if (reason) return this.refuse(cls, reason);
+    const share = CLASS_SHARE[cls];
+    const reason = this.overCeiling(share);
+    if (reason === null) this.overSince.delete(share);
+    else if (share >= 1 || this.overFor(share) >= BURST_GRACE_MS || this.signalAt(1)) return this.refuse(cls, reason);
     this.enter(cls);
     return null;
+  }
+
+  /** How long, ms, some signal has been at or above `share` of its maximum (0 when first seen now). */
+  private overFor(share: number): number {
+    const now = this.now();
+    const since = this.overSince.get(share);
+    if (since === undefined) this.overSince.set(share, now);
+    return since === undefined ? 0 : now - since;
   }
 
   /**
@@ -180,7 +206,7 @@ export class AdmissionController {
 
   /** Which signal is at or above `share` times its configured maximum, or null. */
   private signalAt(share: number): ShedReason | null {
-    if (this.total >= Math.max(1, Math.floor(this.limits.maxInFlight * share))) return 'in_flight';
+    if (this.total >= this.inFlightCeiling(share)) return 'in_flight';
     if (this.redisQueue() >= Math.max(1, Math.floor(this.limits.maxRedisQueue * share))) return 'redis_queue';
     if (this.limits.maxLoopLagMs > 0 && this.lag >= this.limits.maxLoopLagMs * share) return 'loop_lag';
     return null;
@@ -190,6 +216,9 @@ export class AdmissionController {
   enter(cls: RequestClass): void {
     this.inFlight[cls]++;
     this.total++;
+    for (const share of BURSTING_SHARES) {
+      if (this.total === this.inFlightCeiling(share) && !this.overSince.has(share)) this.overSince.set(share, this.now());
+    }
   }
 
   /**
@@ -211,6 +240,14 @@ export class AdmissionController {
   release(cls: RequestClass): void {
     this.inFlight[cls]--;
     this.total--;
+    // below the ceiling again: the next request over it starts a new burst (the other signals are read
+    // again by the next request of the class)
+    for (const share of BURSTING_SHARES) if (this.total === this.inFlightCeiling(share) - 1) this.overSince.delete(share);
+  }
+
+  /** The in-flight ceiling at `share` of `ADMISSION_MAX_IN_FLIGHT`. */
+  private inFlightCeiling(share: number): number {
+    return Math.max(1, Math.floor(this.limits.maxInFlight * share));
   }
 
   /** Admitted requests in flight of one class. */

@@ -15,9 +15,10 @@ import type { Express } from 'express';
 import { Harness, heartbeatBody, event, type TestGame } from '../support/harness.js';
 import { singleRedisProxy } from '../support/redis-proxy.js';
 import { createApp } from '../../src/app.js';
-import { AdmissionController, type RequestClass } from '../../src/limits/admission.js';
+import { AdmissionController, BURST_GRACE_MS, type RequestClass } from '../../src/limits/admission.js';
 import { sign } from '../../src/auth/signature.js';
 import { ApiMetrics } from '../../src/adapters/metrics/api-metrics.js';
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const BANS = '/api/v1/game/bans/check';
@@ -91,6 +92,7 @@ describe('admission control (overload)', function () {
       proxy.stall();
       const stuck = [0, 1].map((i) => signedRequest(g, BANS, { externalId: `stuck-${i}`, externalServerId: 'server-1' })(app).then((r) => r));
       await until(() => admission.inFlightOf('checks') === 2, 'two ban checks in flight');
+      await sleep(BURST_GRACE_MS); // at the checks' ceiling for longer than a burst may be
 
       const refused = signedRequest(g, BANS, { externalId: 'refused', externalServerId: 'server-1' });
       const started = performance.now();
@@ -123,11 +125,16 @@ describe('admission control (overload)', function () {
       // Each ban check sends two commands (replay claim + blocklist lookup); checks may use a quarter: 4.
       const stuck = [0, 1].map((i) => signedRequest(g, BANS, { externalId: `q-stuck-${i}`, externalServerId: 'server-1' })(qApp).then((r) => r));
       await until(() => h.redis.commandQueue.length >= 4, 'four commands awaiting Redis');
+      // the first check to find the queue over the ceiling is let through as a burst; once it has been
+      // over it for the grace, the next is refused
+      const burst = signedRequest(g, BANS, { externalId: 'q-burst', externalServerId: 'server-1' })(qApp).then((r) => r);
+      await until(() => queued.inFlightOf('checks') === 3, 'the burst check admitted');
+      await sleep(BURST_GRACE_MS);
       const res = await signedRequest(g, BANS, { externalId: 'q-refused', externalServerId: 'server-1' })(qApp);
       expectOverloaded(res, queued.limits);
       expect(queued.shedCounts.checks.redis_queue).to.equal(1);
       proxy.resume();
-      await Promise.all(stuck);
+      await Promise.all([...stuck, burst]);
     });
   });
 
@@ -187,15 +194,42 @@ describe('admission control (overload)', function () {
     const limits = { maxInFlight: 8, maxRedisQueue: 100, maxLoopLagMs: 0, retryAfterMinSeconds: 2, retryAfterMaxSeconds: 6, retryAfterCapSeconds: 60 };
 
     it('sheds checks first (a quarter), door manifest/bulk next (half), heartbeats last (all)', () => {
-      const c = new AdmissionController(limits);
+      let now = 1_000_000;
+      const c = new AdmissionController(limits, () => 0, undefined, Math.random, () => now);
       const admitted = (cls: RequestClass) => c.tryAdmit(cls) === null;
-      expect([admitted('checks'), admitted('checks'), admitted('checks')]).to.deep.equal([true, true, false]);
-      expect([admitted('doors'), admitted('doors'), admitted('doors')]).to.deep.equal([true, true, false]);
+      expect([admitted('checks'), admitted('checks')]).to.deep.equal([true, true]);
+      now += BURST_GRACE_MS; // over the checks' ceiling for the whole grace: no longer a burst
+      expect(admitted('checks')).to.equal(false);
+      expect([admitted('doors'), admitted('doors')]).to.deep.equal([true, true]);
+      now += BURST_GRACE_MS;
+      expect(admitted('doors')).to.equal(false);
       expect([admitted('heartbeat'), admitted('heartbeat'), admitted('heartbeat'), admitted('heartbeat'), admitted('heartbeat')]).to.deep.equal([true, true, true, true, false]);
       c.release('checks');
       expect(c.requestsInFlight).to.equal(7);
       expect(admitted('checks')).to.equal(false); // 7 in flight: still above the checks' ceiling of 2
       expect(admitted('heartbeat')).to.equal(true);
+    });
+
+    it('lets a burst of checks past their ceiling for BURST_GRACE_MS, never past the whole maximum; a burst that drains starts afresh (issue #32 item 2)', () => {
+      let now = 1_000_000;
+      const c = new AdmissionController(limits, () => 0, undefined, Math.random, () => now);
+      const admitted = (cls: RequestClass) => c.tryAdmit(cls) === null;
+      // the checks' ceiling is 2 in flight: a burst of 8 gets in, the whole maximum (8) holds
+      expect([1, 2, 3, 4, 5, 6, 7, 8, 9].map(() => admitted('checks'))).to.deep.equal([true, true, true, true, true, true, true, true, false]);
+      expect(c.shedCounts.checks.in_flight).to.equal(1);
+      for (let i = 0; i < 6; i++) c.release('checks'); // 2 in flight: still at the ceiling
+      now += BURST_GRACE_MS - 1;
+      expect(admitted('checks')).to.equal(true);
+      now += 1; // over it for the whole grace: refused
+      expect(admitted('checks')).to.equal(false);
+      expect(admitted('heartbeat')).to.equal(true); // heartbeats' ceiling is the whole maximum
+      c.release('heartbeat');
+      for (let i = 0; i < 2; i++) c.release('checks'); // drained below the ceiling (1 in flight)
+      now += 10 * BURST_GRACE_MS;
+      expect(admitted('checks')).to.equal(true); // at the ceiling again only now: a new burst begins
+      expect(admitted('checks')).to.equal(true);
+      now += BURST_GRACE_MS;
+      expect(admitted('checks')).to.equal(false);
     });
 
     it('spreads Retry-After over every whole second of the configured range', () => {
@@ -256,6 +290,12 @@ describe('admission control (overload)', function () {
         if (c.tryAdmit('heartbeat') === null) c.release('heartbeat');
       }
       expect(c.loopLagMs).to.be.at.least(60);
+      expect(c.tryAdmit('checks')).to.equal(null); // the first check to find it over: a burst, let through
+      const since = performance.now();
+      while (performance.now() - since < BURST_GRACE_MS) {
+        block(120); // still saturated through the grace
+        await new Promise((r) => setTimeout(r, 1));
+      }
       expect(c.tryAdmit('checks')).to.deep.include({ reason: 'loop_lag' });
       expect(c.tryAdmit('heartbeat')).to.equal(null); // ceiling 240 ms
       c.close();
