@@ -192,7 +192,7 @@ interface Step {
 interface SimSummary {
   durationSeconds: number;
   void: string | null;
-  simulator: { loopDelayP99WorstMs: number };
+  simulator: { loopDelayP99WorstMs: number; processes: { role: string; loopDelayMs: { p99: number; max: number } }[] };
   requests: Record<string, { attempts: number; byStatus: Record<string, number>; latencyMs: { steady: LatencySummary } }>;
   refusals: { total: number };
   timeouts: number;
@@ -456,6 +456,7 @@ async function main(): Promise<number> {
       rows.push(step);
       log(`  ${step.over ?? 'within the limits'}; service ${step.serviceCoreShare} of its core, ${step.cpuUsPerRequest} µs CPU per request`);
       log(`  requests by endpoint: ${step.requestsByEndpoint}`);
+      log(`  simulator event loops (a long stall releases what waited as one burst): ${summary.simulator.processes.map((p) => `${p.role} p99 ${p.loopDelayMs.p99} ms, max ${p.loopDelayMs.max} ms`).join('; ')}`);
       const shedAfter = await shed();
       log(`  refused by admission control, by class and signal: ${describeShed(shedBefore.shed, shedAfter.shed)}`);
       log(`  API garbage collection (pauses by kind): ${describeGc(shedBefore.gc, shedAfter.gc)}`);

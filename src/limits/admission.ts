@@ -14,7 +14,7 @@
  * everything, door manifest and bulk checks half, single door checks and ban checks a quarter, so as load
  * rises the cheapest-to-retry work is shed first and heartbeats last. A door or ban request is refused at
  * its class's ceiling only once a signal has stayed over it for {@link BURST_GRACE_MS} (a burst is let
- * through), and always at the whole maximum:
+ * through), and always at {@link burstShare} (twice the ceiling, at most three quarters of the maximum):
  *
  * | signal | measures | config (heartbeat ceiling) |
  * | --- | --- | --- |
@@ -79,12 +79,20 @@ export const PRESSURE_SHARE = 0.1;
 
 /**
  * A burst is not an overload: door and ban requests over their class's ceiling are refused only once some
- * signal has been over it for this long, ms, or when it reaches the whole configured maximum (the
- * heartbeats' ceiling). A few hundred checks that arrive in the same instant (a fleet's joins, clients
+ * signal has been over it for this long, ms, or when it reaches {@link burstShare} of its maximum (heartbeats
+ * keep the rest). A few hundred checks that arrive in the same instant (a fleet's joins, clients
  * released together) are answered within about this long; refusing them bought no latency, only
  * retries (docs/benchmarks.md "One request per joining player").
  */
 export const BURST_GRACE_MS = 200;
+
+/**
+ * How far a burst of a class with share `share` (< 1) may go past its ceiling: twice it, never past three
+ * quarters of each maximum, so heartbeats always keep a quarter of it (checks: half, doors: three quarters).
+ */
+export function burstShare(share: number): number {
+  return Math.min(2 * share, 0.75);
+}
 
 /** The class shares below 1, whose ceilings a burst may pass for {@link BURST_GRACE_MS}. */
 const BURSTING_SHARES: readonly number[] = [...new Set(Object.values(CLASS_SHARE).filter((s) => s < 1))];
@@ -178,7 +186,7 @@ export class AdmissionController {
     const share = CLASS_SHARE[cls];
     const reason = this.overCeiling(share);
     if (reason === null) this.overSince.delete(share);
-    else if (share >= 1 || this.overFor(share) >= BURST_GRACE_MS || this.signalAt(1)) return this.refuse(cls, reason);
+    else if (share >= 1 || this.overFor(share) >= BURST_GRACE_MS || this.signalAt(burstShare(share))) return this.refuse(cls, reason);
     this.enter(cls);
     return null;
   }
