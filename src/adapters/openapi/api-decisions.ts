@@ -91,7 +91,7 @@ export function apiDecisions(defaults: Readonly<Config>): ApiDecision[] {
     {
       topic: 'bans-check-fields',
       spec: 'POST /api/v1/game/bans/check: "Request field names and response fields other than those in the Ban check result: not shown"',
-      decision: 'Request { externalId, externalServerId }. Response { banned, scope, expiresAt, reason, serverTime }; scope, expiresAt and reason are null when not banned and are informational (not final).',
+      decision: 'Request { externalId, externalServerId, includeDoors? }. Response { banned, scope, expiresAt, reason, serverTime }; scope, expiresAt and reason are null when not banned and are informational (not final). With includeDoors: true (the key needs scope doors too, else 403) the response also carries doors: the user\'s bulk door check as doors/bulk answers it without serverTime, or null when the user is banned, over the doors/bulk quota, or the door data cannot be read; one request per joining player instead of two.',
     },
     {
       topic: 'records-read-and-chat-endpoints',
