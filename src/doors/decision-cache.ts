@@ -177,7 +177,7 @@ export class DecisionCache {
     if (out[0] === 'limited') {
       this.throttled.mark(input.gameId, input.nowMs);
       // in mode join only the ban check's quota refuses the request (the bulk quota only withholds doors)
-      throw new QuotaExceededError(input.gameId, input.mode === 'join' ? 'ban_check' : q.kind, Number(out[1]));
+      throw new QuotaExceededError(input.gameId, (input.banQuota ?? q).kind, Number(out[1]));
     }
     const hits = new Map<string, CachedDecision>();
     if (input.mode === 'one' && out[3] !== undefined) hits.set(input.doorKey!, parseCached(out[3]));

@@ -31,7 +31,7 @@ import type { AppRedis } from '../../../store/redis.js';
 import { parseJson } from '../parse-json.js';
 import { sendJson } from '../send-json.js';
 import type { KeySpace } from '../../../store/keyspace/key-space.js';
-import type { DoorAccessService, DoorBulkAnswer, DoorCaller } from '../../../doors/door-access-service.js';
+import type { DoorAccessService, DoorCaller } from '../../../doors/door-access-service.js';
 import type { Lookup } from '../../../doors/decision-cache.js';
 import { banCheckQuota } from '../../../limits/quotas.js';
 import { NotFoundError, UnavailableError } from '../../../errors.js';
@@ -61,30 +61,31 @@ export function bansCheckRoute(deps: BansCheckDeps): RequestHandler {
     // Different hash slots ({g:} for the replay key, {w:} for the blocklist): two scripts, sent in the same
     // turn, so they leave in one write (src/store/redis.ts `holdWritesForThisTurn`). With includeDoors the
     // door lookup makes the replay claim and counts the ban-check quota in place of the claim script.
-    const claimed = body.includeDoors ? deps.doors.lookupForJoin(caller, body, banCheckQuota(body.externalId), nowMs) : claims.claim(signed, body.externalId, nowMs);
-    const [found, entries] = await Promise.all([claimed, deps.blocklist.lookup(signed.key.workspaceId, body.externalId)]);
+    const joinLookup = body.includeDoors ? deps.doors.lookupForJoin(caller, body, banCheckQuota(body.externalId), nowMs) : null;
+    const [, entries] = await Promise.all([joinLookup ?? claims.claim(signed, body.externalId, nowMs), deps.blocklist.lookup(signed.key.workspaceId, body.externalId)]);
     const decision = decideBan(entries, { gameId: signed.key.gameId, externalServerId: body.externalServerId }, nowMs);
-    const answer = {
+    const answer = JSON.stringify({
       banned: decision.banned,
       scope: decision.scope,
       expiresAt: decision.expiresAt === null ? null : new Date(decision.expiresAt).toISOString(),
       reason: decision.reason,
-    };
-    if (!found) return sendJson(res, JSON.stringify({ ...answer, serverTime: new Date(nowMs).toISOString() }));
-    const doors = decision.banned || found.doorsLimited ? null : await joinDoors(deps.doors, caller, found, body, nowMs);
-    sendJson(res, `${JSON.stringify(answer).slice(0, -1)},"doors":${doors === null ? 'null' : doorBulkJson(doors)},"serverTime":"${new Date(nowMs).toISOString()}"}`);
+    });
+    const doors = joinLookup ? `,"doors":${decision.banned ? 'null' : await joinDoors(deps.doors, caller, await joinLookup, body, nowMs)}` : '';
+    sendJson(res, `${answer.slice(0, -1)}${doors},"serverTime":"${new Date(nowMs).toISOString()}"}`);
   };
 }
 
 /**
- * The joining user's bulk decisions, or null when the door data cannot be read (Postgres away on a cache
- * miss, or the game deleted while its key is still cached): the ban answer stands either way.
+ * The joining user's bulk decisions as JSON (`doorBulkJson`), or `null` when the user is over the bulk
+ * quota or the door data cannot be read (Postgres away on a cache miss, or the game deleted while its key
+ * is still cached): the ban answer stands either way.
  */
-async function joinDoors(doors: DoorAccessService, caller: DoorCaller, found: Lookup, body: BansCheckRequest, nowMs: number): Promise<DoorBulkAnswer | null> {
+async function joinDoors(doors: DoorAccessService, caller: DoorCaller, found: Lookup, body: BansCheckRequest, nowMs: number): Promise<string> {
+  if (found.doorsLimited) return 'null';
   try {
-    return await doors.bulkFrom(caller, found, body, nowMs);
+    return doorBulkJson(await doors.bulkFrom(caller, found, body, nowMs));
   } catch (err) {
     if (!(err instanceof UnavailableError) && !(err instanceof NotFoundError)) throw err;
-    return null;
+    return 'null';
   }
 }
