@@ -14,6 +14,9 @@ export interface TimelineRow {
   requests: number;
   refused: number;
   timeouts: number;
+  /** The fleet processes' longest stall (a timer late by this much) and their GC pauses in the slice, ms. */
+  fleetLagMaxMs: number;
+  fleetGcMs: number;
   probe: ProbeSlice | null;
   /** Share of one core (0–1) each watched process used in the slice, by name; null where not sampled. */
   coreShare: Record<string, number | null>;
@@ -73,6 +76,8 @@ export function timelineRows(sim: TimelineSummary, cpu: CpuSampler, names: reado
       requests: s.fleet.attempts,
       refused: s.fleet.refused,
       timeouts: s.fleet.timeouts,
+      fleetLagMaxMs: s.fleet.lagMaxMs,
+      fleetGcMs: s.fleet.gcMs,
       probe: s.probe,
       coreShare: Object.fromEntries(names.map((n, i) => [n, shares[i] ?? null])),
     };
@@ -83,12 +88,12 @@ export function timelineRows(sim: TimelineSummary, cpu: CpuSampler, names: reado
 export function timelineTable(rows: readonly TimelineRow[], names: readonly string[], sliceSeconds: number): string {
   const ms = (v: number | null | undefined) => (v === null || v === undefined ? '–' : String(Math.round(v)));
   const share = (v: number | null | undefined) => (v === null || v === undefined ? '–' : v.toFixed(2));
-  const head = [`from s (${sliceSeconds} s slices)`, 'requests', 'refused', 'timeouts', 'probe p50 / p99 / max ms', 'probe refused', ...names.map((n) => `${n} core`), 'service core'];
+  const head = [`from s (${sliceSeconds} s slices)`, 'requests', 'refused', 'timeouts', 'simulator stall / GC ms', 'probe p50 / p99 / max ms', 'probe refused', ...names.map((n) => `${n} core`), 'service core'];
   const lines = [`| ${head.join(' | ')} |`, `| ${head.map(() => '---').join(' | ')} |`];
   for (const r of rows) {
     const total = names.reduce((n, k) => n + (r.coreShare[k] ?? 0), 0);
     const probe = r.probe ? `${ms(r.probe.p50)} / ${ms(r.probe.p99)} / ${ms(r.probe.max)}` : '–';
-    lines.push(`| ${[r.fromSeconds, r.requests, r.refused, r.timeouts, probe, r.probe?.refused ?? '–', ...names.map((n) => share(r.coreShare[n])), share(total)].join(' | ')} |`);
+    lines.push(`| ${[r.fromSeconds, r.requests, r.refused, r.timeouts, `${r.fleetLagMaxMs} / ${r.fleetGcMs}`, probe, r.probe?.refused ?? '–', ...names.map((n) => share(r.coreShare[n])), share(total)].join(' | ')} |`);
   }
   return lines.join('\n');
 }

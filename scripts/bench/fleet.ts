@@ -131,7 +131,10 @@ const args = {
    * (`/proc/sys/kernel/sched_autogroup_enabled`); the autogroup's own nice is what ranks Postgres against the API.
    */
   pgNice: cli.values['pg-nice'] === undefined ? null : cli.number('pg-nice', 0, 0, 19, { integer: true }),
-  /** Where the API and worker processes write a V8 CPU profile at exit (`node --cpu-prof`), or null. */
+  /**
+   * Where the API and worker processes write a V8 CPU profile at exit (`node --cpu-prof`), and each step's
+   * simulator processes theirs (under `simulator-<servers>`), or null.
+   */
   cpuProfDir: cli.values['cpu-prof'] ?? null,
   /** The API's and the workers' entry points: the build's (as `npm start` runs them) or the sources' under tsx. */
   entries: entriesOf(cli.values.from),
@@ -192,7 +195,7 @@ interface Step {
 interface SimSummary {
   durationSeconds: number;
   void: string | null;
-  simulator: { loopDelayP99WorstMs: number; processes: { role: string; loopDelayMs: { p99: number; max: number } }[] };
+  simulator: { loopDelayP99WorstMs: number; processes: { role: string; loopDelayMs: { p99: number; max: number }; gc: { count: number; totalMs: number; maxMs: number; majorMaxMs: number } }[] };
   requests: Record<string, { attempts: number; byStatus: Record<string, number>; latencyMs: { steady: LatencySummary } }>;
   refusals: { total: number };
   timeouts: number;
@@ -251,6 +254,7 @@ function simulate(env: Record<string, string>, apiUrl: string, servers: number, 
     '--servers', String(servers), '--players', String(args.players), '--duration', String(args.duration),
     '--interval', String(args.interval), '--ramp', String(args.ramp), '--probe-rate', String(args.probeRate),
     '--wait', String(args.wait), '--url', apiUrl, '--watch-pids', watch.join(','), '--json',
+    ...(args.cpuProfDir ? ['--cpu-prof', path.resolve(args.cpuProfDir, `simulator-${servers}`)] : []),
   ];
   return new Promise((resolve, reject) => {
     const child = spawn('taskset', simArgs, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
@@ -456,7 +460,7 @@ async function main(): Promise<number> {
       rows.push(step);
       log(`  ${step.over ?? 'within the limits'}; service ${step.serviceCoreShare} of its core, ${step.cpuUsPerRequest} µs CPU per request`);
       log(`  requests by endpoint: ${step.requestsByEndpoint}`);
-      log(`  simulator event loops (a long stall releases what waited as one burst): ${summary.simulator.processes.map((p) => `${p.role} p99 ${p.loopDelayMs.p99} ms, max ${p.loopDelayMs.max} ms`).join('; ')}`);
+      log(`  simulator event loops (a long stall releases what waited as one burst): ${summary.simulator.processes.map((p) => `${p.role} p99 ${p.loopDelayMs.p99} ms, max ${p.loopDelayMs.max} ms, GC ${p.gc.count} pauses ${p.gc.totalMs} ms (max ${p.gc.maxMs}, major max ${p.gc.majorMaxMs})`).join('; ')}`);
       const shedAfter = await shed();
       log(`  refused by admission control, by class and signal: ${describeShed(shedBefore.shed, shedAfter.shed)}`);
       log(`  API garbage collection (pauses by kind): ${describeGc(shedBefore.gc, shedAfter.gc)}`);

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { backoffDelayMs, parseRetryAfterMs, CommandTracker, EventQueue, percentile, Roster, type EventEntry } from '@gis/client';
+import { backoffDelayMs, parseRetryAfterMs, CommandTracker, entryOf, EventQueue, percentile, Roster, type EventEntry, type QueuedEvent } from '@gis/client';
 
 const ev = (n: number): EventEntry => ({ eventId: `e${n}`, type: 'spawn', occurredAt: new Date(0).toISOString() });
 
@@ -22,23 +22,28 @@ describe('client: parts', () => {
   });
 
   describe('EventQueue', () => {
+    const json = (n: number): QueuedEvent => JSON.stringify(ev(n));
+    const ids = (events: QueuedEvent[]) => events.map((e) => entryOf(e).eventId);
+
     it('peeks without removing and drops only what a 200 confirmed', () => {
       const q = new EventQueue();
-      for (let i = 1; i <= 5; i++) q.push(ev(i));
+      for (let i = 1; i <= 5; i++) q.push(json(i));
       const batch = q.peek(3);
-      expect(batch.map((e) => e.eventId)).to.deep.equal(['e1', 'e2', 'e3']);
+      expect(ids(batch)).to.deep.equal(['e1', 'e2', 'e3']);
       expect(q.size).to.equal(5);
-      q.push(ev(6)); // tracked while the heartbeat was in flight
+      q.push(json(6)); // tracked while the heartbeat was in flight
       expect(q.confirm(batch)).to.equal(3);
-      expect(q.peek(10).map((e) => e.eventId)).to.deep.equal(['e4', 'e5', 'e6']);
+      expect(ids(q.peek(10))).to.deep.equal(['e4', 'e5', 'e6']);
     });
 
     it('drops the oldest beyond its bound and reports how many', () => {
       const q = new EventQueue(3);
-      expect([1, 2, 3, 4].map((n) => q.push(ev(n)))).to.deep.equal([0, 0, 0, 1]);
-      expect(q.peek(10).map((e) => e.eventId)).to.deep.equal(['e2', 'e3', 'e4']);
-      expect(q.remove('e3')).to.equal(true);
+      expect([1, 2, 3, 4].map((n) => q.push(json(n)))).to.deep.equal([0, 0, 0, 1]);
+      expect(ids(q.peek(10))).to.deep.equal(['e2', 'e3', 'e4']);
+      expect(q.remove(json(3))).to.equal(true);
+      expect(q.remove(json(3))).to.equal(false);
       expect(q.size).to.equal(2);
+      expect(entryOf(q.peek(1)[0]!)).to.deep.equal(ev(2));
     });
   });
 

@@ -155,6 +155,25 @@ describe('client: game client heartbeat loop', function () {
     expect(c.stats().eventsAcked).to.equal(2);
   });
 
+  it('counts events of a heartbeat without an answer as outcome unknown until a 200 carries them, and reports them', async () => {
+    stub.enqueue(async (_req, s) => {
+      await pause(600); // past the client's request timeout: no answer reaches it
+      return s.ok();
+    });
+    const unknown: unknown[][] = [];
+    const c = makeClient({ requestTimeoutMs: 150, onHeartbeatUnknown: (r) => unknown.push(r.events) });
+    const e1 = c.track({ type: 'join', externalId: 'u1', payload: { team: 'red' } });
+    const e2 = c.track({ type: 'spawn', externalId: 'u1' });
+    c.start();
+    await until(() => unknown.length === 1, 'the heartbeat to time out');
+    expect(unknown[0]).to.deep.equal([e1, e2]);
+    expect(c.stats()).to.include({ eventsQueued: 2, eventsOutcomeUnknown: 2, heartbeatsOutcomeUnknown: 1 });
+    const e3 = c.track({ type: 'leave', externalId: 'u1' });
+    await until(() => c.stats().eventsQueued === 0, 'the resend to get its 200');
+    expect(c.stats()).to.include({ eventsOutcomeUnknown: 0, eventsAcked: 3 });
+    expect(stub.requests.at(-1)!.json.events).to.deep.equal([e1, e2, e3]);
+  });
+
   it('sends as the body exactly JSON.stringify of the request it reports, as the roster changes and events are resent', async () => {
     stub.enqueue(stub.error(503, 'unavailable'));
     const reported: string[] = [];

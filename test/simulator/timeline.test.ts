@@ -31,6 +31,26 @@ describe('simulator: timeline slices', () => {
     expect(merged.slices.get(2)!.latency.summary().max).to.equal(10);
   });
 
+  it("puts the process's stalls (the longest) and GC pauses (summed) in the slice they happened in", () => {
+    const now = Date.now();
+    const timeline: Timeline = { idleFromMs: now - 3 * SLICE_MS, t0: now - 2.5 * SLICE_MS, bootEndMs: now, endMs: now + SLICE_MS };
+    const a = new RequestStats(timeline);
+    a.noteLag(now, 40);
+    a.noteLag(now, 900);
+    a.noteLag(now, 15);
+    a.noteGc(now, 30);
+    a.noteGc(now - SLICE_MS, 12.4);
+    a.noteGc(now, 8);
+    a.noteLag(now - 3 * SLICE_MS, 5000); // before t0: in no slice
+    const b = new RequestStats(timeline);
+    b.noteLag(now, 1200);
+    b.noteGc(now, 2);
+    const merged = new RequestStats().addSlices(a.slicesJSON()).addSlices(b.slicesJSON());
+    expect([...merged.slices.keys()].sort()).to.deep.equal([1, 2]);
+    expect(merged.slices.get(2)).to.include({ lagMaxMs: 1200, gcMs: 40, attempts: 0 });
+    expect(merged.slices.get(1)).to.include({ lagMaxMs: 0, gcMs: 12 });
+  });
+
   it('gives each slice the CPU share the sampled processes used in it', async () => {
     const sampler = new CpuSampler([process.pid]);
     const t0Ms = Date.now();
@@ -38,12 +58,12 @@ describe('simulator: timeline slices', () => {
     const spinUntil = Date.now() + 1500;
     while (Date.now() < spinUntil) Math.sqrt(Math.random()); // this process on a core for 1.5 s
     sampler.stop();
-    const sim = { t0Ms, sliceSeconds: 2, slices: [{ fromSeconds: 0, fleet: { attempts: 5, refused: 1, timeouts: 0 }, probe: null }] };
+    const sim = { t0Ms, sliceSeconds: 2, slices: [{ fromSeconds: 0, fleet: { attempts: 5, refused: 1, timeouts: 0, lagMaxMs: 850, gcMs: 120 }, probe: null }] };
     const rows = timelineRows(sim, sampler, ['test']);
     expect(rows).to.have.length(1);
-    expect(rows[0]).to.include({ fromSeconds: 0, requests: 5, refused: 1, timeouts: 0 });
+    expect(rows[0]).to.include({ fromSeconds: 0, requests: 5, refused: 1, timeouts: 0, fleetLagMaxMs: 850, fleetGcMs: 120 });
     // Busy for ~1.5 s of the ~1.5 s sampled: well above idle, at most about one core.
     expect(rows[0]!.coreShare.test).to.be.within(0.5, 1.2);
-    expect(timelineTable(rows, ['test'], 2)).to.match(/^\| from s \(2 s slices\) \|.*\n\| --- .*\n\| 0 \| 5 \| 1 \| 0 \| – \| – \| \d\.\d\d \| \d\.\d\d \|$/);
+    expect(timelineTable(rows, ['test'], 2)).to.match(/^\| from s \(2 s slices\) \|.*\n\| --- .*\n\| 0 \| 5 \| 1 \| 0 \| 850 \/ 120 \| – \| – \| \d\.\d\d \| \d\.\d\d \|$/);
   });
 });

@@ -79,6 +79,18 @@ describe('simulator: timer wheel', () => {
     expect(errors.map((e) => (e as Error).message)).to.deep.equal(['boom']);
   });
 
+  it('reports how late its timer fired when the process was busy past it (a stall)', async () => {
+    const late: number[] = [];
+    const wheel = new TimerWheel(10, undefined, (lateMs) => late.push(lateMs));
+    let ran = false;
+    wheel.at(Date.now() + 5, () => (ran = true));
+    const busyUntil = Date.now() + 120;
+    while (Date.now() < busyUntil) Math.sqrt(Math.random()); // the event loop held past the slot
+    await until(() => ran);
+    expect(late).to.have.length(1);
+    expect(late[0]).to.be.at.least(100);
+  });
+
   it('refuses a slot narrower than 1 ms', () => {
     expect(() => new TimerWheel(0)).to.throw(RangeError);
   });

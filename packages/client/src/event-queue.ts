@@ -3,12 +3,25 @@
  * local queue until a 200 is received; it drops them on success, not on send"). Events are taken from the
  * front for a heartbeat with {@link EventQueue.peek} and removed with {@link EventQueue.confirm} only when
  * that heartbeat got its 200; anything else leaves them queued, unchanged, eventIds included (Events rule 2).
+ *
+ * An event is queued as its JSON text ({@link QueuedEvent}), made once by `track()`: the bytes every
+ * heartbeat carrying it sends. One string per event instead of the entry, its payload and their strings:
+ * a fleet's events wait up to a heartbeat interval, long enough to reach the old generation of the
+ * garbage collector, whose marking costs per object (docs/benchmarks.md "The simulator's stalls").
  */
 import type { EventEntry } from './client-types.js';
 
+/** A queued event: the JSON text of its {@link EventEntry}. */
+export type QueuedEvent = string;
+
+/** The entry a queued event's JSON holds. */
+export function entryOf(event: QueuedEvent): EventEntry {
+  return JSON.parse(event) as EventEntry;
+}
+
 /** Events in the order they were tracked, bounded by `maxSize`; see the module comment. */
 export class EventQueue {
-  private items: EventEntry[] = [];
+  private items: QueuedEvent[] = [];
 
   /**
    * @param maxSize most events kept; beyond it the oldest are dropped (counted by the caller) so a long
@@ -22,37 +35,40 @@ export class EventQueue {
   }
 
   /** Appends `event`; returns how many of the oldest events were dropped to stay within `maxSize` (0 normally). */
-  push(event: EventEntry): number {
+  push(event: QueuedEvent): number {
     this.items.push(event);
     const over = this.items.length - this.maxSize;
     if (over > 0) this.items.splice(0, over);
     return Math.max(0, over);
   }
 
-  /** The oldest `n` events, in order, without removing them (a copy of the array, same entries). */
-  peek(n: number): EventEntry[] {
+  /** The oldest `n` events, in order, without removing them (a copy of the array). */
+  peek(n: number): QueuedEvent[] {
     return this.items.slice(0, Math.max(0, n));
   }
 
-  /** Removes the events that were carried by a heartbeat that got its 200; returns how many were removed. */
-  confirm(sent: readonly EventEntry[]): number {
+  /**
+   * Removes the events that were carried by a heartbeat that got its 200 (each event's JSON holds its
+   * unique eventId, so equal text is the same event); returns how many were removed.
+   */
+  confirm(sent: readonly QueuedEvent[]): number {
     if (!sent.length) return 0;
-    const ids = new Set(sent.map((e) => e.eventId));
+    const done = new Set(sent);
     const before = this.items.length;
-    this.items = this.items.filter((e) => !ids.has(e.eventId));
+    this.items = this.items.filter((e) => !done.has(e));
     return before - this.items.length;
   }
 
   /** How many queued events satisfy `pred`. */
-  count(pred: (event: EventEntry) => boolean): number {
+  count(pred: (event: QueuedEvent) => boolean): number {
     let n = 0;
     for (const e of this.items) if (pred(e)) n++;
     return n;
   }
 
-  /** Removes one event by id (an event the service can never accept); true when it was queued. */
-  remove(eventId: string): boolean {
-    const i = this.items.findIndex((e) => e.eventId === eventId);
+  /** Removes one event (an event the service can never accept); true when it was queued. */
+  remove(event: QueuedEvent): boolean {
+    const i = this.items.indexOf(event);
     if (i < 0) return false;
     this.items.splice(i, 1);
     return true;

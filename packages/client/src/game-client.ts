@@ -38,7 +38,7 @@ import { backoffDelayMs, DEFAULT_BACKOFF, retryAfterWithJitterMs, type BackoffOp
 import { systemClock, WAKE_REASON, type Clock } from './clock.js';
 import { StatsRecorder, type ClientStats } from './client-stats.js';
 import { CommandTracker, type CommandResults } from './command-tracker.js';
-import { EventQueue } from './event-queue.js';
+import { entryOf, EventQueue, type QueuedEvent } from './event-queue.js';
 import { SignedTransport, TransportError, type AttemptInfo, type FetchLike, type TransportResponse } from './http-transport.js';
 import { Roster } from './roster.js';
 import { BusyGate } from './busy-gate.js';
@@ -180,12 +180,6 @@ export interface TrackInput {
   eventId?: string;
 }
 
-/**
- * Where `track()` keeps an event's JSON: a non-enumerable property of the entry itself (invisible to
- * `JSON.stringify`, `Object.keys` and deep equality; a WeakMap would cost the garbage collector more).
- */
-const EVENT_JSON = Symbol('eventJson');
-
 /** What one heartbeat attempt cycle decided about the next one. */
 type Cycle = { kind: 'ok'; delayMs: number } | { kind: 'retry'; delayMs: number } | { kind: 'halt' };
 
@@ -219,8 +213,11 @@ export class GameClient {
   private readonly events: EventQueue;
   private readonly commands = new CommandTracker();
   private readonly recorder: StatsRecorder;
-  /** Events carried by a heartbeat whose outcome is unknown (no response); see `eventsOutcomeUnknown`. */
-  private readonly maybeSent = new WeakSet<EventEntry>();
+  /**
+   * Events carried by a heartbeat whose outcome is unknown (no response); see `eventsOutcomeUnknown`.
+   * Pruned to the queued ones by {@link stats} and on every 200.
+   */
+  private maybeSent = new Set<QueuedEvent>();
   private readonly handlers = new Set<Promise<void>>();
   private readonly bootMs: number;
   private readonly maxEventsPerHeartbeat: number;
@@ -317,7 +314,11 @@ export class GameClient {
 
   /** A copy of the counters (see {@link ClientStats}). */
   stats(): ClientStats {
-    return this.recorder.snapshot(this.events.size, this.events.count((e) => this.maybeSent.has(e)));
+    if (!this.maybeSent.size) return this.recorder.snapshot(this.events.size, 0);
+    const queued = new Set<QueuedEvent>();
+    for (const e of this.events.peek(this.events.size)) if (this.maybeSent.has(e)) queued.add(e);
+    this.maybeSent = queued;
+    return this.recorder.snapshot(this.events.size, queued.size);
   }
 
   /**
@@ -416,9 +417,8 @@ export class GameClient {
     } catch (err) {
       throw new TypeError(`event payload is not JSON-serialisable: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
     }
-    Object.defineProperty(entry, EVENT_JSON, { value: json });
     this.recorder.counters.eventsTracked++;
-    const dropped = this.events.push(entry);
+    const dropped = this.events.push(json);
     if (dropped) {
       this.recorder.counters.eventsDropped += dropped;
       this.problem({ kind: 'event_queue_overflow', message: `local event queue full: dropped ${dropped} oldest event(s)` });
@@ -510,9 +510,10 @@ export class GameClient {
    * The heartbeat body, fields in the spec's order, as an object (for `onHeartbeat` and
    * `onHeartbeatUnknown`) and as the JSON text that is signed and sent: the same text as
    * `JSON.stringify(request)`, put together from the roster's kept JSON and each event's JSON made by
-   * `track()`, so neither is serialised again for every heartbeat or resend.
+   * `track()`, so neither is serialised again for every heartbeat or resend. The object's `events` are
+   * parsed from that JSON when first read (most heartbeats have no reader of them).
    */
-  private buildRequest(events: EventEntry[], results: CommandResults): { request: HeartbeatRequest; body: string } {
+  private buildRequest(events: QueuedEvent[], results: CommandResults): { request: HeartbeatRequest; body: string } {
     const { externalScopeId, region } = this.opts;
     const players = this.roster.list();
     const head = {
@@ -524,8 +525,12 @@ export class GameClient {
       uptimeSeconds: Math.max(0, Math.floor((this.clock.now() - this.bootMs) / 1000)),
       ...(region !== undefined ? { region } : {}),
     };
-    const request: HeartbeatRequest = { ...head, players, events, acks: results.acks, ...(results.failures.length ? { failures: results.failures } : {}) };
-    const eventsJson = events.map((e) => (e as { [EVENT_JSON]?: string })[EVENT_JSON] ?? JSON.stringify(e)).join(',');
+    let entries: EventEntry[] | undefined;
+    const request = { ...head, players } as HeartbeatRequest;
+    Object.defineProperty(request, 'events', { enumerable: true, get: () => (entries ??= events.map(entryOf)) });
+    request.acks = results.acks;
+    if (results.failures.length) request.failures = results.failures;
+    const eventsJson = events.join(',');
     const failures = results.failures.length ? `,"failures":${JSON.stringify(results.failures)}` : '';
     const body = `${JSON.stringify(head).slice(0, -1)},"players":${this.roster.toJSONText()},"events":[${eventsJson}],"acks":${JSON.stringify(results.acks)}${failures}}`;
     return { request, body };
@@ -571,9 +576,10 @@ export class GameClient {
         }
         if (events.length === 1) {
           // One event alone is over the limit: it can never be accepted, and would block the queue forever.
-          this.events.remove(events[0]!.eventId);
+          this.events.remove(events[0]!);
           this.recorder.counters.eventsRejected++;
-          this.problem({ kind: 'event_rejected', status, message: `event ${events[0]!.eventId} (${events[0]!.type}) alone exceeds the envelope limit; dropped` });
+          const { eventId, type } = entryOf(events[0]!);
+          this.problem({ kind: 'event_rejected', status, message: `event ${eventId} (${type}) alone exceeds the envelope limit; dropped` });
           continue;
         }
         return this.retryLater('envelope_too_large', 'heartbeat without events exceeds the envelope limit (roster or acks too large)', status);
@@ -608,13 +614,14 @@ export class GameClient {
    * (as for 413) or drops the one event left and sends full batches again; reports each drop as `event_rejected`. Returns undefined to
    * resend at once, or a backoff when the batch had no events (the roster or acks were refused).
    */
-  private rejected(events: EventEntry[], res: TransportResponse): Cycle | undefined {
+  private rejected(events: QueuedEvent[], res: TransportResponse): Cycle | undefined {
     const pointer = res.errorPointer;
     const message = res.errorMessage ?? res.errorCode ?? '400';
     const index = eventIndexOfPointer(pointer);
-    const bad = index !== undefined ? events[index] : events.length === 1 ? events[0] : undefined;
-    if (bad) {
-      this.events.remove(bad.eventId);
+    const badJson = index !== undefined ? events[index] : events.length === 1 ? events[0] : undefined;
+    if (badJson) {
+      this.events.remove(badJson);
+      const bad = entryOf(badJson);
       // Found by halving, it is gone: the rest go out in full batches again. Left at 1 and doubling once
       // per 200 (one heartbeat an interval), a queue with a bad event every few intervals never drains
       // (the Luau SDK had the same flaw: sdk/luau/GameIntegration/init.luau `Client.rejected`).
@@ -631,9 +638,10 @@ export class GameClient {
     return this.retryLater('bad_request', `400 without events (${pointer ?? 'no pointer'}): ${message}`, 400);
   }
 
-  private accepted(request: HeartbeatRequest, events: EventEntry[], results: CommandResults, res: TransportResponse): Cycle {
+  private accepted(request: HeartbeatRequest, events: QueuedEvent[], results: CommandResults, res: TransportResponse): Cycle {
     const now = this.clock.now();
     this.events.confirm(events);
+    for (const e of events) this.maybeSent.delete(e);
     this.recorder.counters.heartbeatsOk++;
     this.recorder.counters.eventsAcked += events.length;
     const confirmed = this.commands.confirm(results, now, this.retentionMs());

@@ -21,7 +21,7 @@ const log = (line: string): void => send({ type: 'log', line });
 
 let fleet: SimServer[] = [];
 let stats = new RequestStats();
-const meter = new ProcessMeter();
+const meter = new ProcessMeter((atMs, ms) => stats.noteGc(atMs, ms));
 const doors = emptyDoorSummary();
 const problems: Record<string, number> = {};
 const setupErrors: FleetFinal['setupErrors'] = [];
@@ -30,7 +30,7 @@ let stopping = false;
 let reports = 0;
 const http = keepAliveFetch();
 /** The process's one timer for its servers' ticks, boots and client sleeps. */
-const wheel = new TimerWheel();
+const wheel = new TimerWheel(undefined, undefined, (lateMs, atMs) => stats.noteLag(atMs, lateMs));
 
 function onProblem(p: ProblemInfo): void {
   problems[p.kind] = (problems[p.kind] ?? 0) + 1;

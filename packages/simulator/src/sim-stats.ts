@@ -7,7 +7,7 @@
  *   time over the measured window, so a run whose generator lagged can be declared void.
  * Not part of the service.
  */
-import { monitorEventLoopDelay, type ELDHistogram } from 'node:perf_hooks';
+import { constants, monitorEventLoopDelay, performance, PerformanceObserver, type ELDHistogram } from 'node:perf_hooks';
 import { GAME_PATHS, type AttemptInfo } from '@gis/client';
 import { Histogram, type HistogramData, type LatencySummary } from './histogram.js';
 
@@ -67,6 +67,10 @@ export interface SliceData {
   refused: number;
   timeouts: number;
   latency: HistogramData;
+  /** The longest a timer of the process waited past its time in the slice (its stall), ms. */
+  lagMaxMs: number;
+  /** Garbage-collection pauses of the process in the slice, ms. */
+  gcMs: number;
 }
 
 /** Slices by index (slice i starts at t0 + i × {@link SLICE_MS}), as sent between processes. */
@@ -76,10 +80,12 @@ class Slice {
   attempts = 0;
   refused = 0;
   timeouts = 0;
+  lagMaxMs = 0;
+  gcMs = 0;
   readonly latency = new Histogram();
 
   toJSON(): SliceData {
-    return { attempts: this.attempts, refused: this.refused, timeouts: this.timeouts, latency: this.latency.toJSON() };
+    return { attempts: this.attempts, refused: this.refused, timeouts: this.timeouts, latency: this.latency.toJSON(), lagMaxMs: this.lagMaxMs, gcMs: Math.round(this.gcMs) };
   }
 
   add(d: SliceData): void {
@@ -87,6 +93,8 @@ class Slice {
     this.refused += d.refused;
     this.timeouts += d.timeouts;
     this.latency.add(d.latency);
+    this.lagMaxMs = Math.max(this.lagMaxMs, d.lagMaxMs);
+    this.gcMs += d.gcMs;
   }
 }
 
@@ -144,6 +152,26 @@ export class RequestStats {
       const k = ra && /^\d+$/.test(ra.trim()) ? ra.trim() : 'none';
       s.retryAfter[k] = (s.retryAfter[k] ?? 0) + 1;
     }
+  }
+
+  /**
+   * Notes that a timer of this process ran `lateMs` ms past its time at `atMs` (epoch ms): a stall, after
+   * which what waited leaves together (src/timer-wheel.ts reports it).
+   */
+  noteLag(atMs: number, lateMs: number): void {
+    const i = this.sliceOf(atMs);
+    if (i !== null) this.sliceAt(i).lagMaxMs = Math.max(this.sliceAt(i).lagMaxMs, Math.round(lateMs));
+  }
+
+  /** Notes a garbage-collection pause of `ms` ms that began at `atMs` (epoch ms). */
+  noteGc(atMs: number, ms: number): void {
+    const i = this.sliceOf(atMs);
+    if (i !== null) this.sliceAt(i).gcMs += ms;
+  }
+
+  /** The slice index of `atMs` (epoch ms); null before t0 or without a timeline. */
+  private sliceOf(atMs: number): number | null {
+    return this.timeline && atMs >= this.timeline.t0 ? Math.floor((atMs - this.timeline.t0) / SLICE_MS) : null;
   }
 
   private recordSlice(i: number, a: AttemptInfo, refused: boolean): void {
@@ -218,6 +246,12 @@ export interface ProcessReport {
    * simulated request needs on a virtual machine, so this is what the simulator's batching keeps down.
    */
   wakeups: number;
+  /**
+   * Garbage-collection pauses over the window (perf_hooks 'gc' entries), ms: how many, their sum, the
+   * longest, and the longest mark-compact (major) one. A long pause is a stall of the whole process, and
+   * what its servers meant to send meanwhile leaves as one burst.
+   */
+  gc: { count: number; totalMs: number; maxMs: number; majorMaxMs: number };
   /** HTTP attempts started in the window. */
   requests: number;
 }
@@ -238,18 +272,33 @@ export class ProcessMeter {
   private readonly loop: ELDHistogram = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS });
   private cpu: NodeJS.CpuUsage | null = null;
   private switches = 0;
+  private readonly gc = { count: 0, totalMs: 0, maxMs: 0, majorMaxMs: 0 };
+  private readonly gcObserver = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      this.onGc?.(performance.timeOrigin + e.startTime, e.duration);
+      this.gc.count++;
+      this.gc.totalMs += e.duration;
+      this.gc.maxMs = Math.max(this.gc.maxMs, e.duration);
+      if (((e as { detail?: { kind?: number } }).detail)?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) this.gc.majorMaxMs = Math.max(this.gc.majorMaxMs, e.duration);
+    }
+  });
   private report: Omit<ProcessReport, 'role' | 'pid' | 'requests'> | null = null;
+
+  /** @param onGc hears each GC pause while measuring: its start (epoch ms) and duration (ms). */
+  constructor(private readonly onGc?: (atMs: number, ms: number) => void) {}
 
   begin(): void {
     this.loop.reset();
     this.loop.enable();
     this.cpu = process.cpuUsage();
     this.switches = process.resourceUsage().voluntaryContextSwitches;
+    this.gcObserver.observe({ entryTypes: ['gc'] });
   }
 
   end(): void {
     if (this.report || !this.cpu) return;
     this.loop.disable();
+    this.gcObserver.disconnect();
     const used = process.cpuUsage(this.cpu);
     const wakeups = process.resourceUsage().voluntaryContextSwitches - this.switches;
     const ms = (ns: number) => Math.max(0, Math.round((Number.isFinite(ns) ? ns : 0) / 1e4 - LOOP_RESOLUTION_MS * 100) / 100);
@@ -259,13 +308,14 @@ export class ProcessMeter {
       cpuUserSeconds: Math.round(used.user / 1e4) / 100,
       cpuSystemSeconds: Math.round(used.system / 1e4) / 100,
       wakeups,
+      gc: { count: this.gc.count, totalMs: Math.round(this.gc.totalMs), maxMs: Math.round(this.gc.maxMs), majorMaxMs: Math.round(this.gc.majorMaxMs) },
     };
   }
 
   /** The figures (ends the measurement if still running). */
   result(role: ProcessReport['role'], requests: number): ProcessReport {
     this.end();
-    return { role, pid: process.pid, requests, ...(this.report ?? { loopDelayMs: { p50: 0, p99: 0, max: 0, mean: 0 }, cpuSeconds: 0, cpuUserSeconds: 0, cpuSystemSeconds: 0, wakeups: 0 }) };
+    return { role, pid: process.pid, requests, ...(this.report ?? { loopDelayMs: { p50: 0, p99: 0, max: 0, mean: 0 }, cpuSeconds: 0, cpuUserSeconds: 0, cpuSystemSeconds: 0, wakeups: 0, gc: { count: 0, totalMs: 0, maxMs: 0, majorMaxMs: 0 } }) };
   }
 }
 
@@ -286,7 +336,8 @@ export interface ProbeSlice {
 export interface TimelineSummary {
   t0Ms: number;
   sliceSeconds: number;
-  slices: { fromSeconds: number; fleet: { attempts: number; refused: number; timeouts: number }; probe: ProbeSlice | null }[];
+  /** `fleet.lagMaxMs`: the fleet processes' longest stall in the slice; `gcMs`: their GC pauses summed. */
+  slices: { fromSeconds: number; fleet: { attempts: number; refused: number; timeouts: number; lagMaxMs: number; gcMs: number }; probe: ProbeSlice | null }[];
 }
 
 /** The {@link TimelineSummary} of the fleet's merged stats and the probe's (null: no probe ran). */
@@ -299,7 +350,7 @@ export function timelineSummary(t0Ms: number, fleet: RequestStats, probe: Reques
     const latency = p?.latency.summary();
     slices.push({
       fromSeconds: (i * SLICE_MS) / 1000,
-      fleet: { attempts: f?.attempts ?? 0, refused: f?.refused ?? 0, timeouts: f?.timeouts ?? 0 },
+      fleet: { attempts: f?.attempts ?? 0, refused: f?.refused ?? 0, timeouts: f?.timeouts ?? 0, lagMaxMs: f?.lagMaxMs ?? 0, gcMs: Math.round(f?.gcMs ?? 0) },
       probe: probe ? { p50: latency?.p50 ?? null, p99: latency?.p99 ?? null, max: latency?.max ?? null, refused: p?.refused ?? 0 } : null,
     });
   }

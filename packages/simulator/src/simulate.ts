@@ -244,7 +244,13 @@ interface Child {
 
 function forkChild(role: 'fleet' | 'probe', cpuProfDir?: string): Child {
   const file = new URL(`./${role === 'fleet' ? 'fleet-worker' : 'probe'}.ts`, import.meta.url).pathname;
-  const execArgv = ['--import', 'tsx', ...(cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : [])];
+  // A fleet process keeps a fleet's queued events and players for up to a heartbeat interval, so its old
+  // generation is large and a major GC comes every ~20 s. With V8's helper threads on the same core (the
+  // process has one core, as under bench:fleet) the concurrent marking starved the event loop for 0.6–1.3 s
+  // each time, and what the servers meant to send meanwhile left as one burst: a stall of the simulator,
+  // not of a real fleet. Single-threaded, the marking runs in small steps between callbacks.
+  const gc = role === 'fleet' ? ['--single-threaded-gc'] : [];
+  const execArgv = [...gc, '--import', 'tsx', ...(cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : [])];
   const proc = fork(file, [], { execArgv, serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const child = { role, proc } as Child;
   child.ready = new Promise((resolve, reject) => {
@@ -683,7 +689,7 @@ function humanSummary(s: SimulationSummary): string {
     s.void ? `VOID         ${s.void}` : `valid        simulator loop delay p99 ≤ ${VOID_LOOP_DELAY_P99_MS} ms in every process (worst ${s.simulator.loopDelayP99WorstMs} ms)`,
     `simulator    fleet CPU ${s.simulator.fleetCpuSeconds} s for ${s.simulator.fleetRequests} requests = ${s.simulator.fleetCpuUsPerRequest} µs/request ` +
       `(user ${s.simulator.fleetCpuUserUsPerRequest}, system ${s.simulator.fleetCpuSystemUsPerRequest}; ${s.simulator.fleetWakeupsPerRequest} wake-ups/request; ${s.simulator.fleetCpuCoreShare} of a core); ` +
-      s.simulator.processes.map((p) => `${p.role} ${p.pid}: loop p99 ${p.loopDelayMs.p99} ms max ${p.loopDelayMs.max} ms, CPU ${p.cpuSeconds} s`).join('; '),
+      s.simulator.processes.map((p) => `${p.role} ${p.pid}: loop p99 ${p.loopDelayMs.p99} ms max ${p.loopDelayMs.max} ms, GC ${p.gc.count} pauses ${p.gc.totalMs} ms (max ${p.gc.maxMs}, major max ${p.gc.majorMaxMs}), CPU ${p.cpuSeconds} s`).join('; '),
     ...(s.machine ? [`machine      CPU busy ${s.machine.cpuBusyPercent} % of ${s.machine.cores} cores over the window`] : []),
     ...s.watchedPids.map((w) => `watched      pid ${w.pid}: ${w.cpuSeconds} CPU s`),
   ];

@@ -42,6 +42,8 @@ export class TimerWheel {
    * @param slotMs width of a slot, ms (at least 1).
    * @param onError hears an error thrown by a callback (the other callbacks run regardless); default:
    *   rethrown from a microtask, i.e. an uncaught exception, as a throwing `setTimeout` callback is.
+   * @param onLate hears how late the timer fired (ms past the end of its slot, at least 0) and when (epoch
+   *   ms): the process's stalls, after which everything that waited runs together.
    */
   constructor(
     readonly slotMs = DEFAULT_SLOT_MS,
@@ -49,6 +51,7 @@ export class TimerWheel {
       queueMicrotask(() => {
         throw err;
       }),
+    private readonly onLate?: (lateMs: number, atMs: number) => void,
   ) {
     if (!(slotMs >= 1)) throw new RangeError('TimerWheel needs slotMs >= 1');
   }
@@ -111,9 +114,11 @@ export class TimerWheel {
 
   /** Runs every slot that has ended, then re-arms for the next. */
   private run(): void {
+    const now = Date.now();
+    this.onLate?.(Math.max(0, now - this.armedFor * this.slotMs), now);
     this.timer = null;
     this.armedFor = Infinity;
-    const current = Math.floor(Date.now() / this.slotMs);
+    const current = Math.floor(now / this.slotMs);
     this.running = true;
     try {
       while (this.heap.length && this.heap[0]! <= current) {
