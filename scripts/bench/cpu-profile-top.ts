@@ -4,6 +4,7 @@
  * after").
  *
  * Usage:  npx tsx scripts/bench/cpu-profile-top.ts <file.cpuprofile> [--top 10] [--skip-ms 0] [--json]
+ *         npx tsx scripts/bench/cpu-profile-top.ts <file.cpuprofile> --stretches 500 [--json]
  *
  * `--skip-ms` leaves out the first milliseconds of the profile (process start-up: module loading and
  * compilation, which a load benchmark is not about).
@@ -12,6 +13,11 @@
  * node of the profile with the same function name, file and line (one function reached by many call
  * paths is one row). `(idle)` is left out of the shares: a share is of the busy (sampled, not idle) time;
  * `(garbage collector)` and `(program)` (native work V8 cannot attribute) stay in.
+ *
+ * `--stretches MS` lists instead every stretch of at least MS milliseconds without an `(idle)` sample: an
+ * event loop that never waited, i.e. a stall of the process (docs/benchmarks.md "The simulator's stalls
+ * were its own garbage collector"), with the GC time in it and the mean gap between its samples (the
+ * profiler samples every ~1 ms of wall time; wider gaps mean the thread was off its core).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -82,16 +88,65 @@ export function topFunctions(file: string, top = 10, skipMs = 0): { busyMs: numb
   return { busyMs: Math.round(busyUs / 1000), rows };
 }
 
+/** One stretch of a profile without an idle sample ({@link busyStretches}). */
+export interface BusyStretch {
+  /** Start, seconds from the profile's start. */
+  atSeconds: number;
+  ms: number;
+  /** Of {@link ms}: samples in `(garbage collector)`. */
+  gcMs: number;
+  /** Mean wall time between the stretch's samples, ms. */
+  meanSampleGapMs: number;
+}
+
+/**
+ * Every stretch of at least `minMs` ms in the profile at `file` without an `(idle)` sample, in time order.
+ * @throws when the file cannot be read or is not a CPU profile.
+ */
+export function busyStretches(file: string, minMs: number): BusyStretch[] {
+  const profile = JSON.parse(fs.readFileSync(file, 'utf8')) as CpuProfile;
+  if (!Array.isArray(profile.nodes)) throw new Error(`${file}: not a V8 CPU profile`);
+  const nameOf = new Map(profile.nodes.map((n) => [n.id, n.callFrame.functionName]));
+  const samples = profile.samples ?? [];
+  const deltas = profile.timeDeltas ?? [];
+  const out: BusyStretch[] = [];
+  let atUs = 0;
+  let from = -1;
+  let fromUs = 0;
+  let gcUs = 0;
+  for (let i = 0; i <= samples.length; i++) {
+    atUs += deltas[i] ?? 0;
+    const name = i < samples.length ? nameOf.get(samples[i]!) : '(idle)';
+    if (name !== '(idle)') {
+      if (from < 0) [from, fromUs, gcUs] = [i, atUs, 0];
+      if (name === '(garbage collector)') gcUs += deltas[i + 1] ?? 0;
+      continue;
+    }
+    if (from >= 0 && atUs - fromUs >= minMs * 1000) {
+      const ms = (atUs - fromUs) / 1000;
+      out.push({ atSeconds: Math.round(fromUs / 1e5) / 10, ms: Math.round(ms), gcMs: Math.round(gcUs / 1000), meanSampleGapMs: Math.round((ms / (i - from)) * 100) / 100 });
+    }
+    from = -1;
+  }
+  return out;
+}
+
 /** The rows as a Markdown table. */
 export function formatTop(rows: readonly ProfileRow[]): string {
   return ['| # | function (file:line) | self ms | % of busy |', '| --- | --- | --- | --- |', ...rows.map((r, i) => `| ${i + 1} | \`${r.fn}\` | ${r.selfMs} | ${r.pct} |`)].join('\n');
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
-  const { values, positionals } = parseArgs({ allowPositionals: true, options: { top: { type: 'string', default: '10' }, 'skip-ms': { type: 'string', default: '0' }, json: { type: 'boolean', default: false } } });
+  const { values, positionals } = parseArgs({ allowPositionals: true, options: { top: { type: 'string', default: '10' }, 'skip-ms': { type: 'string', default: '0' }, stretches: { type: 'string' }, json: { type: 'boolean', default: false } } });
   if (!positionals[0]) {
-    console.error('usage: cpu-profile-top.ts <file.cpuprofile> [--top 10] [--json]');
+    console.error('usage: cpu-profile-top.ts <file.cpuprofile> [--top 10] [--skip-ms 0] [--stretches MS] [--json]');
     process.exit(2);
+  }
+  if (values.stretches !== undefined) {
+    const stretches = busyStretches(positionals[0], Number(values.stretches));
+    const table = ['| from s | ms | GC ms | mean sample gap ms |', '| --- | --- | --- | --- |', ...stretches.map((b) => `| ${b.atSeconds} | ${b.ms} | ${b.gcMs} | ${b.meanSampleGapMs} |`)];
+    console.log(values.json ? JSON.stringify(stretches, null, 2) : table.join('\n'));
+    process.exit(0);
   }
   const result = topFunctions(positionals[0], Number(values.top), Number(values['skip-ms']));
   console.log(values.json ? JSON.stringify(result, null, 2) : `busy ${result.busyMs} ms\n${formatTop(result.rows)}`);
