@@ -6,8 +6,9 @@
  *
  * An event is queued as its JSON text ({@link QueuedEvent}), made once by `track()`: the bytes every
  * heartbeat carrying it sends. One string per event instead of the entry, its payload and their strings:
- * a fleet's events wait up to a heartbeat interval, long enough to reach the old generation of the
- * garbage collector, whose marking costs per object (docs/benchmarks.md "The simulator's stalls").
+ * 203 B a queued event instead of 436, for a queue that holds up to a heartbeat interval of events, and
+ * up to `maxSize` through an outage (docs/benchmarks.md "The simulator's stalls were its own garbage
+ * collector").
  */
 import type { EventEntry } from './client-types.js';
 

@@ -215,7 +215,7 @@ export class GameClient {
   private readonly recorder: StatsRecorder;
   /**
    * Events carried by a heartbeat whose outcome is unknown (no response); see `eventsOutcomeUnknown`.
-   * Pruned to the queued ones by {@link stats} and on every 200.
+   * Those a 200 confirmed leave it at once; those dropped from a full queue by {@link pruneMaybeSent}.
    */
   private maybeSent = new Set<QueuedEvent>();
   private readonly handlers = new Set<Promise<void>>();
@@ -314,11 +314,16 @@ export class GameClient {
 
   /** A copy of the counters (see {@link ClientStats}). */
   stats(): ClientStats {
-    if (!this.maybeSent.size) return this.recorder.snapshot(this.events.size, 0);
+    this.pruneMaybeSent();
+    return this.recorder.snapshot(this.events.size, this.maybeSent.size);
+  }
+
+  /** Keeps in {@link maybeSent} only the events still queued. */
+  private pruneMaybeSent(): void {
+    if (!this.maybeSent.size) return;
     const queued = new Set<QueuedEvent>();
     for (const e of this.events.peek(this.events.size)) if (this.maybeSent.has(e)) queued.add(e);
     this.maybeSent = queued;
-    return this.recorder.snapshot(this.events.size, queued.size);
   }
 
   /**
@@ -556,6 +561,8 @@ export class GameClient {
         // make that a no-op on the service); the caller hears what was sent, for its own accounting.
         this.recorder.counters.heartbeatsOutcomeUnknown++;
         for (const e of events) this.maybeSent.add(e);
+        // a long outage drops the oldest events from a full queue: forget them here too
+        if (this.maybeSent.size > this.events.size) this.pruneMaybeSent();
         try {
           this.opts.onHeartbeatUnknown?.(request);
         } catch {
