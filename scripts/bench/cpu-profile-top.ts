@@ -51,14 +51,20 @@ function shortUrl(url: string): string {
   return nm >= 0 ? file.slice(nm + 'node_modules/'.length) : path.relative(process.cwd(), file);
 }
 
+/** The V8 CPU profile at `file`. @throws when the file cannot be read or is not a CPU profile. */
+function readProfile(file: string): CpuProfile {
+  const profile = JSON.parse(fs.readFileSync(file, 'utf8')) as CpuProfile;
+  if (!Array.isArray(profile.nodes)) throw new Error(`${file}: not a V8 CPU profile`);
+  return profile;
+}
+
 /**
  * The `top` functions of the profile at `file` by self time, and the busy time they are shares of,
  * leaving out the samples of the profile's first `skipMs` milliseconds.
  * @throws when the file cannot be read or is not a CPU profile.
  */
 export function topFunctions(file: string, top = 10, skipMs = 0): { busyMs: number; rows: ProfileRow[] } {
-  const profile = JSON.parse(fs.readFileSync(file, 'utf8')) as CpuProfile;
-  if (!Array.isArray(profile.nodes)) throw new Error(`${file}: not a V8 CPU profile`);
+  const profile = readProfile(file);
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const selfUs = new Map<number, number>();
   const samples = profile.samples ?? [];
@@ -104,8 +110,7 @@ export interface BusyStretch {
  * @throws when the file cannot be read or is not a CPU profile.
  */
 export function busyStretches(file: string, minMs: number): BusyStretch[] {
-  const profile = JSON.parse(fs.readFileSync(file, 'utf8')) as CpuProfile;
-  if (!Array.isArray(profile.nodes)) throw new Error(`${file}: not a V8 CPU profile`);
+  const profile = readProfile(file);
   const nameOf = new Map(profile.nodes.map((n) => [n.id, n.callFrame.functionName]));
   const samples = profile.samples ?? [];
   const deltas = profile.timeDeltas ?? [];

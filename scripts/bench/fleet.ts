@@ -49,7 +49,7 @@ import path from 'node:path';
 import { parseCli } from '../support/cli-args.js';
 import { nodeBinary, ROOT, runCommand, startNodeScript, type ManagedChild } from '../support/child-process.js';
 import { freePort } from '../support/free-port.js';
-import { descendants, processTreeCpuSeconds, type LatencySummary, type TimelineSummary } from '@gis/simulator';
+import { describeLoopAndGc, descendants, processTreeCpuSeconds, type LatencySummary, type ProcessReport, type TimelineSummary } from '@gis/simulator';
 import { CpuSampler, timelineRows, timelineTable, type TimelineRow } from './fleet-timeline.js';
 import { Redis } from 'ioredis';
 import { startLocalRedis, stopLocalRedis } from '../services/redis.js';
@@ -195,7 +195,7 @@ interface Step {
 interface SimSummary {
   durationSeconds: number;
   void: string | null;
-  simulator: { loopDelayP99WorstMs: number; processes: { role: string; loopDelayMs: { p99: number; max: number }; gc: { count: number; totalMs: number; maxMs: number; majorMaxMs: number } }[] };
+  simulator: { loopDelayP99WorstMs: number; processes: Pick<ProcessReport, 'role' | 'loopDelayMs' | 'gc'>[] };
   requests: Record<string, { attempts: number; byStatus: Record<string, number>; latencyMs: { steady: LatencySummary } }>;
   refusals: { total: number };
   timeouts: number;
@@ -460,7 +460,7 @@ async function main(): Promise<number> {
       rows.push(step);
       log(`  ${step.over ?? 'within the limits'}; service ${step.serviceCoreShare} of its core, ${step.cpuUsPerRequest} µs CPU per request`);
       log(`  requests by endpoint: ${step.requestsByEndpoint}`);
-      log(`  simulator event loops (a long stall releases what waited as one burst): ${summary.simulator.processes.map((p) => `${p.role} p99 ${p.loopDelayMs.p99} ms, max ${p.loopDelayMs.max} ms, GC ${p.gc.count} pauses ${p.gc.totalMs} ms (max ${p.gc.maxMs}, major max ${p.gc.majorMaxMs})`).join('; ')}`);
+      log(`  simulator event loops (a long stall releases what waited as one burst): ${summary.simulator.processes.map((p) => `${p.role} ${describeLoopAndGc(p)}`).join('; ')}`);
       const shedAfter = await shed();
       log(`  refused by admission control, by class and signal: ${describeShed(shedBefore.shed, shedAfter.shed)}`);
       log(`  API garbage collection (pauses by kind): ${describeGc(shedBefore.gc, shedAfter.gc)}`);

@@ -16,5 +16,5 @@ export type { LatencySummary } from './histogram.js';
 export { keepAliveFetch, type KeepAliveFetchOptions } from './keep-alive-fetch.js';
 export { descendants, machineJiffies, processCpu, processCpuSeconds, processTreeCpuSeconds, voluntarySwitches } from './proc-stat.js';
 export type { FleetFinal, FleetProgress, FleetStart, FromChild, ProbeFinal, ProbeStart, ToChild } from './protocol.js';
-export { RequestStats, SLICE_MS, type ProbeSlice, type SliceData, type SlicesData, type Timeline, type TimelineSummary } from './sim-stats.js';
+export { describeLoopAndGc, RequestStats, SLICE_MS, type ProcessReport, type ProbeSlice, type SliceData, type SlicesData, type Timeline, type TimelineSummary } from './sim-stats.js';
 export { DEFAULT_SLOT_MS, TimerWheel } from './timer-wheel.js';

@@ -160,7 +160,9 @@ export class RequestStats {
    */
   noteLag(atMs: number, lateMs: number): void {
     const i = this.sliceOf(atMs);
-    if (i !== null) this.sliceAt(i).lagMaxMs = Math.max(this.sliceAt(i).lagMaxMs, Math.round(lateMs));
+    if (i === null) return;
+    const slice = this.sliceAt(i);
+    slice.lagMaxMs = Math.max(slice.lagMaxMs, Math.round(lateMs));
   }
 
   /** Notes a garbage-collection pause of `ms` ms that began at `atMs` (epoch ms). */
@@ -254,6 +256,11 @@ export interface ProcessReport {
   gc: { count: number; totalMs: number; maxMs: number; majorMaxMs: number };
   /** HTTP attempts started in the window. */
   requests: number;
+}
+
+/** A process's loop delay and GC pauses in one line: `loop p99 X ms, max Y ms, GC n pauses T ms (max M, major max J)`. */
+export function describeLoopAndGc(p: Pick<ProcessReport, 'loopDelayMs' | 'gc'>): string {
+  return `loop p99 ${p.loopDelayMs.p99} ms, max ${p.loopDelayMs.max} ms, GC ${p.gc.count} pauses ${p.gc.totalMs} ms (max ${p.gc.maxMs}, major max ${p.gc.majorMaxMs})`;
 }
 
 /**

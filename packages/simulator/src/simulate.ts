@@ -54,7 +54,7 @@ import { KeySpace } from '../../../src/store/keyspace/key-space.js';
 import { NudgeQueue } from '../../../src/commands/nudge-queue.js';
 import { attachNudgeImitation, CommandLoad, type CommandLoadSummary } from './command-load.js';
 import { emptyDoorSummary, mergeDoorSummary, seedSimulatedDoors, type DoorPlaySummary } from './door-play.js';
-import { addCounts, ENDPOINTS, ProcessMeter, RequestStats, timelineSummary, type Endpoint, type ProcessReport, type Timeline, type TimelineSummary } from './sim-stats.js';
+import { addCounts, describeLoopAndGc, ENDPOINTS, ProcessMeter, RequestStats, timelineSummary, type Endpoint, type ProcessReport, type Timeline, type TimelineSummary } from './sim-stats.js';
 import { Histogram, type LatencySummary } from './histogram.js';
 import { machineJiffies, processTreeCpuSeconds } from './proc-stat.js';
 import type { FleetFinal, FleetProgress, FleetStart, FromChild, ProbeFinal, ProbeStart, TargetSample, ToChild } from './protocol.js';
@@ -689,7 +689,7 @@ function humanSummary(s: SimulationSummary): string {
     s.void ? `VOID         ${s.void}` : `valid        simulator loop delay p99 ≤ ${VOID_LOOP_DELAY_P99_MS} ms in every process (worst ${s.simulator.loopDelayP99WorstMs} ms)`,
     `simulator    fleet CPU ${s.simulator.fleetCpuSeconds} s for ${s.simulator.fleetRequests} requests = ${s.simulator.fleetCpuUsPerRequest} µs/request ` +
       `(user ${s.simulator.fleetCpuUserUsPerRequest}, system ${s.simulator.fleetCpuSystemUsPerRequest}; ${s.simulator.fleetWakeupsPerRequest} wake-ups/request; ${s.simulator.fleetCpuCoreShare} of a core); ` +
-      s.simulator.processes.map((p) => `${p.role} ${p.pid}: loop p99 ${p.loopDelayMs.p99} ms max ${p.loopDelayMs.max} ms, GC ${p.gc.count} pauses ${p.gc.totalMs} ms (max ${p.gc.maxMs}, major max ${p.gc.majorMaxMs}), CPU ${p.cpuSeconds} s`).join('; '),
+      s.simulator.processes.map((p) => `${p.role} ${p.pid}: ${describeLoopAndGc(p)}, CPU ${p.cpuSeconds} s`).join('; '),
     ...(s.machine ? [`machine      CPU busy ${s.machine.cpuBusyPercent} % of ${s.machine.cores} cores over the window`] : []),
     ...s.watchedPids.map((w) => `watched      pid ${w.pid}: ${w.cpuSeconds} CPU s`),
   ];
