@@ -5,7 +5,8 @@
  * Usage:  npm run bench:fleet -- [--steps 1000,2000,3000,5000] [--players 30] [--duration 120]
  *             [--interval 15] [--ramp 10] [--probe-rate 5] [--wait 60] [--service-cpu 0] [--sim-cpu 1]
  *             [--max-probe-p99-ms 100] [--max-refusal-pct 1] [--idle 20] [--door-ttl S] [--cpu-prof DIR]
- *             [--pg-settings name=value,…] [--redis-settings name=value,…] [--pg-nice N] [--from dist|src] [--timeline] [--no-docs] [--json]
+ *             [--pg-settings name=value,…] [--redis-settings name=value,…] [--pg-nice N] [--from dist|src] [--sim-procs 4]
+ *             [--service-node-args ARGS] [--timeline] [--no-docs] [--json]
  *
  * A fleet simulation shares the machine with the service it loads; on two cores the simulator's own
  * event loop set the latencies it reported (ENVIRONMENT.md, "Load generation on two cores"). So this
@@ -59,7 +60,7 @@ import { describePgStep, PgProfile, type PgStepProfile } from './pg-profile.js';
 const USAGE = `usage: npm run bench:fleet -- [--steps 1000,2000,3000,5000] [--players 30] [--duration 120] [--interval 15]
   [--ramp 10] [--probe-rate 5] [--wait 60] [--service-cpu 0] [--sim-cpu 1] [--max-probe-p99-ms 100]
   [--max-refusal-pct 1] [--idle 20] [--door-ttl S] [--cpu-prof DIR] [--pg-settings name=value,…] [--redis-settings name=value,…] [--pg-nice N] [--from dist|src]
-  [--timeline] [--no-docs] [--json]`;
+  [--sim-procs 4] [--service-node-args ARGS] [--timeline] [--no-docs] [--json]`;
 
 const cli = parseCli(USAGE, {
   options: {
@@ -80,6 +81,8 @@ const cli = parseCli(USAGE, {
     'redis-settings': { type: 'string' },
     'pg-nice': { type: 'string' },
     'cpu-prof': { type: 'string' },
+    'sim-procs': { type: 'string' },
+    'service-node-args': { type: 'string' },
     from: { type: 'string', default: 'dist' },
     timeline: { type: 'boolean', default: false },
     'no-docs': { type: 'boolean', default: false },
@@ -136,6 +139,15 @@ const args = {
    * simulator processes theirs (under `simulator-<servers>`), or null.
    */
   cpuProfDir: cli.values['cpu-prof'] ?? null,
+  /**
+   * The simulator's fleet processes (`simulate --procs`), all on the simulator's core. Each holds its
+   * share of the fleet's queued events and players, so its garbage collections, which stall it and
+   * release what waited as one burst, shrink with the share (docs/benchmarks.md, "The fleet in four
+   * processes").
+   */
+  simProcs: cli.number('sim-procs', 4, 1, 64, { integer: true }),
+  /** Node options for the API and the worker processes (`--service-node-args "--single-threaded-gc"`), for a trial. */
+  serviceNodeArgs: (cli.values['service-node-args'] ?? '').split(/\s+/).filter(Boolean),
   /** The API's and the workers' entry points: the build's (as `npm start` runs them) or the sources' under tsx. */
   entries: entriesOf(cli.values.from),
   /** Print each step slice by slice (scripts/bench/fleet-timeline.ts). */
@@ -253,7 +265,7 @@ function simulate(env: Record<string, string>, apiUrl: string, servers: number, 
     '-c', String(args.simCpu), nodeBinary(), '--import', 'tsx', 'packages/simulator/src/simulate.ts',
     '--servers', String(servers), '--players', String(args.players), '--duration', String(args.duration),
     '--interval', String(args.interval), '--ramp', String(args.ramp), '--probe-rate', String(args.probeRate),
-    '--wait', String(args.wait), '--url', apiUrl, '--watch-pids', watch.join(','), '--json',
+    '--wait', String(args.wait), '--procs', String(args.simProcs), '--url', apiUrl, '--watch-pids', watch.join(','), '--json',
     ...(args.cpuProfDir ? ['--cpu-prof', path.resolve(args.cpuProfDir, `simulator-${servers}`)] : []),
   ];
   return new Promise((resolve, reject) => {
@@ -419,8 +431,8 @@ async function main(): Promise<number> {
     if (!pgProfile.statementsProfiled) log('postgres: pg_stat_statements is not installed; no statement profile');
     const env: Record<string, string> = { REDIS_URL: `redis://127.0.0.1:${redisPort}`, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' };
     if (args.doorTtl !== null) env.DOOR_CACHE_TTL_SECONDS = String(args.doorTtl);
-    // Profiles (scripts/bench/cpu-profile-top.ts reads them) cover the whole life of each process: idle and every step.
-    const prof = (name: string) => (args.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(args.cpuProfDir, name)}`] : []);
+    // --service-node-args, and profiles (scripts/bench/cpu-profile-top.ts reads them) of the whole life of each process: idle and every step.
+    const prof = (name: string) => [...args.serviceNodeArgs, ...(args.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(args.cpuProfDir, name)}`] : [])];
     // The operator token lets the bench read the API's /metrics (the admission signals that refused).
     const consoleToken = randomBytes(24).toString('base64url');
     const shed = () => apiMetrics(`http://127.0.0.1:${consolePort}/metrics`, consoleToken);
@@ -477,7 +489,7 @@ async function main(): Promise<number> {
         (rows.at(-1)?.over ? `; ${rows.at(-1)!.players.toLocaleString('en-US')} were over (${rows.at(-1)!.over})` : '; no step was over the limits') +
         `; at the knee's CPU per player above idle one fully used core would hold ${knee.projectedPlayersPerCore.toLocaleString('en-US')}`
       : `no step within the limits (first: ${rows[0]?.over ?? 'none ran'})`;
-    const settings = `steps ${args.steps.join(', ')} servers × ${args.players} players, ${args.duration} s each, interval ${args.interval} s, ramp ${args.ramp} s, probe ${args.probeRate}/s, door cache TTL ${args.doorTtl ?? 'default (300)'} s${args.pgNice === null ? '' : `, PostgreSQL's autogroup at nice ${args.pgNice}`}${Object.keys(args.pgSettings).length ? `, PostgreSQL ${Object.entries(args.pgSettings).map(([n, v]) => `${n}=${v}`).join(' ')}` : ''}${Object.keys(args.redisSettings).length ? `, Redis ${Object.entries(args.redisSettings).map(([n, v]) => `${n}=${v}`).join(' ')}` : ''}; limits probe p99 ≤ ${args.maxProbeP99Ms} ms, refusals ≤ ${args.maxRefusalPct} %, no timeout; service (from ${args.entries.from}) on CPU ${args.serviceCpu} (idle: ${idleShare.toFixed(3)} of it), simulator on CPU ${args.simCpu}; load average at start ${loadAvg}`;
+    const settings = `steps ${args.steps.join(', ')} servers × ${args.players} players, ${args.duration} s each, interval ${args.interval} s, ramp ${args.ramp} s, probe ${args.probeRate}/s, door cache TTL ${args.doorTtl ?? 'default (300)'} s${args.pgNice === null ? '' : `, PostgreSQL's autogroup at nice ${args.pgNice}`}${Object.keys(args.pgSettings).length ? `, PostgreSQL ${Object.entries(args.pgSettings).map(([n, v]) => `${n}=${v}`).join(' ')}` : ''}${Object.keys(args.redisSettings).length ? `, Redis ${Object.entries(args.redisSettings).map(([n, v]) => `${n}=${v}`).join(' ')}` : ''}; limits probe p99 ≤ ${args.maxProbeP99Ms} ms, refusals ≤ ${args.maxRefusalPct} %, no timeout; service (from ${args.entries.from}${args.serviceNodeArgs.length ? `, node ${args.serviceNodeArgs.join(' ')}` : ''}) on CPU ${args.serviceCpu} (idle: ${idleShare.toFixed(3)} of it), simulator (${args.simProcs} fleet processes) on CPU ${args.simCpu}; load average at start ${loadAvg}`;
     const md = `${table(rows, names)}\n\n${verdict}.`;
     if (args.json) console.log(JSON.stringify({ settings: args, loadAvg, steps: rows, idleShare, knee: knee ? { players: knee.players, servers: knee.servers, projectedPlayersPerCore: knee.projectedPlayersPerCore } : null }));
     else console.log(`${settings}\n\n${md}`);

@@ -91,9 +91,14 @@ describe('reference client: doors', function () {
     expect(await doors.check('lobby', 'ann-joins')).to.include({ allowed: true, source: 'cache' });
     expect(await doors.check('vault', 'ann-joins')).to.include({ allowed: false, source: 'cache' });
     expect(sent).to.deep.equal([]);
-    // without door decisions in the answer (null: banned, over quota, door data away) the bulk check is sent
+    // without door decisions in the answer (null: refused, over quota, door data away) no bulk check is
+    // sent at the join; the player's first uncached door asks for it, and the other doors answer from it
     await doors.onJoin('ann-later', null);
+    expect(sent).to.deep.equal([]);
+    expect(await doors.check('vault', 'ann-later')).to.include({ allowed: false, source: 'service' });
     expect(sent).to.deep.equal(['POST /api/v1/game/doors/bulk']);
+    expect(await doors.check('lobby', 'ann-later')).to.include({ allowed: true, source: 'cache' });
+    expect(sent).to.have.length(1);
     // a ban check asked without includeDoors carries no doors field
     expect(await client.checkBan('plain')).to.not.have.property('doors');
   });

@@ -28,8 +28,9 @@
  * - A forced state (from the manifest or a `door_set_state` command) is applied locally, without a
  *   request: locked denies, unlocked allows, auto returns to decisions (and forgets that door's cache).
  * - Decisions are cached for their `ttlSeconds` (0 = not cached); a single check is made only for an
- *   uncached door. A player whose join bulk check got no answer (refused in a join storm, an outage) gets
- *   it asked again at their first uncached door, instead of a single check for every door they use.
+ *   uncached door. A player whose join bulk check got no answer (refused in a join storm, an outage), or
+ *   whose ban check asked with `includeDoors` brought none, gets it asked at their first uncached door,
+ *   instead of a single check for every door they use.
  * - Service unreachable (network error, timeout, 5xx, 429, or a 401/403 setup problem): the door's
  *   failMode decides, `closed` (deny) when the door is not in the manifest. An unknown door (404) is denied.
  * - Boot herd (issue #15 item 3): a game's servers restart together, and every joining player causes a
@@ -194,11 +195,18 @@ export class DoorAccess {
    * HTTP or network outcomes.
    *
    * `joined`: the `doors` of a ban check asked with `includeDoors` (`GameClient.checkBan`). When it holds
-   * the decisions they are cached and no request is made; when it is null (the service gave none) the
-   * bulk check goes ahead as above.
+   * the decisions they are cached and no request is made. When it is null the service gave none: the ban
+   * check was refused or unanswered (a join storm, an outage), or the user is over the bulk quota, or the
+   * door data could not be read. A bulk check sent now would meet the same, one more request per joining
+   * player in the very overload that refused the first; so none is sent, and the player's first uncached
+   * door asks for the bulk instead (one request either way).
    */
   async onJoin(externalId: string, joined?: unknown): Promise<void> {
-    if (joined != null && this.take(externalId, joined)) return;
+    if (joined === null) {
+      this.bulkOwed.add(externalId);
+      return;
+    }
+    if (joined !== undefined && this.take(externalId, joined)) return;
     const left = this.bootEndsAt - this.clock.now();
     if (left <= 0 || this.deferred.has(externalId)) return this.deferred.get(externalId)?.done ?? this.bulk(externalId).then(() => undefined);
     const wake = new AbortController();
