@@ -30,6 +30,13 @@ export interface Config {
   port: number;
   /** Interface the game listener binds to. */
   host: string;
+  /**
+   * Length of the game listener's queue of connections not yet accepted (`listen(2)` backlog; Linux caps
+   * it at net.core.somaxconn). Node's default, 511, overflows when a fleet reconnects at once while the
+   * event loop is busy: every dropped connection is retried by the client's kernel after 1, 3, 7 s
+   * (docs/decisions.md "The listen backlog").
+   */
+  listenBacklog: number;
   logLevel: 'error' | 'warn' | 'info' | 'http' | 'debug';
   /** Maximum heartbeat/request body in bytes; larger gets 413 before parsing (spec: Limits, "not shown"). */
   maxEnvelopeBytes: number;
@@ -160,6 +167,7 @@ const schema = {
     LEGACY_LAYOUT_WRITES: { type: 'boolean', default: false },
     PORT: { type: 'integer', minimum: 0, maximum: 65535, default: 3000 },
     HOST: { type: 'string', minLength: 1, default: '0.0.0.0' },
+    HTTP_LISTEN_BACKLOG: { type: 'integer', minimum: 1, maximum: 65535, default: 4096 },
     LOG_LEVEL: { enum: ['error', 'warn', 'info', 'http', 'debug'], default: 'info' },
     MAX_ENVELOPE_BYTES: { type: 'integer', minimum: 1024, maximum: 16777216, default: 524288 },
     GONE_AFTER_MISSED_INTERVALS: { type: 'integer', minimum: 2, maximum: 20, default: 3 },
@@ -246,6 +254,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     legacyWrites: (v.LEGACY_LAYOUT_WRITES as unknown) === true,
     port: Number(v.PORT),
     host: String(v.HOST),
+    listenBacklog: Number(v.HTTP_LISTEN_BACKLOG),
     logLevel: v.LOG_LEVEL as Config['logLevel'],
     maxEnvelopeBytes: Number(v.MAX_ENVELOPE_BYTES),
     goneAfterMissedIntervals: Number(v.GONE_AFTER_MISSED_INTERVALS),

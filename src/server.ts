@@ -56,8 +56,8 @@ async function main(): Promise<void> {
   // Admission control of the game listener (src/limits/admission.ts): its ceilings come from config.
   const admission = admissionFor({ config, keySpace, redis, db, verifier, metrics, replicaAck });
   const app = createApp({ config, keySpace, redis, db, verifier, metrics, admission, persistence, replicaAck, keyRecords });
-  const server = app.listen(config.port, config.host, () => {
-    log.info('game listener up', { port: config.port, host: config.host, pid: process.pid });
+  const server = app.listen({ port: config.port, host: config.host, backlog: config.listenBacklog }, () => {
+    log.info('game listener up', { port: config.port, host: config.host, backlog: config.listenBacklog, pid: process.pid });
   });
   server.keepAliveTimeout = 65_000;
   const consoleListener = await startConsole({ config, keySpace, redis, db, metrics });

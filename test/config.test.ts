@@ -28,6 +28,13 @@ describe('config', () => {
     expect(() => loadConfig({ WORKERS_METRICS_PORT: '70000' })).to.throw(ConfigError, /WORKERS_METRICS_PORT/);
   });
 
+  it('HTTP_LISTEN_BACKLOG defaults to 4096 and takes 1 to 65535', () => {
+    expect(loadConfig({}).listenBacklog).to.equal(4096);
+    expect(loadConfig({ HTTP_LISTEN_BACKLOG: '511' }).listenBacklog).to.equal(511);
+    expect(() => loadConfig({ HTTP_LISTEN_BACKLOG: '0' })).to.throw(ConfigError, /HTTP_LISTEN_BACKLOG/);
+    expect(() => loadConfig({ HTTP_LISTEN_BACKLOG: '70000' })).to.throw(ConfigError, /HTTP_LISTEN_BACKLOG/);
+  });
+
   it('admission control: defaults, overrides, and a Retry-After range whose min exceeds its max is refused', () => {
     expect(loadConfig({}).admission).to.deep.equal({ maxInFlight: 512, maxRedisQueue: 2000, maxLoopLagMs: 200, retryAfterMinSeconds: 2, retryAfterMaxSeconds: 8, retryAfterCapSeconds: 60 });
     expect(loadConfig({ ADMISSION_MAX_LOOP_LAG_MS: '0', ADMISSION_MAX_IN_FLIGHT: '64' }).admission).to.include({ maxLoopLagMs: 0, maxInFlight: 64 });

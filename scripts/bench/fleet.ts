@@ -225,7 +225,23 @@ async function pin(pid: number, cpu: number): Promise<void> {
   if (res.code !== 0) throw new Error(`taskset -a -cp ${cpu} ${pid} failed: ${res.output.trim()}`);
 }
 
-/** Calls and µs of every Redis command so far (INFO commandstats). */
+/**
+ * Connections the kernel dropped because a listener's accept queue was full (TcpExt ListenOverflows of
+ * /proc/net/netstat), machine-wide; null where that file is missing. On a machine running only the bench,
+ * they are the API's: the simulator connects to nothing else in numbers.
+ */
+function listenOverflows(): number | null {
+  try {
+    const lines = fs.readFileSync('/proc/net/netstat', 'utf8').split('\n').filter((l) => l.startsWith('TcpExt:'));
+    const names = lines[0]?.split(/\s+/) ?? [];
+    const values = lines[1]?.split(/\s+/) ?? [];
+    const i = names.indexOf('ListenOverflows');
+    return i > 0 ? Number(values[i]) : null;
+  } catch {
+    return null;
+  }
+}
+
 /** The Redis counters of its forks and AOF writes that a step moves (INFO stats and persistence). */
 async function persistenceStats(redis: Redis): Promise<Record<string, number>> {
   const text = (await redis.info('stats')) + (await redis.info('persistence'));
@@ -243,6 +259,7 @@ function describePersistence(before: Record<string, number>, after: Record<strin
   return `forks ${moved('total_forks')}, AOF writes delayed by a pending fsync ${moved('aof_delayed_fsync')}, last fork ${after.latest_fork_usec ?? '?'} µs`;
 }
 
+/** Calls and µs of every Redis command so far (INFO commandstats). */
 async function commandStats(redis: Redis): Promise<Map<string, { calls: number; usec: number }>> {
   const info = await redis.info('commandstats');
   const out = new Map<string, { calls: number; usec: number }>();
@@ -459,6 +476,7 @@ async function main(): Promise<number> {
       log(`step ${servers} servers × ${args.players} players, ${args.duration} s`);
       const statsBefore = await commandStats(stats);
       const forksBefore = await persistenceStats(stats);
+      const overflowsBefore = listenOverflows();
       const shedBefore = await shed();
       await pgProfile.start();
       const sampler = args.timeline ? new CpuSampler(watched.map(([, p]) => p)) : null;
@@ -477,6 +495,8 @@ async function main(): Promise<number> {
       log(`  refused by admission control, by class and signal: ${describeShed(shedBefore.shed, shedAfter.shed)}`);
       log(`  API garbage collection (pauses by kind): ${describeGc(shedBefore.gc, shedAfter.gc)}`);
       log(`  Redis persistence: ${describePersistence(forksBefore, await persistenceStats(stats))}`);
+      const overflowsAfter = listenOverflows();
+      if (overflowsBefore !== null && overflowsAfter !== null) log(`  connections dropped at a full accept queue (machine-wide TcpExt ListenOverflows): ${overflowsAfter - overflowsBefore}`);
       log(`  Redis time by command: ${step.redisTopCommands.map((c) => `${c.command} ${(c.usec / 1e6).toFixed(2)} s / ${c.calls}`).join(', ')}`);
       for (const line of describePgStep(step.postgres, step.windowSeconds)) log(`  ${line}`);
       log(`  Redis B per live server by family: ${step.bytesPerLiveServerByFamily.map((f) => `${f.family} ${f.bytes}`).join(', ')}`);
