@@ -5,7 +5,7 @@
  * Usage:  npm run bench:fleet -- [--steps 1000,2000,3000,5000] [--players 30] [--duration 120]
  *             [--interval 15] [--ramp 10] [--probe-rate 5] [--wait 60] [--service-cpu 0] [--sim-cpu 1]
  *             [--max-probe-p99-ms 100] [--max-refusal-pct 1] [--idle 20] [--door-ttl S] [--cpu-prof DIR]
- *             [--pg-settings name=value,…] [--redis-settings name=value,…] [--pg-nice N] [--from dist|src] [--sim-procs 4]
+ *             [--pg-settings name=value,…] [--redis-settings name=value,…] [--pg-nice N] [--from dist|src] [--sim-procs 1]
  *             [--service-node-args ARGS] [--timeline] [--no-docs] [--json]
  *
  * A fleet simulation shares the machine with the service it loads; on two cores the simulator's own
@@ -60,7 +60,7 @@ import { describePgStep, PgProfile, type PgStepProfile } from './pg-profile.js';
 const USAGE = `usage: npm run bench:fleet -- [--steps 1000,2000,3000,5000] [--players 30] [--duration 120] [--interval 15]
   [--ramp 10] [--probe-rate 5] [--wait 60] [--service-cpu 0] [--sim-cpu 1] [--max-probe-p99-ms 100]
   [--max-refusal-pct 1] [--idle 20] [--door-ttl S] [--cpu-prof DIR] [--pg-settings name=value,…] [--redis-settings name=value,…] [--pg-nice N] [--from dist|src]
-  [--sim-procs 4] [--service-node-args ARGS] [--timeline] [--no-docs] [--json]`;
+  [--sim-procs 1] [--service-node-args ARGS] [--timeline] [--no-docs] [--json]`;
 
 const cli = parseCli(USAGE, {
   options: {
@@ -140,12 +140,12 @@ const args = {
    */
   cpuProfDir: cli.values['cpu-prof'] ?? null,
   /**
-   * The simulator's fleet processes (`simulate --procs`), all on the simulator's core. Each holds its
-   * share of the fleet's queued events and players, so its garbage collections, which stall it and
-   * release what waited as one burst, shrink with the share (docs/benchmarks.md, "The fleet in four
-   * processes").
+   * The simulator's fleet processes (`simulate --procs`), all on the simulator's core, for a trial: each
+   * holds its share of the fleet's queued events and players, so a garbage collection stalls a smaller
+   * part of the fleet, but the processes take turns on the one core (docs/benchmarks.md, "A slow host,
+   * the accept queue, and a join's bulk check when its ban check was refused": no clear gain on a slow host).
    */
-  simProcs: cli.number('sim-procs', 4, 1, 64, { integer: true }),
+  simProcs: cli.number('sim-procs', 1, 1, 64, { integer: true }),
   /** Node options for the API and the worker processes (`--service-node-args "--single-threaded-gc"`), for a trial. */
   serviceNodeArgs: (cli.values['service-node-args'] ?? '').split(/\s+/).filter(Boolean),
   /** The API's and the workers' entry points: the build's (as `npm start` runs them) or the sources' under tsx. */
@@ -509,7 +509,7 @@ async function main(): Promise<number> {
         (rows.at(-1)?.over ? `; ${rows.at(-1)!.players.toLocaleString('en-US')} were over (${rows.at(-1)!.over})` : '; no step was over the limits') +
         `; at the knee's CPU per player above idle one fully used core would hold ${knee.projectedPlayersPerCore.toLocaleString('en-US')}`
       : `no step within the limits (first: ${rows[0]?.over ?? 'none ran'})`;
-    const settings = `steps ${args.steps.join(', ')} servers × ${args.players} players, ${args.duration} s each, interval ${args.interval} s, ramp ${args.ramp} s, probe ${args.probeRate}/s, door cache TTL ${args.doorTtl ?? 'default (300)'} s${args.pgNice === null ? '' : `, PostgreSQL's autogroup at nice ${args.pgNice}`}${Object.keys(args.pgSettings).length ? `, PostgreSQL ${Object.entries(args.pgSettings).map(([n, v]) => `${n}=${v}`).join(' ')}` : ''}${Object.keys(args.redisSettings).length ? `, Redis ${Object.entries(args.redisSettings).map(([n, v]) => `${n}=${v}`).join(' ')}` : ''}; limits probe p99 ≤ ${args.maxProbeP99Ms} ms, refusals ≤ ${args.maxRefusalPct} %, no timeout; service (from ${args.entries.from}${args.serviceNodeArgs.length ? `, node ${args.serviceNodeArgs.join(' ')}` : ''}) on CPU ${args.serviceCpu} (idle: ${idleShare.toFixed(3)} of it), simulator (${args.simProcs} fleet processes) on CPU ${args.simCpu}; load average at start ${loadAvg}`;
+    const settings = `steps ${args.steps.join(', ')} servers × ${args.players} players, ${args.duration} s each, interval ${args.interval} s, ramp ${args.ramp} s, probe ${args.probeRate}/s, door cache TTL ${args.doorTtl ?? 'default (300)'} s${args.pgNice === null ? '' : `, PostgreSQL's autogroup at nice ${args.pgNice}`}${Object.keys(args.pgSettings).length ? `, PostgreSQL ${Object.entries(args.pgSettings).map(([n, v]) => `${n}=${v}`).join(' ')}` : ''}${Object.keys(args.redisSettings).length ? `, Redis ${Object.entries(args.redisSettings).map(([n, v]) => `${n}=${v}`).join(' ')}` : ''}; limits probe p99 ≤ ${args.maxProbeP99Ms} ms, refusals ≤ ${args.maxRefusalPct} %, no timeout; service (from ${args.entries.from}${args.serviceNodeArgs.length ? `, node ${args.serviceNodeArgs.join(' ')}` : ''}) on CPU ${args.serviceCpu} (idle: ${idleShare.toFixed(3)} of it), simulator (${args.simProcs} fleet process${args.simProcs === 1 ? '' : 'es'}) on CPU ${args.simCpu}; load average at start ${loadAvg}`;
     const md = `${table(rows, names)}\n\n${verdict}.`;
     if (args.json) console.log(JSON.stringify({ settings: args, loadAvg, steps: rows, idleShare, knee: knee ? { players: knee.players, servers: knee.servers, projectedPlayersPerCore: knee.projectedPlayersPerCore } : null }));
     else console.log(`${settings}\n\n${md}`);
