@@ -449,13 +449,13 @@ async function main(): Promise<number> {
     const env: Record<string, string> = { REDIS_URL: `redis://127.0.0.1:${redisPort}`, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' };
     if (args.doorTtl !== null) env.DOOR_CACHE_TTL_SECONDS = String(args.doorTtl);
     // --service-node-args, and profiles (scripts/bench/cpu-profile-top.ts reads them) of the whole life of each process: idle and every step.
-    const prof = (name: string) => [...args.serviceNodeArgs, ...(args.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(args.cpuProfDir, name)}`] : [])];
+    const nodeArgsOf = (name: string) => [...args.serviceNodeArgs, ...(args.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(args.cpuProfDir, name)}`] : [])];
     // The operator token lets the bench read the API's /metrics (the admission signals that refused).
     const consoleToken = randomBytes(24).toString('base64url');
     const shed = () => apiMetrics(`http://127.0.0.1:${consolePort}/metrics`, consoleToken);
-    const api = startNodeScript('api', args.entries.api, { env: { ...env, PORT: String(apiPort), HOST: '127.0.0.1', CONSOLE_PORT: String(consolePort), CONSOLE_HOST: '127.0.0.1', CONSOLE_TOKEN: consoleToken }, nodeArgs: prof('api'), reportUnexpectedExit: true });
+    const api = startNodeScript('api', args.entries.api, { env: { ...env, PORT: String(apiPort), HOST: '127.0.0.1', CONSOLE_PORT: String(consolePort), CONSOLE_HOST: '127.0.0.1', CONSOLE_TOKEN: consoleToken }, nodeArgs: nodeArgsOf('api'), reportUnexpectedExit: true });
     children.push(api);
-    const workers = startNodeScript('workers', args.entries.workers, { env, nodeArgs: prof('workers'), reportUnexpectedExit: true });
+    const workers = startNodeScript('workers', args.entries.workers, { env, nodeArgs: nodeArgsOf('workers'), reportUnexpectedExit: true });
     children.push(workers);
     const apiUrl = `http://127.0.0.1:${apiPort}`;
     await api.waitForUrl(`${apiUrl}/readyz`, 60_000);
