@@ -6,7 +6,7 @@
  *             [--interval 15] [--ramp 10] [--probe-rate 5] [--wait 60] [--service-cpu 0] [--sim-cpu 1]
  *             [--max-probe-p99-ms 100] [--max-refusal-pct 1] [--idle 20] [--door-ttl S] [--cpu-prof DIR]
  *             [--pg-settings name=value,…] [--redis-settings name=value,…] [--pg-nice N] [--from dist|src] [--sim-procs 1]
- *             [--service-node-args ARGS] [--timeline] [--no-docs] [--json]
+ *             [--timeline] [--no-docs] [--json]
  *
  * A fleet simulation shares the machine with the service it loads; on two cores the simulator's own
  * event loop set the latencies it reported (ENVIRONMENT.md, "Load generation on two cores"). So this
@@ -60,7 +60,7 @@ import { describePgStep, PgProfile, type PgStepProfile } from './pg-profile.js';
 const USAGE = `usage: npm run bench:fleet -- [--steps 1000,2000,3000,5000] [--players 30] [--duration 120] [--interval 15]
   [--ramp 10] [--probe-rate 5] [--wait 60] [--service-cpu 0] [--sim-cpu 1] [--max-probe-p99-ms 100]
   [--max-refusal-pct 1] [--idle 20] [--door-ttl S] [--cpu-prof DIR] [--pg-settings name=value,…] [--redis-settings name=value,…] [--pg-nice N] [--from dist|src]
-  [--sim-procs 1] [--service-node-args ARGS] [--timeline] [--no-docs] [--json]`;
+  [--sim-procs 1] [--timeline] [--no-docs] [--json]`;
 
 const cli = parseCli(USAGE, {
   options: {
@@ -82,7 +82,6 @@ const cli = parseCli(USAGE, {
     'pg-nice': { type: 'string' },
     'cpu-prof': { type: 'string' },
     'sim-procs': { type: 'string' },
-    'service-node-args': { type: 'string' },
     from: { type: 'string', default: 'dist' },
     timeline: { type: 'boolean', default: false },
     'no-docs': { type: 'boolean', default: false },
@@ -146,8 +145,6 @@ const args = {
    * the accept queue, and a join's bulk check when its ban check was refused": no clear gain on a slow host).
    */
   simProcs: cli.number('sim-procs', 1, 1, 64, { integer: true }),
-  /** Node options for the API and the worker processes (`--service-node-args "--single-threaded-gc"`), for a trial. */
-  serviceNodeArgs: (cli.values['service-node-args'] ?? '').split(/\s+/).filter(Boolean),
   /** The API's and the workers' entry points: the build's (as `npm start` runs them) or the sources' under tsx. */
   entries: entriesOf(cli.values.from),
   /** Print each step slice by slice (scripts/bench/fleet-timeline.ts). */
@@ -448,14 +445,14 @@ async function main(): Promise<number> {
     if (!pgProfile.statementsProfiled) log('postgres: pg_stat_statements is not installed; no statement profile');
     const env: Record<string, string> = { REDIS_URL: `redis://127.0.0.1:${redisPort}`, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' };
     if (args.doorTtl !== null) env.DOOR_CACHE_TTL_SECONDS = String(args.doorTtl);
-    // --service-node-args, and profiles (scripts/bench/cpu-profile-top.ts reads them) of the whole life of each process: idle and every step.
-    const nodeArgsOf = (name: string) => [...args.serviceNodeArgs, ...(args.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(args.cpuProfDir, name)}`] : [])];
+    // Profiles (scripts/bench/cpu-profile-top.ts reads them) cover the whole life of each process: idle and every step.
+    const prof = (name: string) => (args.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(args.cpuProfDir, name)}`] : []);
     // The operator token lets the bench read the API's /metrics (the admission signals that refused).
     const consoleToken = randomBytes(24).toString('base64url');
     const shed = () => apiMetrics(`http://127.0.0.1:${consolePort}/metrics`, consoleToken);
-    const api = startNodeScript('api', args.entries.api, { env: { ...env, PORT: String(apiPort), HOST: '127.0.0.1', CONSOLE_PORT: String(consolePort), CONSOLE_HOST: '127.0.0.1', CONSOLE_TOKEN: consoleToken }, nodeArgs: nodeArgsOf('api'), reportUnexpectedExit: true });
+    const api = startNodeScript('api', args.entries.api, { env: { ...env, PORT: String(apiPort), HOST: '127.0.0.1', CONSOLE_PORT: String(consolePort), CONSOLE_HOST: '127.0.0.1', CONSOLE_TOKEN: consoleToken }, nodeArgs: prof('api'), reportUnexpectedExit: true });
     children.push(api);
-    const workers = startNodeScript('workers', args.entries.workers, { env, nodeArgs: nodeArgsOf('workers'), reportUnexpectedExit: true });
+    const workers = startNodeScript('workers', args.entries.workers, { env, nodeArgs: prof('workers'), reportUnexpectedExit: true });
     children.push(workers);
     const apiUrl = `http://127.0.0.1:${apiPort}`;
     await api.waitForUrl(`${apiUrl}/readyz`, 60_000);
@@ -509,7 +506,7 @@ async function main(): Promise<number> {
         (rows.at(-1)?.over ? `; ${rows.at(-1)!.players.toLocaleString('en-US')} were over (${rows.at(-1)!.over})` : '; no step was over the limits') +
         `; at the knee's CPU per player above idle one fully used core would hold ${knee.projectedPlayersPerCore.toLocaleString('en-US')}`
       : `no step within the limits (first: ${rows[0]?.over ?? 'none ran'})`;
-    const settings = `steps ${args.steps.join(', ')} servers × ${args.players} players, ${args.duration} s each, interval ${args.interval} s, ramp ${args.ramp} s, probe ${args.probeRate}/s, door cache TTL ${args.doorTtl ?? 'default (300)'} s${args.pgNice === null ? '' : `, PostgreSQL's autogroup at nice ${args.pgNice}`}${Object.keys(args.pgSettings).length ? `, PostgreSQL ${Object.entries(args.pgSettings).map(([n, v]) => `${n}=${v}`).join(' ')}` : ''}${Object.keys(args.redisSettings).length ? `, Redis ${Object.entries(args.redisSettings).map(([n, v]) => `${n}=${v}`).join(' ')}` : ''}; limits probe p99 ≤ ${args.maxProbeP99Ms} ms, refusals ≤ ${args.maxRefusalPct} %, no timeout; service (from ${args.entries.from}${args.serviceNodeArgs.length ? `, node ${args.serviceNodeArgs.join(' ')}` : ''}) on CPU ${args.serviceCpu} (idle: ${idleShare.toFixed(3)} of it), simulator (${args.simProcs} fleet process${args.simProcs === 1 ? '' : 'es'}) on CPU ${args.simCpu}; load average at start ${loadAvg}`;
+    const settings = `steps ${args.steps.join(', ')} servers × ${args.players} players, ${args.duration} s each, interval ${args.interval} s, ramp ${args.ramp} s, probe ${args.probeRate}/s, door cache TTL ${args.doorTtl ?? 'default (300)'} s${args.pgNice === null ? '' : `, PostgreSQL's autogroup at nice ${args.pgNice}`}${Object.keys(args.pgSettings).length ? `, PostgreSQL ${Object.entries(args.pgSettings).map(([n, v]) => `${n}=${v}`).join(' ')}` : ''}${Object.keys(args.redisSettings).length ? `, Redis ${Object.entries(args.redisSettings).map(([n, v]) => `${n}=${v}`).join(' ')}` : ''}; limits probe p99 ≤ ${args.maxProbeP99Ms} ms, refusals ≤ ${args.maxRefusalPct} %, no timeout; service (from ${args.entries.from}) on CPU ${args.serviceCpu} (idle: ${idleShare.toFixed(3)} of it), simulator (${args.simProcs} fleet process${args.simProcs === 1 ? '' : 'es'}) on CPU ${args.simCpu}; load average at start ${loadAvg}`;
     const md = `${table(rows, names)}\n\n${verdict}.`;
     if (args.json) console.log(JSON.stringify({ settings: args, loadAvg, steps: rows, idleShare, knee: knee ? { players: knee.players, servers: knee.servers, projectedPlayersPerCore: knee.projectedPlayersPerCore } : null }));
     else console.log(`${settings}\n\n${md}`);
