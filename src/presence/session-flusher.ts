@@ -4,8 +4,11 @@
  * `up` (server registered), `o` (session opened at a heartbeat), `c` (session closed at the last
  * heartbeat the user appeared in; reason `left` or `server_gone`), `gone` (server declared gone).
  * Every write is idempotent (natural keys, closes only set what the entry says), so a re-run is a no-op.
+ * Opens and closes commute: a close may be applied before its open (a worker killed holding the open, its
+ * entries claimed by another consumer only after `minIdleMs`, src/store/streams.ts), so a close of a
+ * session not yet stored stores it closed, and its open then only adds the username and scope.
  * Opens and closes go in by bulk loading (src/store/bulk-copy.ts): COPY into a staging table, then one
- * `INSERT … ON CONFLICT DO NOTHING` (opens) or `UPDATE … FROM` (closes) per batch.
+ * `INSERT … ON CONFLICT` per batch.
  */
 import type { Prisma } from '@prisma/client';
 import { pgPoolOf, type Db } from '../store/prisma.js';
@@ -110,7 +113,10 @@ function applyUps(db: Db, gameId: string, ups: readonly StreamEntry[], hooks: Fl
   });
 }
 
-/** Opens the sessions of `opens` in their order; an open whose natural key exists is skipped (a re-run). */
+/**
+ * Opens the sessions of `opens` in their order. An open whose natural key exists is a re-run (skipped) or
+ * came after its close (it sets the username and scope the close could not know).
+ */
 function applyOpens(db: Db, gameId: string, opens: readonly { data: Prisma.SessionCreateManyInput }[], hooks: FlushHooks): Promise<number> {
   return copyAndApply(pgPoolOf(db), {
     staging: 'stage_session_open',
@@ -118,23 +124,31 @@ function applyOpens(db: Db, gameId: string, opens: readonly { data: Prisma.Sessi
     lines: opens.map(({ data: d }, n) => copyLine([String(n), d.externalServerId, d.externalScopeId ?? null, d.externalId, d.username ?? null, copyTime(d.openedAt as Date)])),
     apply: `
       INSERT INTO "Session" ("gameId", "externalServerId", "externalScopeId", "externalId", "username", "openedAt")
-      SELECT $1::uuid, v.s, v.sc, v.u, v.nm, v.op FROM stage_session_open AS v ORDER BY v.n
-      ON CONFLICT DO NOTHING`,
+      SELECT $1::uuid, d.s, d.sc, d.u, d.nm, d.op
+      FROM (SELECT DISTINCT ON (v.s, v.u, v.op) * FROM stage_session_open AS v ORDER BY v.s, v.u, v.op, v.n) AS d ORDER BY d.n
+      ON CONFLICT ("gameId", "externalServerId", "externalId", "openedAt") DO UPDATE SET
+        "username" = excluded."username", "externalScopeId" = excluded."externalScopeId"
+      WHERE "Session"."username" IS DISTINCT FROM excluded."username" OR "Session"."externalScopeId" IS DISTINCT FROM excluded."externalScopeId"`,
     params: [gameId],
     beforeCommit: hooks.beforeCommit,
   });
 }
 
-/** Closes the sessions of `closes` (a close of a session not stored is a no-op). */
+/**
+ * Closes the sessions of `closes`; a session not stored yet (its open is still pending elsewhere) is
+ * stored closed, without username and scope until its open comes.
+ */
 function applyCloses(db: Db, gameId: string, closes: readonly SessionClose[], hooks: FlushHooks): Promise<number> {
   return copyAndApply(pgPoolOf(db), {
     staging: 'stage_session_close',
     columns: 'sid text, uid text, op timestamptz, cl timestamptz, r text',
     lines: closes.map((c) => copyLine([c.sid, c.uid, copyTime(c.openedAt), copyTime(c.closedAt), c.reason])),
     apply: `
-      UPDATE "Session" AS s SET "closedAt" = v.cl, "closeReason" = v.r
-      FROM stage_session_close AS v
-      WHERE s."gameId" = $1::uuid AND s."externalServerId" = v.sid AND s."externalId" = v.uid AND s."openedAt" = v.op`,
+      INSERT INTO "Session" ("gameId", "externalServerId", "externalId", "openedAt", "closedAt", "closeReason")
+      SELECT DISTINCT ON (v.sid, v.uid, v.op) $1::uuid, v.sid, v.uid, v.op, v.cl, v.r
+      FROM stage_session_close AS v ORDER BY v.sid, v.uid, v.op, v.cl DESC
+      ON CONFLICT ("gameId", "externalServerId", "externalId", "openedAt") DO UPDATE SET
+        "closedAt" = excluded."closedAt", "closeReason" = excluded."closeReason"`,
     params: [gameId],
     beforeCommit: hooks.beforeCommit,
   });

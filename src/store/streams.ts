@@ -48,12 +48,20 @@ export class StreamConsumer {
   }
 
   /**
-   * Up to `count` entries of `key` for this consumer: first entries abandoned by a dead consumer, then
-   * new ones. Returns [] when there is nothing to do.
+   * Up to `count` entries of `key` for this consumer: first its own pending ones, then entries abandoned
+   * by a dead consumer, then new ones. Returns [] when there is nothing to do.
+   *
+   * Own pending entries come first because a read whose reply was lost (the client's command timeout
+   * under load) still delivered its entries: reading past them would apply later entries first, e.g. a
+   * session's close before its open.
    */
   async read(key: string, count: number): Promise<StreamEntry[]> {
     await this.ensureGroup(key);
     try {
+      const own = (await this.redis.xreadgroup('GROUP', this.group, this.consumer, 'COUNT', count, 'STREAMS', key, '0')) as [string, RawEntry[]][] | null;
+      // A pending entry deleted meanwhile comes back with no fields: nothing to apply.
+      const mine = (own?.[0]?.[1] ?? []).filter((e) => e && e[1]).map(toEntry);
+      if (mine.length) return mine;
       const claimed = (await this.redis.xautoclaim(key, this.group, this.consumer, this.minIdleMs, '0-0', 'COUNT', count)) as [string, RawEntry[]];
       const stale = (claimed[1] ?? []).filter((e) => e && e[1]).map(toEntry);
       if (stale.length) return stale;

@@ -84,6 +84,37 @@ describe('player events', () => {
     expect(await h.db.gameServer.count({ where: { gameId: g.gameId } })).to.equal(1);
   });
 
+  it('applies a session\'s open before its close when a read\'s reply was lost (the client timed out)', async () => {
+    const key = h.keySpace.game(g.gameId).sessionStream();
+    await h.heartbeat(g, heartbeatBody(['a', 'b']));
+    const worker = new StreamConsumer(h.redis, 'flush-sessions', 'worker'); // claims others' entries only after 15 s
+    expect(await worker.read(key, 100)).to.have.length(3); // up, open a, open b: delivered, the reply lost
+    await h.heartbeat(g, heartbeatBody(['a'])); // closes b
+    while ((await flushSessions(h.db, worker, h.keySpace, g.gameId)).entries) { /* drain */ }
+    const sessions = await h.db.session.findMany({ where: { gameId: g.gameId }, orderBy: { externalId: 'asc' } });
+    expect(sessions.map((s) => [s.externalId, s.username, s.closeReason])).to.deep.equal([['a', 'user_a', null], ['b', 'user_b', 'left']]);
+    expect(await h.redis.xlen(key)).to.equal(0);
+  });
+
+  it('stores a session closed when its close is flushed before its open (a dead worker held the open)', async () => {
+    const key = h.keySpace.game(g.gameId).sessionStream();
+    await h.heartbeat(g, heartbeatBody(['a', 'b']));
+    expect(await new StreamConsumer(h.redis, 'flush-sessions', 'doomed').read(key, 100)).to.have.length(3);
+    await h.heartbeat(g, heartbeatBody(['a'])); // closes b
+    const other = new StreamConsumer(h.redis, 'flush-sessions', 'other'); // the doomed entries are not idle long enough yet
+    expect(await flushSessions(h.db, other, h.keySpace, g.gameId)).to.include({ entries: 1, closed: 1 });
+    const closedFirst = await h.db.session.findMany({ where: { gameId: g.gameId } });
+    expect(closedFirst.map((s) => [s.externalId, s.username, s.closeReason])).to.deep.equal([['b', null, 'left']]);
+    const restarted = new StreamConsumer(h.redis, 'flush-sessions', 'restarted', 0);
+    while ((await flushSessions(h.db, restarted, h.keySpace, g.gameId)).entries) { /* drain */ }
+    const sessions = await h.db.session.findMany({ where: { gameId: g.gameId }, orderBy: { externalId: 'asc' } });
+    expect(sessions.map((s) => [s.externalId, s.username, s.externalScopeId, s.closeReason])).to.deep.equal([
+      ['a', 'user_a', 'place-1', null],
+      ['b', 'user_b', 'place-1', 'left'],
+    ]);
+    expect(sessions[1]!.closedAt!.getTime()).to.equal(closedFirst[0]!.closedAt!.getTime());
+  });
+
   it('keeps a 200 durable in Redis before any flush (nothing accepted is lost)', async () => {
     const keys = h.keySpace.game(g.gameId);
     const evs = [event('join'), event('leave')];
