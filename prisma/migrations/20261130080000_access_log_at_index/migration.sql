@@ -1,0 +1,2 @@
+-- DropIndex
+DROP INDEX "AccessLog_at_idx";
