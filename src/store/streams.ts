@@ -3,7 +3,8 @@
  *
  * Durability contract: an entry is XACKed and XDELeted only after its rows are committed in Postgres.
  * A flusher killed in between leaves the entry pending; the next run claims it (XAUTOCLAIM after
- * `minIdleMs`) and re-inserts, and the Postgres unique constraints turn the repeat into a no-op.
+ * `minIdleMs`; the same consumer re-reads its own at once) and re-inserts, and the Postgres unique
+ * constraints turn the repeat into a no-op.
  */
 import type { Redis } from 'ioredis';
 
