@@ -21,8 +21,19 @@ function toEntry([id, flat]: RawEntry): StreamEntry {
   return { id, fields };
 }
 
+/** The entries of a reply that still exist: a pending entry deleted meanwhile comes back with no fields. */
+function liveEntries(raw: RawEntry[] | undefined): StreamEntry[] {
+  return (raw ?? []).filter((e) => e && e[1]).map(toEntry);
+}
+
 export class StreamConsumer {
   private readonly groups = new Set<string>();
+  /**
+   * Streams where this consumer may hold pending entries: its last read returned entries not yet
+   * {@link done}, or failed (a reply lost to a timeout still delivered its entries). Only these are
+   * re-read first, so an idle game's stream costs no extra command.
+   */
+  private readonly mayHavePending = new Set<string>();
 
   /**
    * @param group consumer group name (one per flusher kind)
@@ -49,8 +60,8 @@ export class StreamConsumer {
   }
 
   /**
-   * Up to `count` entries of `key` for this consumer: first its own pending ones, then entries abandoned
-   * by a dead consumer, then new ones. Returns [] when there is nothing to do.
+   * Up to `count` entries of `key` for this consumer: first its own pending ones (when it may hold some),
+   * then entries abandoned by a dead consumer, then new ones. Returns [] when there is nothing to do.
    *
    * Own pending entries come first because a read whose reply was lost (the client's command timeout
    * under load) still delivered its entries: reading past them would apply later entries first, e.g. a
@@ -59,28 +70,34 @@ export class StreamConsumer {
   async read(key: string, count: number): Promise<StreamEntry[]> {
     await this.ensureGroup(key);
     try {
-      const own = (await this.redis.xreadgroup('GROUP', this.group, this.consumer, 'COUNT', count, 'STREAMS', key, '0')) as [string, RawEntry[]][] | null;
-      // A pending entry deleted meanwhile comes back with no fields: nothing to apply.
-      const mine = (own?.[0]?.[1] ?? []).filter((e) => e && e[1]).map(toEntry);
-      if (mine.length) return mine;
+      if (this.mayHavePending.has(key)) {
+        const own = (await this.redis.xreadgroup('GROUP', this.group, this.consumer, 'COUNT', count, 'STREAMS', key, '0')) as [string, RawEntry[]][] | null;
+        const mine = liveEntries(own?.[0]?.[1]);
+        if (mine.length) return mine;
+      }
+      this.mayHavePending.add(key);
       const claimed = (await this.redis.xautoclaim(key, this.group, this.consumer, this.minIdleMs, '0-0', 'COUNT', count)) as [string, RawEntry[]];
-      const stale = (claimed[1] ?? []).filter((e) => e && e[1]).map(toEntry);
+      const stale = liveEntries(claimed[1]);
       if (stale.length) return stale;
       const res = (await this.redis.xreadgroup('GROUP', this.group, this.consumer, 'COUNT', count, 'STREAMS', key, '>')) as [string, RawEntry[]][] | null;
-      return res?.[0]?.[1].map(toEntry) ?? [];
+      const fresh = res?.[0]?.[1].map(toEntry) ?? [];
+      if (!fresh.length) this.mayHavePending.delete(key);
+      return fresh;
     } catch (err) {
       if (String(err).includes('NOGROUP')) {
         this.groups.delete(key);
+        this.mayHavePending.delete(key);
         return [];
       }
       throw err;
     }
   }
 
-  /** Acknowledges and deletes entries whose rows are committed. */
+  /** Acknowledges and deletes entries whose rows are committed: all that {@link read} returned. */
   async done(key: string, ids: string[]): Promise<void> {
     if (!ids.length) return;
     await this.redis.multi().xack(key, this.group, ...ids).xdel(key, ...ids).exec();
+    this.mayHavePending.delete(key);
   }
 
   /** Entries in `key` not yet flushed (pending or unread). */
