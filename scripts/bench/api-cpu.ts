@@ -4,12 +4,14 @@
  * time per request, and the shares of a CPU profile, are what can be compared across builds.
  *
  * Usage:  npm run bench:api-cpu -- [--requests 2000] [--rate 200] [--runs 3] [--warmup 300]
- *             [--kinds heartbeat,bans,bulk,cached] [--connections 8] [--cpu-prof] [--prof-interval-us 100]
+ *             [--kinds heartbeat,bans,join,bulk,cached] [--connections 8] [--cpu-prof] [--prof-interval-us 100]
  *             [--top 10] [--baseline-dir DIR] [--from dist|src] [--redis-url redis://…] [--prefix gisbench-cpu] [--json]
  *
  * Kinds (each request freshly signed with a request nonce, as the reference clients send them):
  *   heartbeat  POST heartbeat of a seeded live server: its unchanged 30-player roster, 5 new events;
  *   bans       POST bans/check of a user never checked (no ban: the common answer);
+ *   join       POST bans/check with `includeDoors` of a user never checked: a joining player's one
+ *              request (the ban check and the bulk door check together), what a fleet's join storm sends;
  *   bulk       POST doors/bulk of a user never checked (a join: every door evaluated, the member's rows
  *              read from Postgres, the decisions cached and access-logged);
  *   cached     POST doors/check of a (user, door) pair decided by a bulk check just before the phase
@@ -65,14 +67,14 @@ import { pacedLoad, type PacedRequest } from '../support/paced-load.js';
 import { formatTop, topFunctions, type ProfileRow } from './cpu-profile-top.js';
 import { InspectorProfiler, inspectorUrl } from './inspector-profiler.js';
 
-const KINDS = ['heartbeat', 'bans', 'bulk', 'cached'] as const;
+const KINDS = ['heartbeat', 'bans', 'join', 'bulk', 'cached'] as const;
 type Kind = (typeof KINDS)[number];
 const EVENTS_PER_HEARTBEAT = 5;
 /** Times each (user, door) pair is checked in the cached phase (the door-check quota allows 10 per TTL). */
 const CHECKS_PER_PAIR = 2;
 
 const USAGE =
-  'usage: npm run bench:api-cpu -- [--requests 2000] [--rate 200] [--runs 3] [--warmup 300] [--kinds heartbeat,bans,bulk,cached] [--connections 8] [--cpu-prof] [--prof-interval-us 100] [--top 10] [--baseline-dir DIR] [--from dist|src] [--redis-url URL] [--prefix gisbench-cpu] [--json]';
+  'usage: npm run bench:api-cpu -- [--requests 2000] [--rate 200] [--runs 3] [--warmup 300] [--kinds heartbeat,bans,join,bulk,cached] [--connections 8] [--cpu-prof] [--prof-interval-us 100] [--top 10] [--baseline-dir DIR] [--from dist|src] [--redis-url URL] [--prefix gisbench-cpu] [--json]';
 const cli = parseCli(USAGE, {
   options: {
     requests: { type: 'string' },
@@ -191,8 +193,8 @@ class Requests {
     return this.signed('/api/v1/game/heartbeat', `{"externalServerId":"${sid}","externalScopeId":"bench-place-1","playerCount":30,"maxPlayers":${MAX_PLAYERS},"sdkVersion":"1.0.0-bench","region":"bench-eu","uptimeSeconds":${1000 + i},"players":${this.rosters[s]},"events":[${events}],"acks":[]}`);
   }
 
-  ban(user: string): PacedRequest {
-    return this.signed('/api/v1/game/bans/check', `{"externalId":"${user}","externalServerId":"${this.game.servers[0]}"}`);
+  ban(user: string, includeDoors = false): PacedRequest {
+    return this.signed('/api/v1/game/bans/check', `{"externalId":"${user}","externalServerId":"${this.game.servers[0]}"${includeDoors ? ',"includeDoors":true' : ''}}`);
   }
 
   bulk(user: string): PacedRequest {
@@ -212,6 +214,8 @@ class Requests {
         return { prepare: 0, prepareNext: () => this.heartbeat(), next: () => this.heartbeat() };
       case 'bans':
         return { prepare: 0, prepareNext: () => this.ban(user()), next: () => this.ban(user()) };
+      case 'join':
+        return { prepare: 0, prepareNext: () => this.ban(user(), true), next: () => this.ban(user(), true) };
       case 'bulk':
         return { prepare: 0, prepareNext: () => this.bulk(user()), next: () => this.bulk(user()) };
       case 'cached': {

@@ -23,7 +23,7 @@
  * key, never older. Each entry also carries its own expiry (time windows, operations, records and
  * tenure thresholds end a decision early; see evaluate.ts), checked by the script.
  */
-import type { AppRedis } from '../store/redis.js';
+import { holdWritesForThisTurn, type AppRedis } from '../store/redis.js';
 import { DOOR_DECISIONS_TTL_MARGIN_SECONDS, GlobalKeys } from '../store/keys.js';
 import { doorLookupCall } from '../store/lua/door-lookup.js';
 import { doorStoreCall } from '../store/lua/door-store.js';
@@ -196,11 +196,19 @@ export class DecisionCache {
   /**
    * Caches fresh decisions and appends the access-log entry, in one script (`door-store.lua`). Resolves
    * when Redis has them; callers do not wait for it before answering (a failure is logged: the decision
-   * was already answered, and the next request simply evaluates again).
+   * was already answered, and the next request simply evaluates again). With nothing to cache (a bulk
+   * check, a join's) the entry is one plain `XADD` of the fields door-store.lua would append: a script
+   * took twice the Redis CPU for it (docs/benchmarks.md "A join's access-log entry without a script").
    */
   async store(input: StoreInput): Promise<void> {
     if (!input.fresh.length && !input.logged.length) return;
     const keys = this.keySpace.game(input.gameId);
+    if (!input.fresh.length) {
+      holdWritesForThisTurn(this.redis);
+      await this.redis.xadd(keys.accessStream(), '*', 'u', input.externalId, 's', input.externalServerId ?? '', 'at', String(input.nowMs), 'v', `[${input.logged.join(',')}]`);
+      this.markActive(input.gameId, input.nowMs);
+      return;
+    }
     const window = this.window(input.nowMs);
     const windowMs = this.windowSeconds * 1000;
     const entries: string[] = [];

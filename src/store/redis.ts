@@ -220,9 +220,9 @@ const heldSockets = new WeakSet<object>();
  * once for them, instead of once per script: on a busy core each wake-up is a context switch between
  * the API and Redis (docs/benchmarks.md "Door cache TTL and pushed invalidation, coalesced Redis writes").
  * A script waits at most for the rest of the turn's callbacks. A Cluster client (no single socket) is
- * left alone.
+ * left alone. Every script goes this way ({@link withScripts}); a hot plain command may too.
  */
-function holdWritesForThisTurn(client: Redis | Cluster): void {
+export function holdWritesForThisTurn(client: Redis | Cluster): void {
   const socket = (client as Partial<Redis>).stream;
   if (!socket || client.status !== 'ready' || heldSockets.has(socket)) return;
   heldSockets.add(socket);
