@@ -6,6 +6,7 @@
  *             [--interval 15] [--ramp 10] [--probe-rate 5] [--wait 60] [--service-cpu 0] [--sim-cpu 1]
  *             [--max-probe-p99-ms 100] [--max-refusal-pct 1] [--idle 20] [--door-ttl S] [--cpu-prof DIR]
  *             [--pg-settings name=value,…] [--redis-settings name=value,…] [--pg-nice N] [--from dist|src] [--sim-procs 1]
+ *             [--api-node-args "--flag …"]
  *             [--timeline] [--no-docs] [--json]
  *
  * A fleet simulation shares the machine with the service it loads; on two cores the simulator's own
@@ -60,7 +61,7 @@ import { describePgStep, PgProfile, type PgStepProfile } from './pg-profile.js';
 const USAGE = `usage: npm run bench:fleet -- [--steps 1000,2000,3000,5000] [--players 30] [--duration 120] [--interval 15]
   [--ramp 10] [--probe-rate 5] [--wait 60] [--service-cpu 0] [--sim-cpu 1] [--max-probe-p99-ms 100]
   [--max-refusal-pct 1] [--idle 20] [--door-ttl S] [--cpu-prof DIR] [--pg-settings name=value,…] [--redis-settings name=value,…] [--pg-nice N] [--from dist|src]
-  [--sim-procs 1] [--timeline] [--no-docs] [--json]`;
+  [--sim-procs 1] [--api-node-args "--flag …"] [--timeline] [--no-docs] [--json]`;
 
 const cli = parseCli(USAGE, {
   options: {
@@ -82,6 +83,7 @@ const cli = parseCli(USAGE, {
     'pg-nice': { type: 'string' },
     'cpu-prof': { type: 'string' },
     'sim-procs': { type: 'string' },
+    'api-node-args': { type: 'string' },
     from: { type: 'string', default: 'dist' },
     timeline: { type: 'boolean', default: false },
     'no-docs': { type: 'boolean', default: false },
@@ -145,6 +147,8 @@ const args = {
    * the accept queue, and a join's bulk check when its ban check was refused": no clear gain on a slow host).
    */
   simProcs: cli.number('sim-procs', 1, 1, 64, { integer: true }),
+  /** Node flags of the API process alone (`--api-node-args "--max-semi-space-size=32"`), for a trial of its V8 settings. */
+  apiNodeArgs: (cli.values['api-node-args'] ?? '').split(' ').filter((a) => a !== ''),
   /** The API's and the workers' entry points: the build's (as `npm start` runs them) or the sources' under tsx. */
   entries: entriesOf(cli.values.from),
   /** Print each step slice by slice (scripts/bench/fleet-timeline.ts). */
@@ -450,7 +454,7 @@ async function main(): Promise<number> {
     // The operator token lets the bench read the API's /metrics (the admission signals that refused).
     const consoleToken = randomBytes(24).toString('base64url');
     const shed = () => apiMetrics(`http://127.0.0.1:${consolePort}/metrics`, consoleToken);
-    const api = startNodeScript('api', args.entries.api, { env: { ...env, PORT: String(apiPort), HOST: '127.0.0.1', CONSOLE_PORT: String(consolePort), CONSOLE_HOST: '127.0.0.1', CONSOLE_TOKEN: consoleToken }, nodeArgs: prof('api'), reportUnexpectedExit: true });
+    const api = startNodeScript('api', args.entries.api, { env: { ...env, PORT: String(apiPort), HOST: '127.0.0.1', CONSOLE_PORT: String(consolePort), CONSOLE_HOST: '127.0.0.1', CONSOLE_TOKEN: consoleToken }, nodeArgs: [...args.apiNodeArgs, ...prof('api')], reportUnexpectedExit: true });
     children.push(api);
     const workers = startNodeScript('workers', args.entries.workers, { env, nodeArgs: prof('workers'), reportUnexpectedExit: true });
     children.push(workers);

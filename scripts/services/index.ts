@@ -17,7 +17,7 @@
  *   2. Probe each service (TCP connect, then Redis PING / `select 1` on the `postgres` database).
  *   3. If a service does not answer and its URL was NOT set in the environment, start a project-local
  *      instance whose data lives under `.data/` (git-ignored) on the URL's host/port:
- *        - Redis:      redis-server with AOF on (appendfsync everysec) and maxmemory-policy noeviction,
+ *        - Redis:      redis-server with AOF on (appendfsync everysec), no RDB snapshots, and maxmemory-policy noeviction,
  *                      because BullMQ requires noeviction and queue state must survive a restart;
  *        - PostgreSQL: initdb (first time) + pg_ctl start, trust auth, superuser `postgres`. initdb and
  *                      postgres refuse to run as root, so as root the data dir is owned by (and the

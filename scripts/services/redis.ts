@@ -93,7 +93,7 @@ export interface RedisServerSpec {
 }
 
 /**
- * Starts a daemonized redis-server with AOF on (appendfsync everysec, rewritten from 1 GB on) and maxmemory-policy noeviction
+ * Starts a daemonized redis-server with AOF on (appendfsync everysec, rewritten from 1 GB on), no RDB snapshots, and maxmemory-policy noeviction
  * (BullMQ requires it; queue state must survive a restart) and waits until it answers PING.
  * @returns its pid (from its pid file)
  * @throws {ServiceError} when it fails to start or does not answer within START_TIMEOUT_MS, with its log.
@@ -113,6 +113,10 @@ export async function launchRedisServer(bin: string, spec: RedisServerSpec): Pro
     // A rewrite forks and rewrites the dataset on the same cores as the service: at Redis's 64 MB a busy
     // stack rewrote every ~17 s (docs/benchmarks.md "One request per joining player").
     '--auto-aof-rewrite-min-size', '1gb',
+    // No RDB snapshots: the AOF is what a restart loads. Without a config file redis-server keeps its
+    // default save points (`3600 1 300 100 60 10000`), so a busy stack forked every 60 s to write a
+    // snapshot nobody reads, its child on the service's cores (docs/benchmarks.md "No RDB snapshots").
+    '--save', '',
     '--maxmemory-policy', 'noeviction',
     '--daemonize', 'yes',
     '--pidfile', pidFile,

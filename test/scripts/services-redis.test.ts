@@ -4,9 +4,14 @@
  * starts nothing and writes nothing under .data/ (the default-URL path, which starts the project-local
  * AOF Redis beside a volatile one, is exercised by `npm run demo` on this machine).
  */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { expect } from 'chai';
+import { Redis } from 'ioredis';
 import { ServiceError } from '../../scripts/services/common.js';
-import { describePersistence, ensureRedis } from '../../scripts/services/redis.js';
+import { describePersistence, ensureRedis, launchRedisServer, redisServerBinary } from '../../scripts/services/redis.js';
+import { freePort } from '../../scripts/support/free-port.js';
 import type { Targets } from '../../scripts/services/targets.js';
 import { PrivateRedis } from '../support/private-redis.js';
 
@@ -54,5 +59,24 @@ describe('services:up and Redis persistence (issue #22)', function () {
     expect(choice.url).to.equal(durable.url);
     expect(choice.persistence.mode).to.equal('aof-everysec');
     expect(describePersistence(choice.persistence)).to.equal('persistence aof-everysec');
+  });
+
+  it('starts its own Redis with AOF everysec, no RDB snapshots and noeviction', async () => {
+    // redis-server's default save points would fork a snapshot every 60 s under load (docs/benchmarks.md "No RDB snapshots")
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gis-services-redis-'));
+    const port = await freePort();
+    const redis = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0 });
+    try {
+      await launchRedisServer(redisServerBinary('test'), { host: '127.0.0.1', port, dir });
+      const get = async (name: string) => (await redis.config('GET', name))[1];
+      expect(await get('appendonly')).to.equal('yes');
+      expect(await get('appendfsync')).to.equal('everysec');
+      expect(await get('save')).to.equal('');
+      expect(await get('maxmemory-policy')).to.equal('noeviction');
+    } finally {
+      await redis.call('SHUTDOWN', 'NOSAVE').catch(() => undefined);
+      redis.disconnect();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
