@@ -6,7 +6,7 @@
  *             [--interval 15] [--ramp 10] [--probe-rate 5] [--wait 60] [--service-cpu 0] [--sim-cpu 1]
  *             [--max-probe-p99-ms 100] [--max-refusal-pct 1] [--idle 20] [--door-ttl S] [--cpu-prof DIR]
  *             [--pg-settings name=value,…] [--redis-settings name=value,…] [--pg-nice N] [--from dist|src] [--sim-procs 1]
- *             [--api-node-args "--flag …"]
+ *             [--api-node-args="--flag …"]
  *             [--timeline] [--no-docs] [--json]
  *
  * A fleet simulation shares the machine with the service it loads; on two cores the simulator's own
@@ -61,7 +61,7 @@ import { describePgStep, PgProfile, type PgStepProfile } from './pg-profile.js';
 const USAGE = `usage: npm run bench:fleet -- [--steps 1000,2000,3000,5000] [--players 30] [--duration 120] [--interval 15]
   [--ramp 10] [--probe-rate 5] [--wait 60] [--service-cpu 0] [--sim-cpu 1] [--max-probe-p99-ms 100]
   [--max-refusal-pct 1] [--idle 20] [--door-ttl S] [--cpu-prof DIR] [--pg-settings name=value,…] [--redis-settings name=value,…] [--pg-nice N] [--from dist|src]
-  [--sim-procs 1] [--api-node-args "--flag …"] [--timeline] [--no-docs] [--json]`;
+  [--sim-procs 1] [--api-node-args="--flag …"] [--timeline] [--no-docs] [--json]`;
 
 const cli = parseCli(USAGE, {
   options: {
@@ -147,7 +147,7 @@ const args = {
    * the accept queue, and a join's bulk check when its ban check was refused": no clear gain on a slow host).
    */
   simProcs: cli.number('sim-procs', 1, 1, 64, { integer: true }),
-  /** Node flags of the API process alone (`--api-node-args "--max-semi-space-size=32"`), for a trial of its V8 settings. */
+  /** Node flags of the API process alone (`--api-node-args="--max-semi-space-size=32"`: with `=`, as the value starts with a dash), for a trial of its V8 settings. */
   apiNodeArgs: (cli.values['api-node-args'] ?? '').split(' ').filter((a) => a !== ''),
   /** The API's and the workers' entry points: the build's (as `npm start` runs them) or the sources' under tsx. */
   entries: entriesOf(cli.values.from),
