@@ -198,7 +198,8 @@ export class DecisionCache {
    * when Redis has them; callers do not wait for it before answering (a failure is logged: the decision
    * was already answered, and the next request simply evaluates again). With nothing to cache (a bulk
    * check, a join's) the entry is one plain `XADD` of the fields door-store.lua would append: a script
-   * took twice the Redis CPU for it (docs/benchmarks.md "A join's access-log entry without a script").
+   * took twice the Redis CPU for it (docs/benchmarks.md "No RDB snapshots: the join storm's forks; a join's
+   * access-log entry without a script").
    */
   async store(input: StoreInput): Promise<void> {
     if (!input.fresh.length && !input.logged.length) return;
