@@ -10,7 +10,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import { ServiceError } from '../../scripts/services/common.js';
-import { describePersistence, ensureRedis, launchRedisServer, redisServerBinary } from '../../scripts/services/redis.js';
+import { describePersistence, ensureRedis, startLocalRedis } from '../../scripts/services/redis.js';
 import { freePort } from '../../scripts/support/free-port.js';
 import type { Targets } from '../../scripts/services/targets.js';
 import { PrivateRedis } from '../support/private-redis.js';
@@ -61,13 +61,13 @@ describe('services:up and Redis persistence (issue #22)', function () {
     expect(describePersistence(choice.persistence)).to.equal('persistence aof-everysec');
   });
 
-  it('starts its own Redis with AOF everysec, no RDB snapshots and noeviction', async () => {
+  it('starts the project-local Redis with AOF everysec, no RDB snapshots and noeviction', async () => {
     // redis-server's default save points would fork a snapshot every 60 s under load (docs/benchmarks.md "No RDB snapshots")
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gis-services-redis-'));
     const port = await freePort();
     const redis = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0 });
     try {
-      await launchRedisServer(redisServerBinary('test'), { host: '127.0.0.1', port, dir });
+      await startLocalRedis({ host: '127.0.0.1', port, dir });
       const get = async (name: string) => (await redis.config('GET', name))[1];
       expect(await get('appendonly')).to.equal('yes');
       expect(await get('appendfsync')).to.equal('everysec');
