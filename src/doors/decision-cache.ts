@@ -204,9 +204,11 @@ export class DecisionCache {
   async store(input: StoreInput): Promise<void> {
     if (!input.fresh.length && !input.logged.length) return;
     const keys = this.keySpace.game(input.gameId);
+    const logJson = input.logged.length ? `[${input.logged.join(',')}]` : '';
     if (!input.fresh.length) {
+      // the fields door-store.lua appends (and door-lookup.lua for a cache hit): the access-log flusher reads these
       holdWritesForThisTurn(this.redis);
-      await this.redis.xadd(keys.accessStream(), '*', 'u', input.externalId, 's', input.externalServerId ?? '', 'at', String(input.nowMs), 'v', `[${input.logged.join(',')}]`);
+      await this.redis.xadd(keys.accessStream(), '*', 'u', input.externalId, 's', input.externalServerId ?? '', 'at', String(input.nowMs), 'v', logJson);
       this.markActive(input.gameId, input.nowMs);
       return;
     }
@@ -228,7 +230,7 @@ export class DecisionCache {
       // the hash is evaluated afresh then: a miss is always safe)
       expireInMs: (window + 2) * windowMs + DOOR_DECISIONS_TTL_MARGIN_SECONDS * 1000 - input.nowMs,
       externalServerId: input.externalServerId ?? '',
-      logJson: input.logged.length ? `[${input.logged.join(',')}]` : '',
+      logJson,
     });
     await this.redis.runScript('doorStore', call.keys, call.args);
     if (input.logged.length) this.markActive(input.gameId, input.nowMs);

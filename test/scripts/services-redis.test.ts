@@ -2,7 +2,8 @@
  * Issue #22, default stack (scripts/services/ `up`): a Redis without durable persistence is never
  * adopted silently. Runs against private redis-servers given as an explicit REDIS_URL, the path that
  * starts nothing and writes nothing under .data/ (the default-URL path, which starts the project-local
- * AOF Redis beside a volatile one, is exercised by `npm run demo` on this machine).
+ * AOF Redis beside a volatile one, is exercised by `npm run demo` on this machine). The settings that
+ * project-local Redis starts with are checked on one started in a temporary directory.
  */
 import fs from 'node:fs';
 import os from 'node:os';
